@@ -1,0 +1,34 @@
+# Two commands do all the set-up:
+#   make lab   create .venv, install everything, open the course in JupyterLab
+#   make test  the same set-up, then every test
+# A second run skips what is already installed (a stamp per extras set).
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+STAMP  := $(VENV)/.installed
+
+.PHONY: lab test bench setup-lab setup-test release clean
+
+setup-lab:
+	@scripts/system_deps.sh lab
+	@scripts/python_env.sh $(VENV) course
+
+setup-test:
+	@scripts/system_deps.sh test
+	@scripts/python_env.sh $(VENV) course,test
+
+lab: setup-lab
+	@$(PY) -m grader.lab course
+
+test: setup-test
+	$(PY) -m pytest
+
+bench: setup-test
+	$(PY) bench/run_all.py
+
+release: setup-lab
+	$(PY) -m grader release
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,148 @@
+"""Record a forward call and its backward: what each autograd node did, and in what order.
+
+Forward: a TorchFunctionMode sees every torch call and notes, for the autograd node that
+made each output, the call's name, the output's shape, dtype and values (reduced to
+plain numbers at once, so no activation is kept), and the module scope it ran in (from
+global module hooks). A saved-tensor pack hook attributes what each call saved for
+backward. Backward: hooks on every node record the gradient that reached it, the gradient
+it sent along each edge, and the order in which the engine ran it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import torch
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves
+
+from .graph import SavedTensor
+from .summary import Stats, Value, dtype_name, small_value, stats
+from .walk import storage_key
+
+# Calls that change their first argument in place but return nothing useful.
+_SETITEM = {"__setitem__"}
+
+
+@dataclass
+class OpRecord:
+    """What the forward pass knew about one autograd node's output."""
+
+    op: str
+    shape: tuple[int, ...]
+    dtype: str
+    value: Value
+    value_stats: Stats | None
+    modules: tuple[str, ...]
+    saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
+
+
+class ForwardRecorder(TorchFunctionMode):
+    """Context manager recording every autograd node created by torch calls inside it."""
+
+    def __init__(self, module_names: dict):
+        super().__init__()
+        self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
+        self.ops: dict = {}  # autograd node -> OpRecord
+        self._scope: list[str] = []
+        self._packed: list[tuple[SavedTensor, tuple]] = []
+        self._hooks: list = []
+        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
+
+    # -- context management: the function mode, the module hooks, the pack hook --
+    def __enter__(self):
+        self._hooks = [register_module_forward_pre_hook(self._enter_module),
+                       register_module_forward_hook(self._leave_module, always_call=True)]
+        self._saved_hooks.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._saved_hooks.__exit__(*exc)
+            for h in self._hooks:
+                h.remove()
+
+    def _enter_module(self, module, args):
+        self._scope.append(self.module_names.get(module) or type(module).__name__)
+
+    def _leave_module(self, module, args, output):
+        if self._scope:
+            self._scope.pop()
+
+    def _pack(self, t: torch.Tensor) -> torch.Tensor:
+        if t.untyped_storage().nbytes():
+            name = f"saved[{len(self._packed)}]"
+            self._packed.append((SavedTensor(name, tuple(t.shape), dtype_name(t.dtype),
+                                             t.untyped_storage().nbytes()), storage_key(t)))
+        return t
+
+    # -- the op recording itself --
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self._packed = []
+        out = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", str(func))
+        produced = tree_leaves(out)
+        if name in _SETITEM and args:
+            produced = [args[0]]
+        if self._packed:
+            self._name_saved(args, produced)
+        first = True
+        for t in produced:
+            if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
+                self.ops[t.grad_fn] = OpRecord(
+                    op=name.strip("_"), shape=tuple(t.shape), dtype=dtype_name(t.dtype),
+                    value=small_value(t), value_stats=stats(t), modules=tuple(self._scope),
+                    saved=self._packed if first else [])
+                first = False
+        return out
+
+
+    def _name_saved(self, args, produced) -> None:
+        """Say which of a call's tensors it saved: 'input 0', 'output', or 'intermediate'."""
+        roles = {}
+        for t in (t for t in produced if isinstance(t, torch.Tensor)):
+            roles.setdefault(storage_key(t), "output")
+        for k, a in enumerate(a for a in tree_leaves(args) if isinstance(a, torch.Tensor)):
+            roles.setdefault(storage_key(a), f"input {k}")
+        self._packed = [(replace(s, name=roles.get(key, "intermediate")), key) for s, key in self._packed]
+
+
+@dataclass
+class BackwardRecord:
+    """What the backward pass reported: order of execution, gradients per node and per edge."""
+
+    order: list[int] = field(default_factory=list)  # positions in Walked.fns
+    grads: dict[int, torch.Tensor] = field(default_factory=dict)  # small copies only
+    grad_stats: dict[int, Stats | None] = field(default_factory=dict)
+    edge_stats: dict[tuple[int, int, int], Stats | None] = field(default_factory=dict)
+
+
+def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, int]]]) -> tuple[BackwardRecord, list]:
+    """Put a pre-hook and a post-hook on every op node; return the record and the handles.
+
+    ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
+    post-hook can say which gradient went down which edge.
+    """
+    rec = BackwardRecord()
+    handles = []
+    for i, fn in enumerate(fns):
+        if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
+            continue
+
+        def pre(grad_outputs, i=i):
+            rec.order.append(i)
+            g = grad_outputs[0] if grad_outputs else None
+            if g is not None:
+                rec.grads[i] = small_value(g)
+                rec.grad_stats[i] = stats(g)
+
+        def post(grad_inputs, grad_outputs, i=i):
+            for slot, src in edges_of.get(i, ()):
+                g = grad_inputs[slot] if slot < len(grad_inputs) else None
+                rec.edge_stats[(src, i, slot)] = stats(g) if g is not None else None
+
+        handles += [fn.register_prehook(pre), fn.register_hook(post)]
+    return rec, handles

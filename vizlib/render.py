@@ -1,0 +1,181 @@
+"""Graph -> DOT text -> SVG/PNG/PDF through Graphviz's ``dot`` program.
+
+Conventions of the picture: leaves are blue boxes, ops grey ellipses, modules orange
+3-D boxes; the result has a double border; when more than one dtype appears the fill
+colour shows the dtype and a legend says which is which (so autocast is visible); edges
+that carried bigger gradients are drawn heavier; NaN or Inf anywhere turns a node red.
+Node names in DOT are ``n{id}`` from the Graph's counter, so the same Graph always gives
+the same text.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+from collections.abc import Collection
+from pathlib import Path
+
+from .errors import VizlibError
+from .graph import Graph, Node
+from .summary import Stats, fmt, fmt_value, human_bytes
+
+KIND_STYLE = {
+    "leaf": 'shape=box, style="rounded,filled", fillcolor="#cfe5fb"',
+    "op": 'shape=ellipse, style=filled, fillcolor="#ececec"',
+    "module": 'shape=box3d, style=filled, fillcolor="#fde2b8"',
+}
+DTYPE_COLOR = {
+    "float32": "#dbeafe", "float64": "#d1fae5", "bfloat16": "#fde68a", "float16": "#fbcfe8",
+}
+OTHER_DTYPE_COLOR = "#e5e7eb"
+CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
+# Above this many nodes, layout time matters more than the last bit of polish.
+LARGE_GRAPH = 400
+SUFFIX_FORMAT = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": None}
+
+
+def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = None) -> str:
+    """DOT source of ``g``. With ``done`` (vz.replay), only those nodes show gradients,
+    only edges into them look travelled, and ``current`` is highlighted."""
+    dtypes = sorted({n.dtype for n in g.nodes if n.dtype})
+    by_dtype = len(dtypes) > 1
+    max_norm = max((e.norm for e in g.edge_grads if e is not None and math.isfinite(e.norm)), default=0.0)
+    big = len(g.nodes) > LARGE_GRAPH
+    lines = [
+        "digraph vizlib {",
+        '  graph [rankdir=TB, nodesep=0.25, ranksep=0.3, fontname="Helvetica", fontsize=10'
+        + (", splines=line, nslimit=2, mclimit=0.5" if big else "") + "];",
+        '  node [fontname="Helvetica", fontsize=10, height=0.3, penwidth=1];',
+        '  edge [arrowsize=0.6, color="#555555"];',
+    ]
+    for n in g.nodes:
+        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done)}];")
+        if g.show_saved:
+            for k, s in enumerate(n.saved):
+                lines.append(f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
+                             f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];')
+                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="#e8590c"];')
+    for (src, dst), eg in zip(g.edges, g.edge_grads):
+        lines.append(f"  n{src} -> n{dst}{_edge_attrs(eg, max_norm, done, dst)};")
+    if by_dtype:
+        lines += _legend(dtypes)
+    if g.notes:
+        lines.append(f'  label="{_esc(chr(10).join(g.notes))}"; labelloc=b; fontcolor="#666666";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None) -> str:
+    show_grad = done is None or n.id in done
+    attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"',
+             f'tooltip="{_esc(_tooltip(n))}"']
+    if by_dtype:
+        attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype, OTHER_DTYPE_COLOR)}"')
+    if n.is_output:
+        attrs.append("peripheries=2")
+    if n.nonfinite:
+        attrs.append('color="#d00000", fontcolor="#d00000", fillcolor="#ffc9c9", penwidth=2')
+    if n.id == current:
+        attrs.append(f'fillcolor="{CURRENT_COLOR}", penwidth=3')
+    elif done is not None and n.id not in done:
+        attrs.append('fontcolor="#777777"')
+    return ", ".join(attrs)
+
+
+def _label(n: Node, show_grad: bool) -> str:
+    """Short: name, shape (unless a scalar), value and grad for scalars."""
+    lines = [n.name if n.kind != "module" else f"{n.name} ({n.members} ops)"]
+    scalar = n.shape == () or (n.shape is not None and math.prod(n.shape) == 1)
+    if n.shape is not None and not scalar:
+        lines.append(_shape(n.shape))
+    if scalar and n.value is not None:
+        lines.append(f"= {fmt_value(n.value)}")
+    if show_grad and scalar and n.grad is not None:
+        lines.append(f"grad {fmt_value(n.grad)}")
+    return "\n".join(lines)
+
+
+def _tooltip(n: Node) -> str:
+    """Everything known about the node: what hovering it in the SVG shows."""
+    lines = [f"{n.name} ({n.kind})"]
+    if n.op:
+        lines.append(f"forward: {n.op}")
+    if n.module:
+        lines.append(f"module: {n.module}")
+    if n.shape is not None:
+        lines.append(f"shape: {_shape(n.shape)}  dtype: {n.dtype}")
+    lines += _tensor_lines("value", n.value, n.value_stats)
+    lines += _tensor_lines("grad", n.grad, n.grad_stats)
+    if n.saved:
+        lines.append(f"saved for backward: {human_bytes(n.saved_bytes)} ("
+                     + ", ".join(f"{s.name} {_shape(s.shape)}" for s in n.saved) + ")")
+    return "\n".join(lines)
+
+
+def _tensor_lines(what: str, value, st: Stats | None) -> list[str]:
+    lines = []
+    if value is not None:
+        lines.append(f"{what}: {fmt_value(value)}")
+    if st is not None:
+        stats_line = f"{what} min {fmt(st.min)} max {fmt(st.max)} mean {fmt(st.mean)} std {fmt(st.std)}"
+        lines.append(stats_line + ("" if what == "value" else f" norm {fmt(st.norm)}"))
+        if not st.finite:
+            lines.append(f"{what} contains NaN or Inf")
+    return lines
+
+
+def _edge_attrs(eg: Stats | None, max_norm: float, done: Collection[int] | None, dst: int) -> str:
+    if done is not None and dst not in done:
+        return ' [color="#bbbbbb", style=dashed]'
+    if eg is None:
+        return ""
+    if not eg.finite:
+        return ' [color="#d00000", penwidth=2.5]'
+    if max_norm <= 0 or eg.norm <= 0:
+        return ""
+    # Four decades below the largest gradient and smaller: thinnest; the largest: 4.
+    heaviness = min(max((math.log10(eg.norm / max_norm) + 4) / 4, 0.0), 1.0)
+    return f" [penwidth={1 + 3 * heaviness:.2f}]"
+
+
+def _legend(dtypes: list[str]) -> list[str]:
+    rows = "".join(f'<TR><TD BGCOLOR="{DTYPE_COLOR.get(d, OTHER_DTYPE_COLOR)}">{d}</TD></TR>' for d in dtypes)
+    return ["  subgraph cluster_legend {", '    label="dtype"; fontsize=9; color="#bbbbbb";',
+            f'    legend [shape=plain, label=<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>];', "  }"]
+
+
+def _shape(shape) -> str:
+    return "×".join(map(str, shape)) if shape else "scalar"
+
+
+def _esc(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+# ---------------------------------------------------------------- running Graphviz
+
+def dot_to(dot_source: str, fmt_name: str) -> bytes:
+    """Run Graphviz's ``dot`` on DOT text; bytes of the requested format."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise VizlibError(
+            "Graphviz's `dot` program was not found on PATH; vizlib needs it to draw. Install it: "
+            "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), or "
+            "`conda install -c conda-forge graphviz`; then restart the kernel. g.to_dot() works without it.")
+    proc = subprocess.run([exe, f"-T{fmt_name}"], input=dot_source.encode(), capture_output=True)
+    if proc.returncode != 0:
+        raise VizlibError(f"Graphviz's dot failed: {proc.stderr.decode(errors='replace').strip()}")
+    return proc.stdout
+
+
+def save(g: Graph, path: Path) -> Path:
+    """Write ``g`` to ``path`` in the format its suffix names."""
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIX_FORMAT:
+        raise VizlibError(f"Cannot save a graph as '{path.suffix or path.name}': use one of "
+                          + ", ".join(SUFFIX_FORMAT) + ".")
+    fmt_name = SUFFIX_FORMAT[suffix]
+    data = g.to_dot().encode() if fmt_name is None else dot_to(g.to_dot(), fmt_name)
+    path.write_bytes(data)
+    return path
