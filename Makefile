@@ -19,7 +19,7 @@ setup-test:
 	@scripts/python_env.sh $(VENV) course,test
 
 lab: setup-lab
-	@$(PY) -m grader.lab course
+	@$(PY) scripts/lab.py course
 
 test: setup-test
 	$(PY) -m pytest

@@ -111,12 +111,14 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> G
             with ForwardRecorder(module_names) as rec:
                 result = fn(*args, **kwargs)
             outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+            for t in outs:
+                rec.adopt(t)
             if not outs:
                 raise VizlibError(
                     f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
                     "so there is no graph to draw. Return a tensor computed from the inputs.")
             seeds = _grad_outputs(outs, grad_output)
-            w = walk([root_of(t) for t in outs])
+            w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
             return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
     finally:
         _restore_buffers(buffers)
@@ -155,17 +157,22 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
         else:
             node = Node(id=i, kind="op", name=type(fn).__name__, shape=r.shape, dtype=r.dtype, op=r.op,
                         value=r.value, value_stats=r.value_stats, modules=r.modules)
+            # The pack hook saw what this node saved; its _saved_* attributes also say under
+            # which name. (Nodes inside torch.utils.checkpoint packed nothing through our hook,
+            # and reading their attributes would start the recomputation, so they are skipped.)
+            if r.saved:
+                r.saved = saved_tensors(fn) or r.saved
             _attach_saved(node, r.saved)
         node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
         nodes.append(node)
     for t in outs:
         nodes[w.index[root_of(t)]].is_output = True
-    _inherit_modules(nodes, w)
+    _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
     _place_params(nodes, param_names)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
     g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges],
-              edge_grads=[back.edge_stats.get(e) for e in w.edges],
+              edge_grads=[back.edge_norms.get(e) for e in w.edges],
               backward_order=_with_leaves(back.order, leaf_pos, w))
     g.saved_bytes = _total_saved(nodes, {i: rec.ops[fn].saved for i, fn in enumerate(w.fns) if fn in rec.ops})
     return g
@@ -238,7 +245,7 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
     node = Node(id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=str(leaf.dtype).removeprefix("torch."),
                 value=small_value(leaf), value_stats=stats(leaf))
     if grad is not None:
-        node.grad, node.grad_stats = small_value(grad), stats(grad)
+        node.grad, node.grad_stats = small_value(grad), stats(grad, extremes=False)
     return node
 
 
@@ -297,13 +304,13 @@ def _total_saved(nodes: list[Node], saved_by_pos: dict[int, list]) -> int:
     return sum({key: s.bytes for pos, saved in saved_by_pos.items() for s, key in saved}.values())
 
 
-def _inherit_modules(nodes: list[Node], w: Walked) -> None:
+def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
     """Ops created inside a composite call (no record of their own) belong to their consumer's module."""
     consumers: dict[int, list[int]] = {}
     for s, d, _ in w.edges:
         consumers.setdefault(s, []).append(d)
     for n in reversed(nodes):
-        if n.kind == "op" and n.op is None:
+        if n.kind == "op" and n.id not in recorded:
             n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
 
 

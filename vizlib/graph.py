@@ -21,7 +21,7 @@ _REPR_LEAVES = 12
 class SavedTensor:
     """One tensor an autograd node saved for backward (e.g. ``self`` of MulBackward0)."""
 
-    name: str  # the attribute without the prefix: "self", "other", "result", ...
+    name: str  # post-hoc: autograd's attribute ("self", "other", "result"); recorded: "input 0", "output", ...
     shape: tuple[int, ...]
     dtype: str
     bytes: int  # bytes of its storage, what saving it keeps alive
@@ -65,14 +65,14 @@ class Graph:
     """An autograd graph with the values that flowed forward and the gradients that came back.
 
     ``edges[i]`` is ``(src_id, dst_id)`` in the forward direction (input toward output);
-    ``edge_grads[i]`` is the statistics of the gradient that flowed back along it (None
-    when unknown). ``backward_order`` lists node ids in the order the autograd engine ran
+    ``edge_grads[i]`` is the L2 norm of the gradient that flowed back along it (None when
+    unknown, NaN or Inf when the gradient was not finite). ``backward_order`` lists node ids in the order the autograd engine ran
     them. ``notes`` are sentences for the reader, e.g. that the picture was collapsed.
     """
 
     nodes: list[Node] = field(default_factory=list)
     edges: list[tuple[int, int]] = field(default_factory=list)
-    edge_grads: list[Stats | None] = field(default_factory=list)
+    edge_grads: list[float | None] = field(default_factory=list)
     backward_order: list[int] = field(default_factory=list)
     saved_bytes: int = 0
     notes: list[str] = field(default_factory=list)

@@ -10,7 +10,7 @@ it sent along each edge, and the order in which the engine ran it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import torch
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
@@ -29,7 +29,7 @@ _SETITEM = {"__setitem__"}
 class OpRecord:
     """What the forward pass knew about one autograd node's output."""
 
-    op: str
+    op: str | None  # None: made outside any torch call we saw (a custom Function)
     shape: tuple[int, ...]
     dtype: str
     value: Value
@@ -74,41 +74,36 @@ class ForwardRecorder(TorchFunctionMode):
 
     def _pack(self, t: torch.Tensor) -> torch.Tensor:
         if t.untyped_storage().nbytes():
-            name = f"saved[{len(self._packed)}]"
+            name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
             self._packed.append((SavedTensor(name, tuple(t.shape), dtype_name(t.dtype),
                                              t.untyped_storage().nbytes()), storage_key(t)))
         return t
 
     # -- the op recording itself --
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        self._packed = []
-        out = func(*args, **(kwargs or {}))
-        name = getattr(func, "__name__", str(func))
-        produced = tree_leaves(out)
-        if name in _SETITEM and args:
-            produced = [args[0]]
-        if self._packed:
-            self._name_saved(args, produced)
-        first = True
+        kwargs = kwargs or {}
+        # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
+        # recorded when it is first used. Saved tensors stay pending until a node takes them.
+        for a in tree_leaves((args, kwargs)):
+            self.adopt(a)
+        out = func(*args, **kwargs)
+        name = getattr(func, "__name__", str(func)).strip("_")
+        produced = [args[0]] if name in _SETITEM and args else tree_leaves(out)
         for t in produced:
-            if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
-                self.ops[t.grad_fn] = OpRecord(
-                    op=name.strip("_"), shape=tuple(t.shape), dtype=dtype_name(t.dtype),
-                    value=small_value(t), value_stats=stats(t), modules=tuple(self._scope),
-                    saved=self._packed if first else [])
-                first = False
+            self._record(t, name)
         return out
 
+    def adopt(self, t) -> None:
+        """Record a tensor whose autograd node no call of ours produced (named by its node)."""
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
+            self._record(t, None)
 
-    def _name_saved(self, args, produced) -> None:
-        """Say which of a call's tensors it saved: 'input 0', 'output', or 'intermediate'."""
-        roles = {}
-        for t in (t for t in produced if isinstance(t, torch.Tensor)):
-            roles.setdefault(storage_key(t), "output")
-        for k, a in enumerate(a for a in tree_leaves(args) if isinstance(a, torch.Tensor)):
-            roles.setdefault(storage_key(a), f"input {k}")
-        self._packed = [(replace(s, name=roles.get(key, "intermediate")), key) for s, key in self._packed]
-
+    def _record(self, t, op: str | None) -> None:
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
+            self.ops[t.grad_fn] = OpRecord(
+                op=op, shape=tuple(t.shape), dtype=dtype_name(t.dtype), value=small_value(t),
+                value_stats=stats(t), modules=tuple(self._scope), saved=self._packed)
+            self._packed = []
 
 @dataclass
 class BackwardRecord:
@@ -117,7 +112,7 @@ class BackwardRecord:
     order: list[int] = field(default_factory=list)  # positions in Walked.fns
     grads: dict[int, torch.Tensor] = field(default_factory=dict)  # small copies only
     grad_stats: dict[int, Stats | None] = field(default_factory=dict)
-    edge_stats: dict[tuple[int, int, int], Stats | None] = field(default_factory=dict)
+    edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
 
 
 def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, int]]]) -> tuple[BackwardRecord, list]:
@@ -137,12 +132,13 @@ def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, in
             g = grad_outputs[0] if grad_outputs else None
             if g is not None:
                 rec.grads[i] = small_value(g)
-                rec.grad_stats[i] = stats(g)
+                rec.grad_stats[i] = stats(g, extremes=False)
 
         def post(grad_inputs, grad_outputs, i=i):
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
-                rec.edge_stats[(src, i, slot)] = stats(g) if g is not None else None
+                if g is not None:
+                    rec.edge_norms[(src, i, slot)] = torch.linalg.vector_norm(g.detach().float()).item()
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles

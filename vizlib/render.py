@@ -40,7 +40,7 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
     only edges into them look travelled, and ``current`` is highlighted."""
     dtypes = sorted({n.dtype for n in g.nodes if n.dtype})
     by_dtype = len(dtypes) > 1
-    max_norm = max((e.norm for e in g.edge_grads if e is not None and math.isfinite(e.norm)), default=0.0)
+    max_norm = max((e for e in g.edge_grads if e is not None and math.isfinite(e)), default=0.0)
     big = len(g.nodes) > LARGE_GRAPH
     lines = [
         "digraph vizlib {",
@@ -118,24 +118,24 @@ def _tensor_lines(what: str, value, st: Stats | None) -> list[str]:
     if value is not None:
         lines.append(f"{what}: {fmt_value(value)}")
     if st is not None:
-        stats_line = f"{what} min {fmt(st.min)} max {fmt(st.max)} mean {fmt(st.mean)} std {fmt(st.std)}"
-        lines.append(stats_line + ("" if what == "value" else f" norm {fmt(st.norm)}"))
+        extremes = f" min {fmt(st.min)} max {fmt(st.max)}" if st.min is not None else ""
+        lines.append(f"{what}{extremes} mean {fmt(st.mean)} std {fmt(st.std)} norm {fmt(st.norm)}")
         if not st.finite:
             lines.append(f"{what} contains NaN or Inf")
     return lines
 
 
-def _edge_attrs(eg: Stats | None, max_norm: float, done: Collection[int] | None, dst: int) -> str:
+def _edge_attrs(norm: float | None, max_norm: float, done: Collection[int] | None, dst: int) -> str:
     if done is not None and dst not in done:
         return ' [color="#bbbbbb", style=dashed]'
-    if eg is None:
+    if norm is None:
         return ""
-    if not eg.finite:
+    if not math.isfinite(norm):
         return ' [color="#d00000", penwidth=2.5]'
-    if max_norm <= 0 or eg.norm <= 0:
+    if max_norm <= 0 or norm <= 0:
         return ""
     # Four decades below the largest gradient and smaller: thinnest; the largest: 4.
-    heaviness = min(max((math.log10(eg.norm / max_norm) + 4) / 4, 0.0), 1.0)
+    heaviness = min(max((math.log10(norm / max_norm) + 4) / 4, 0.0), 1.0)
     return f" [penwidth={1 + 3 * heaviness:.2f}]"
 
 

@@ -2,8 +2,7 @@
 
 A Graph must not keep activations alive, so every tensor it describes is reduced at
 capture time: small tensors are copied exactly (``value``), every tensor gets a few
-statistics (``Stats``). Two reductions per tensor (``aminmax`` and ``std_mean``) give all
-of them, which keeps recording a large model cheap.
+statistics (``Stats``).
 """
 
 from __future__ import annotations
@@ -24,16 +23,16 @@ class Stats:
     """Statistics of one tensor, enough for a tooltip and for NaN/Inf flags."""
 
     numel: int
-    min: float
-    max: float
     mean: float
     std: float
     norm: float
+    min: float | None = None  # None where not computed (gradients: their norm is what matters)
+    max: float | None = None
 
     @property
     def finite(self) -> bool:
         """False when any element is NaN or ±Inf."""
-        return all(math.isfinite(v) for v in (self.min, self.max, self.mean))
+        return all(v is None or math.isfinite(v) for v in (self.mean, self.norm, self.min, self.max))
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -48,20 +47,35 @@ def small_value(t: torch.Tensor) -> Value:
     return t.detach().cpu().tolist()
 
 
-def stats(t: torch.Tensor) -> Stats | None:
-    """Min, max, mean, std and L2 norm of a real tensor; None for empty or complex ones."""
+def stats(t: torch.Tensor, extremes: bool = True) -> Stats | None:
+    """Mean, std and L2 norm (and min, max with ``extremes``) of a real tensor.
+
+    None for empty or complex tensors. A few cheap kernels (sum, dot, aminmax) instead of
+    std_mean, which on CPU is about a hundred times slower than a sum: recording a
+    transformer summarises thousands of tensors.
+    """
     if t.numel() == 0 or t.is_complex():
         return None
-    x = t.detach()
-    if not x.is_floating_point():
-        x = x.double()
-    lo, hi = torch.aminmax(x)
-    std, mean = torch.std_mean(x.float(), correction=0)
-    lo, hi, mean, std = torch.stack([lo.float(), hi.float(), mean, std]).tolist()
-    n = x.numel()
-    # ||x||^2 = n * (var + mean^2): no third pass over the data.
-    norm = math.sqrt(max(n * (std * std + mean * mean), 0.0)) if math.isfinite(std + mean) else math.nan
-    return Stats(numel=n, min=lo, max=hi, mean=mean, std=std, norm=norm)
+    x = _unexpanded(t.detach())
+    if x.dtype not in (torch.float32, torch.float64):
+        x = x.float()
+    repeat = t.numel() / x.numel()
+    # dot on a flat view is the fastest sum of squares; other strided tensors (transposes)
+    # would need a copy to flatten, so they take vector_norm, which needs none.
+    squares = torch.dot(x.view(-1), x.view(-1)) if x.is_contiguous() else torch.linalg.vector_norm(x) ** 2
+    parts = [x.sum(), squares, *(torch.aminmax(x) if extremes else ())]
+    total, squares, *lo_hi = torch.stack(parts).tolist()
+    n = t.numel()
+    mean, squares = total * repeat / n, squares * repeat
+    std = math.sqrt(max(squares / n - mean * mean, 0.0)) if math.isfinite(squares) else math.nan
+    return Stats(n, mean, std, math.sqrt(squares), *lo_hi)
+
+
+def _unexpanded(x: torch.Tensor) -> torch.Tensor:
+    """The distinct elements of an expanded tensor (stride 0), e.g. the gradient of a sum."""
+    if 0 not in x.stride():
+        return x
+    return x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.stride())]
 
 
 def fmt(x: float) -> str:

@@ -8,6 +8,7 @@ ids handed out by a counter are deterministic and read naturally from top to bot
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import torch
@@ -46,11 +47,13 @@ def root_of(t: torch.Tensor):
     return t.grad_fn if t.grad_fn is not None else t
 
 
-def walk(roots: list) -> Walked:
+def walk(roots: list, ran_at: dict | None = None) -> Walked:
     """Collect every autograd node reachable from ``roots`` in forward topological order.
 
     Iterative post-order DFS over ``next_functions``: a node is emitted after all of its
-    inputs, so deep graphs (thousands of ops) never hit Python's recursion limit.
+    inputs, so deep graphs (thousands of ops) never hit Python's recursion limit. With
+    ``ran_at`` (autograd node -> position in the recorded forward pass) the order follows
+    the code as it ran, so node ids read like the program.
     """
     order: list = []
     index: dict = {}
@@ -74,9 +77,37 @@ def walk(roots: list) -> Walked:
             for nxt in reversed(_inputs(fn)):
                 if nxt not in index:
                     stack.append((nxt, False))
+    if ran_at:
+        order = _as_ran(order, ran_at)
+        index = {fn: i for i, fn in enumerate(order)}
     edges = [(index[nxt], index[fn], slot) for fn in order if not isinstance(fn, torch.Tensor)
              for slot, (nxt, _) in enumerate(fn.next_functions) if nxt is not None]
     return Walked(fns=order, edges=edges, index=index)
+
+
+def _as_ran(order: list, ran_at: dict) -> list:
+    """Re-sort a topological order by when each op ran; unrecorded nodes (leaves, the inner
+    nodes of composite calls) go just before their first consumer."""
+    consumers: dict = {}
+    for fn in order:
+        for nxt in _inputs(fn):
+            consumers.setdefault(nxt, []).append(fn)
+    when: dict = {}
+    for fn in reversed(order):  # consumers before their inputs
+        when[fn] = ran_at.get(fn, min((when[c] for c in consumers.get(fn, ())), default=float("inf")))
+    pending = {fn: len(_inputs(fn)) for fn in order}
+    position = {fn: i for i, fn in enumerate(order)}
+    ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]
+    heapq.heapify(ready)
+    result = []
+    while ready:
+        *_, fn = heapq.heappop(ready)
+        result.append(fn)
+        for c in consumers.get(fn, ()):
+            pending[c] -= 1
+            if pending[c] == 0:
+                heapq.heappush(ready, (when[c], position[c], c))
+    return result
 
 
 def _inputs(fn) -> list:

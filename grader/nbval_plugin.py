@@ -1,0 +1,132 @@
+"""pytest plugin for the nbval run that grades one notebook (``-p grader.nbval_plugin``).
+
+It writes one JSON line per code cell as soon as nbval has judged it, so the grader has
+every verdict reached so far even when the run is cut short, and it cuts the run short
+itself once the kernel can no longer be trusted:
+
+- a cell timed out: nbval interrupts the kernel and would only mark every later cell as
+  "expected to fail", so the rest of that notebook is skipped;
+- the kernel process died (``os._exit``, a segfault, out of memory): nbval would wait out
+  the whole cell timeout for a reply that never comes, so a watchdog thread notices the
+  death within a fraction of a second and ends the run;
+- a cell outlived its timeout by GRACE seconds (it swallowed the interrupt): the watchdog
+  kills the kernel and ends the run.
+
+The grader then resumes from the next task in a fresh kernel, and grades the notebooks
+an ended run did not reach in the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+GRACE = 10.0
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--grader-results", default=None,
+                     help="JSON-lines file that receives one verdict per notebook cell")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("grader_results")
+    if path:
+        timeout = float(config.getoption("nbval_cell_timeout"))
+        config.pluginmanager.register(Recorder(Path(path), timeout), "grader-recorder")
+
+
+def _error_of(item: pytest.Item) -> dict | None:
+    for output in getattr(item, "test_outputs", None) or []:
+        if output.get("output_type") == "error":
+            return {"ename": output.get("ename", ""), "evalue": output.get("evalue", "")}
+    return None
+
+
+class Recorder:
+    def __init__(self, path: Path, timeout: float) -> None:
+        self.file = path.open("a", encoding="utf-8")
+        self.timeout = timeout
+        self.lock = threading.Lock()
+        self.running: tuple[str, int, float, object] | None = None
+        self.kernel_pid: int | None = None
+        self.lost: set[str] = set()  # notebooks whose kernel timed out
+        threading.Thread(target=self.watch, daemon=True).start()
+
+    def write(self, record: dict) -> None:
+        with self.lock:
+            self.file.write(json.dumps(record) + "\n")
+            self.file.flush()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if str(item.path) in self.lost:
+            pytest.skip("an earlier cell lost the kernel")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        kernel = getattr(item.parent, "kernel", None)
+        process = None
+        if kernel is not None and kernel.is_alive():
+            process = kernel.km.provisioner.process
+            if self.kernel_pid != process.pid:
+                self.kernel_pid = process.pid
+                self.write({"kernel_pid": process.pid})
+        self.running = (str(item.path), item.cell_num, time.monotonic(), process)
+        try:
+            yield
+        finally:
+            self.running = None
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        outcome = yield
+        report = outcome.get_result()
+        if call.when == "teardown" or (call.when == "setup" and report.passed) or str(item.path) in self.lost:
+            return
+        record = {"file": str(item.path), "cell": item.cell_num, "outcome": report.outcome,
+                  "error": _error_of(item)}
+        if call.excinfo is not None:
+            exc = call.excinfo.value
+            record["problem"] = ANSI.sub("", str(exc)).strip()
+            detail = getattr(exc, "inner_traceback", None)
+            if detail and record["problem"] == "Cell outputs differ":
+                record["diff"] = ANSI.sub("", detail)[:2000]
+        kernel = getattr(item.parent, "kernel", None)
+        if getattr(item.parent, "timed_out", False):
+            record["fatal"] = "timeout"
+        elif kernel is None or not kernel.is_alive():
+            record["fatal"] = "died"
+        self.write(record)
+        if "fatal" in record:
+            self.lost.add(str(item.path))
+
+    def watch(self) -> None:
+        """Watchdog thread: ends the run when the kernel dies or a cell will not stop."""
+        while True:
+            time.sleep(0.1)
+            running = self.running
+            if running is None or running[3] is None:
+                continue
+            file, cell, started, process = running
+            elapsed = time.monotonic() - started
+            if process.poll() is not None:
+                self.stop(file, cell, "timeout" if elapsed >= self.timeout else "died", process)
+            elif elapsed > self.timeout + GRACE:
+                self.stop(file, cell, "timeout", process)
+
+    def stop(self, file: str, cell: int, fatal: str, process) -> None:
+        self.write({"file": file, "cell": cell, "outcome": "failed", "error": None, "fatal": fatal})
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        os._exit(3)

@@ -1,0 +1,131 @@
+"""Find the graded tasks in an instructor notebook (solutions/<chapter>.ipynb).
+
+A task is a markdown cell with a heading ``### Exercise N.M (P points)``, followed by
+one code cell tagged ``solution`` (the answer between ``### BEGIN SOLUTION`` and
+``### END SOLUTION``), one or more cells tagged ``check`` and optionally cells tagged
+``hidden``. Untagged code cells are setup: they belong to no task and always run.
+Everything else in the grader (release, matching, grading) works from the `Chapter`
+this module builds, so the format is parsed in one place only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+from nbformat import NotebookNode
+
+from grader.errors import GraderError
+
+HEADING = re.compile(
+    r"^\s*#{1,6}\s*Exercise\s+(?P<number>\d+(?:\.\d+)*)\s*"
+    r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)",
+    re.MULTILINE | re.IGNORECASE,
+)
+BEGIN = "### BEGIN SOLUTION"
+END = "### END SOLUTION"
+ROLES = ("solution", "check", "hidden")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One graded exercise; the ints are indices into the chapter notebook's cells."""
+
+    number: str
+    points: float
+    heading: int
+    solution: int
+    checks: tuple[int, ...]
+    hidden: tuple[int, ...]
+
+    @property
+    def cells(self) -> tuple[int, ...]:
+        """The cells whose verdicts decide the task, in notebook order."""
+        return (self.solution, *self.checks, *self.hidden)
+
+
+@dataclass
+class Chapter:
+    """An instructor notebook and the tasks found in it."""
+
+    name: str
+    path: Path
+    nb: NotebookNode
+    tasks: list[Task]
+
+    def task_of_cell(self) -> dict[int, Task]:
+        """Cell index -> the task it belongs to, for the solution, check and hidden cells."""
+        return {index: task for task in self.tasks for index in task.cells}
+
+
+def role(cell: NotebookNode) -> str:
+    """'solution', 'check', 'hidden', 'setup' (untagged code) or 'markdown'/'raw'."""
+    if cell.cell_type != "code":
+        return cell.cell_type
+    tags = cell.get("metadata", {}).get("tags", [])
+    found = [tag for tag in ROLES if tag in tags]
+    return found[0] if len(found) == 1 else ("setup" if not found else "conflict")
+
+
+def heading_number(cell: NotebookNode) -> str | None:
+    """The task number of a markdown cell with an exercise heading, else None."""
+    if cell.cell_type != "markdown":
+        return None
+    match = HEADING.search(cell.source)
+    return match["number"] if match else None
+
+
+def chapter_paths(solutions_dir: Path) -> dict[str, Path]:
+    """Chapter name (file stem, e.g. '01_tensors') -> instructor notebook."""
+    return {path.stem: path for path in sorted(Path(solutions_dir).glob("*.ipynb"))}
+
+
+def load_chapter(path: Path) -> Chapter:
+    """Read an instructor notebook and find its tasks; a malformed one raises GraderError
+    naming the cell to fix, because a silently skipped task would grade learners wrongly."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    tasks: list[Task] = []
+    current: dict | None = None
+
+    def finish() -> None:
+        if current is None:
+            return
+        where = f"{path.name}, Exercise {current['number']}"
+        if len(current["solution"]) != 1:
+            raise GraderError(
+                f"{where}: expected exactly one code cell tagged 'solution', found "
+                f"{len(current['solution'])}. Tag the answer cell 'solution'.")
+        if not current["checks"]:
+            raise GraderError(f"{where}: no code cell tagged 'check'. Add one after the solution cell.")
+        source = nb.cells[current["solution"][0]].source
+        if BEGIN not in source or END not in source:
+            raise GraderError(f"{where}: the solution cell needs the lines '{BEGIN}' and '{END}'.")
+        tasks.append(Task(current["number"], current["points"], current["heading"],
+                          current["solution"][0], tuple(current["checks"]), tuple(current["hidden"])))
+
+    for index, cell in enumerate(nb.cells):
+        kind = role(cell)
+        match = HEADING.search(cell.source) if kind == "markdown" else None
+        if match:
+            finish()
+            current = {"number": match["number"], "points": float(match["points"]), "heading": index,
+                       "solution": [], "checks": [], "hidden": []}
+        elif kind == "conflict":
+            raise GraderError(f"{path.name}, cell {index}: a cell can have only one of the tags {ROLES}.")
+        elif kind in ROLES:
+            if current is None:
+                raise GraderError(
+                    f"{path.name}, cell {index}: a '{kind}' cell before the first "
+                    "'### Exercise N.M (P points)' heading. Add the heading above it.")
+            key = {"solution": "solution", "check": "checks", "hidden": "hidden"}[kind]
+            current[key].append(index)
+    finish()
+    numbers = [task.number for task in tasks]
+    if len(set(numbers)) != len(numbers):
+        raise GraderError(f"{path.name}: two tasks share a number ({numbers}). Number them uniquely.")
+    if not tasks:
+        raise GraderError(f"{path.name}: no '### Exercise N.M (P points)' headings, so nothing to grade.")
+    return Chapter(path.stem, path, nb, tasks)

@@ -1,0 +1,134 @@
+"""Flag solution code that reaches into the checking machinery.
+
+The checks are plain ``assert`` statements that run in the learner's kernel, so an
+answer could make them pass without being right: patch a function the checks call
+(``torch.allclose = ...``), rebind a module they use (``torch = Fake()``), patch builtins,
+swap modules in ``sys.modules``, or hook the kernel (``get_ipython()``) to rewrite the
+check cells before they run. A flagged solution is not run and its task fails with the
+reason, because once such code has run no verdict in that kernel can be trusted.
+
+This is a static scan of the source, so it is a tripwire for the obvious routes rather
+than a sandbox; the rest of the protection is that every check comes from the
+instructor's copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from IPython.core.inputtransformer2 import TransformerManager
+
+FORBIDDEN_MODULES = {
+    "builtins": "the builtins module",
+    "__builtin__": "the builtins module",
+    "grader": "the grader",
+    "nbval": "nbval, which runs the checks",
+    "pytest": "pytest, which runs the checks",
+    "_pytest": "pytest, which runs the checks",
+    "IPython": "the IPython kernel, which runs the check cells",
+    "ipykernel": "the IPython kernel, which runs the check cells",
+    "importlib": "importlib (imports by name hide what is imported)",
+}
+FORBIDDEN_NAMES = {
+    "__builtins__": "__builtins__",
+    "__import__": "__import__ (imports by name hide what is imported)",
+    "get_ipython": "get_ipython() (kernel hooks can rewrite the check cells)",
+    "exec": "exec() (code built at run time cannot be checked)",
+    "eval": "eval() (code built at run time cannot be checked)",
+    "compile": "compile() (code built at run time cannot be checked)",
+}
+# Reading these is enough to swap or trace the checks' code; *assigning* any sys
+# attribute (sys.stdout = ...) is caught as a change to a module.
+FORBIDDEN_SYS = {"modules", "meta_path", "path_hooks", "settrace", "setprofile"}
+
+
+def module_aliases(sources: list[str]) -> dict[str, str]:
+    """Names bound by imports in the given cells -> what they name ('np' -> 'numpy',
+    'nn' -> 'torch.nn' for ``from torch import nn``)."""
+    aliases: dict[str, str] = {}
+    for source in sources:
+        tree = _parse(source)
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    aliases[bound] = alias.name if alias.asname else alias.name.split(".")[0]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _parse(source: str) -> ast.Module | None:
+    """Parse a cell as IPython would run it (magics become plain calls); None if invalid:
+    a syntax error then fails the task when it runs, with Python's own message."""
+    try:
+        return ast.parse(TransformerManager().transform_cell(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _root(node: ast.AST) -> ast.AST:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node
+
+
+def findings(source: str, modules: dict[str, str]) -> list[str]:
+    """What in a solution's source reaches into the checking machinery, one line each
+    ('line 3: assigns to torch.allclose'); empty when nothing does. `modules` are the
+    module names the instructor's cells bind (see module_aliases)."""
+    found: list[str] = []
+    if re.search(r"\bget_ipython\b", source):
+        found.append("uses get_ipython() (kernel hooks can rewrite the check cells)")
+    tree = _parse(source)
+    if tree is None:
+        return found
+
+    def flag(node: ast.AST, what: str) -> None:
+        found.append(f"line {getattr(node, 'lineno', '?')}: {what}")
+
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for name in names:
+                top = name.split(".")[0]
+                if top in FORBIDDEN_MODULES:
+                    flag(node, f"imports {FORBIDDEN_MODULES[top]}")
+                if isinstance(node, ast.ImportFrom) and top == "sys":
+                    bad = {a.name for a in node.names} & FORBIDDEN_SYS
+                    if bad:
+                        flag(node, f"imports sys.{sorted(bad)[0]}")
+            for alias in node.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                if bound in modules and isinstance(node, ast.Import) and \
+                        (alias.name if alias.asname else alias.name.split(".")[0]) != modules[bound]:
+                    flag(node, f"rebinds {bound}, which the checks use")
+        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and node.id != "get_ipython":
+            flag(node, f"uses {FORBIDDEN_NAMES[node.id]}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value in ("__builtins__", "builtins"):
+            flag(node, f"names {node.value!r}")
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                modules.get(node.value.id, node.value.id) == "sys" and node.attr in FORBIDDEN_SYS:
+            flag(node, f"uses sys.{node.attr}")
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            for target in targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, (ast.Attribute, ast.Subscript)):
+                        root = _root(leaf)
+                        if isinstance(root, ast.Name) and root.id in modules:
+                            flag(node, f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")
+                    elif isinstance(leaf, ast.Name) and leaf.id in modules and \
+                            isinstance(leaf.ctx, (ast.Store, ast.Del)):
+                        flag(node, f"rebinds {leaf.id}, which the checks use")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in modules:
+            flag(node, f"rebinds {node.name}, which the checks use")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("setattr", "delattr") and node.args:
+            root = _root(node.args[0])
+            if isinstance(root, ast.Name) and root.id in modules:
+                flag(node, f"changes {ast.unparse(node.args[0])} with {node.func.id}()")
+    return sorted(set(found), key=found.index)

@@ -1,0 +1,123 @@
+"""Open a folder of the course in JupyterLab, safely: `make lab` runs `python scripts/lab.py course`.
+
+Why a script and not a bare `jupyter lab`: the server must listen on 127.0.0.1 only, with
+token authentication on and a fresh random token that never appears on the command line
+(other users of the machine can read argv with `ps`; the environment they cannot). It must
+also start as root in containers (`--allow-root`), not try to open a browser on a machine
+without a display, and not phone home for news or updates. The URL with its token is
+printed last, so it is easy to find in the log.
+
+The browser tests start JupyterLab through this very script, so they prove `make lab` works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+DEFAULT_PORT = 8888
+HOST = "127.0.0.1"
+START_TIMEOUT_S = 120
+
+
+def port_is_free(port: int) -> bool:
+    """True when nothing listens on ``HOST:port`` yet."""
+    with socket.socket() as s:
+        try:
+            s.bind((HOST, port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port() -> int:
+    """A port the operating system says is free right now."""
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def has_display() -> bool:
+    """Whether opening a browser can work: macOS/Windows always, Linux only with a display."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def lab_command(folder: Path, port: int, open_browser: bool) -> list[str]:
+    """The JupyterLab command line; it holds no secret (the token travels in the environment)."""
+    cmd = [sys.executable, "-m", "jupyterlab",
+           f"--ServerApp.ip={HOST}", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+           f"--ServerApp.root_dir={folder}",
+           f"--ServerApp.open_browser={open_browser}",
+           # No news feed, no update check, no extension listing fetched from PyPI.
+           "--LabApp.news_url=None",
+           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+           "--LabApp.extension_manager=readonly"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        cmd.append("--allow-root")  # containers and CI run as root; JupyterLab refuses otherwise
+    return cmd
+
+
+def wait_until_ready(proc: subprocess.Popen, url: str, token: str) -> bool:
+    """Poll the server's status API (with the token) until it answers or the process dies."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    request = urllib.request.Request(f"{url}/api/status", headers={"Authorization": f"token {token}"})
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            urllib.request.urlopen(request, timeout=2).read()
+            return True
+        except OSError:
+            time.sleep(0.25)
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Open a course folder in JupyterLab on 127.0.0.1 with a random token.")
+    parser.add_argument("folder", type=Path, help="the folder to open, e.g. course")
+    parser.add_argument("--port", type=int, default=None,
+                        help=f"port to listen on (default {DEFAULT_PORT}, or a free one if that is taken)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser window")
+    args = parser.parse_args(argv)
+
+    folder = args.folder.resolve()
+    if not folder.is_dir():
+        parser.error(f"{args.folder} is not a folder; run it from the repository root, e.g. `python scripts/lab.py course`")
+    if args.port is not None and not port_is_free(args.port):
+        parser.error(f"port {args.port} is already in use; pick another with --port, or leave it out to get a free one")
+    port = args.port or (DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port())
+
+    token = secrets.token_urlsafe(24)
+    env = {**os.environ, "JUPYTER_TOKEN": token}
+    url = f"http://{HOST}:{port}"
+    proc = subprocess.Popen(lab_command(folder, port, open_browser=has_display() and not args.no_browser), env=env)
+    # A `kill` of this script stops the server too; Ctrl-C reaches both, and JupyterLab
+    # handles it itself (it asks for confirmation), so this script just keeps waiting.
+    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    try:
+        if wait_until_ready(proc, url, token):
+            print(f"\n    JupyterLab is serving {folder}\n"
+                  f"    Open this URL in your browser (the token is the password):\n\n"
+                  f"        {url}/lab?token={token}\n\n"
+                  f"    Stop it with Ctrl-C (twice).\n", flush=True)
+        while True:
+            try:
+                return proc.wait()
+            except KeyboardInterrupt:
+                continue
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

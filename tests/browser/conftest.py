@@ -1,0 +1,29 @@
+"""Fixtures for the browser tests: a real JupyterLab started the way `make lab` starts it,
+on a temporary copy of course/ (the stored notebooks are never modified), and Playwright
+pointed at Debian's Chromium.
+
+Under pytest-xdist each worker that runs browser tests starts its own server.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from labsession import CHROMIUM_ARGS, REPO, chromium, lab_server
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """pytest-playwright hook: Debian's chromium, headless (launch() already uses a fresh profile)."""
+    return {**browser_type_launch_args, "executable_path": chromium(), "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """JupyterLab serving a copy of course/, through scripts/lab.py, in a sandbox."""
+    sandbox = tmp_path_factory.mktemp("lab")
+    folder = sandbox / "course"
+    shutil.copytree(REPO / "course", folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    with lab_server(folder, sandbox) as server:
+        yield server

@@ -1,0 +1,140 @@
+"""What backward did: the order the engine ran the nodes in, and what was saved for it."""
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+
+
+def chain(x, w, b):
+    h = torch.tanh(x @ w + b)
+    return (h * h.sigmoid()).sum() + x.exp().mean()
+
+
+def inputs():
+    return torch.linspace(-1, 1, 6).reshape(2, 3), torch.linspace(0.5, -0.5, 12).reshape(3, 4), torch.ones(4)
+
+
+def assert_valid_order(g):
+    """A permutation of the nodes; each runs after every node that consumes its output."""
+    order = g.backward_order
+    assert sorted(order) == sorted(n.id for n in g.nodes), "every node exactly once"
+    at = {node_id: k for k, node_id in enumerate(order)}
+    for src, dst in g.edges:
+        assert at[src] > at[dst], f"{g.node(src).name} ran before its consumer {g.node(dst).name}"
+    assert g.node(order[0]).is_output
+
+
+def test_backward_order_respects_dependencies():
+    g = vz.graph(chain, *inputs())
+    assert_valid_order(g)
+    leaves = [n.id for n in g.nodes if n.kind == "leaf"]
+    assert set(g.backward_order[-1:]) <= set(leaves), "the last thing to finish is a leaf's gradient"
+
+
+def test_backward_order_with_shared_nodes_and_two_outputs():
+    def f(x):
+        h = x.exp()
+        return (h * x).sum(), h.sin().sum()
+
+    assert_valid_order(vz.graph(f, torch.tensor([0.1, 0.2])))
+
+
+def test_backward_order_of_a_model():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 5), nn.LayerNorm(5), nn.GELU(), nn.Linear(5, 1))
+    assert_valid_order(vz.graph(lambda x: model(x).sum(), torch.ones(2, 3), params=model))
+
+
+def manual_saved_bytes(fn, *args) -> int:
+    """Bytes autograd saved while running fn, counting each storage once."""
+    storages = {}
+
+    def pack(t):
+        s = t.untyped_storage()
+        storages[(s.data_ptr(), s.nbytes())] = s.nbytes()
+        return t
+
+    leaves = [a.detach().clone().requires_grad_(True) for a in args]
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn(*leaves)
+    assert out.requires_grad
+    return sum(storages.values())
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+def custom(x, w, b):
+    return Square.apply(x @ w).sum()
+
+
+def in_place(x, w, b):
+    h = x @ w
+    h.mul_(2)
+    h[0] = b.exp()
+    return h.sigmoid().sum()
+
+
+@pytest.mark.parametrize("show_saved", [False, True])
+@pytest.mark.parametrize("fn", [chain, custom, in_place])
+def test_saved_bytes_equal_a_count_made_with_saved_tensor_hooks(fn, show_saved):
+    expected = manual_saved_bytes(fn, *inputs())
+    assert expected > 0
+    assert vz.graph(fn, *inputs(), show_saved=show_saved).saved_bytes == expected
+
+
+def test_a_storage_saved_twice_counts_once():
+    x = torch.ones(5)
+    g = vz.graph(lambda x: (x * x).sum(), x, show_saved=True)  # MulBackward0 saves self and other: x, x
+    assert g.saved_bytes == 5 * 4
+    (mul,) = g.find("MulBackward0")
+    assert len(mul.saved) == 2 and {s.shape for s in mul.saved} == {(5,)}
+    assert all(s.bytes == 20 and s.dtype == "float32" for s in mul.saved)
+
+
+def test_saved_bytes_of_a_model_and_per_node_details(dot_json):
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
+    x = torch.randn(4, 8)
+    f = lambda x: model(x).sum()  # noqa: E731
+    g = vz.graph(f, x, params=model, show_saved=True)
+    assert g.saved_bytes == manual_saved_bytes(f, x)
+    assert sum(n.saved_bytes for n in g.nodes) >= g.saved_bytes
+    relu = g.find("ReluBackward0")[0]
+    assert [s.shape for s in relu.saved] == [(4, 16)] and relu.saved_bytes == 4 * 16 * 4
+    assert g.show_saved
+    drawn, _ = dot_json(g.to_dot())
+    extra = [a for name, a in drawn.items() if not name.startswith("n")]
+    assert len(extra) == sum(len(n.saved) for n in g.nodes), "show_saved=True draws each saved tensor"
+    assert any("256 B" in a["label"] and "4×16" in a["label"] for a in extra)
+    plain, _ = dot_json(vz.graph(f, x, params=model).to_dot())
+    assert set(plain) == {f"n{n.id}" for n in g.nodes}, "without show_saved: only the graph's nodes"
+
+
+def test_saved_tensors_are_described_the_same_recorded_and_post_hoc():
+    """One computation, one description of what it saved, whichever way it was captured."""
+    x, w, b = (t.requires_grad_() for t in inputs())
+    recorded = vz.graph(chain, x, w, b, show_saved=True)
+    posthoc = vz.graph(chain(x, w, b), params={"x": x, "w": w, "b": b}, show_saved=True)
+
+    def saved(g):
+        return sorted((n.name, sorted(map(repr, n.saved)), n.saved_bytes) for n in g.nodes)
+
+    assert saved(recorded) == saved(posthoc)
+
+
+def test_posthoc_saved_bytes_match_the_recorded_ones():
+    x, w, b = (t.requires_grad_() for t in inputs())
+    y = chain(x, w, b)
+    assert vz.graph(y, show_saved=True).saved_bytes == manual_saved_bytes(chain, *inputs())
