@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.grade import CELL_TIMEOUT, PACKAGE_ROOT, grade_files
-from grader.notebook import chapter_paths, load_chapter
+from grader.grade import CELL_TIMEOUT, grade_files
+from grader.notebook import COURSE_ROOT, chapter_paths, load_chapter
 from grader.release import release
 from grader.report import table, write_json
 
@@ -17,12 +17,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m grader", description=(
         "Generate exercise notebooks from solutions/ and grade learners' submissions with nbval."))
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--solutions", type=Path, default=PACKAGE_ROOT / "solutions",
+    common.add_argument("--solutions", type=Path, default=COURSE_ROOT / "solutions",
                         help="folder of instructor notebooks (default: the course's solutions/)")
     commands = parser.add_subparsers(dest="command", required=True)
     rel = commands.add_parser("release", parents=[common],
                               help="write the exercise notebooks from the solutions")
-    rel.add_argument("--into", type=Path, default=PACKAGE_ROOT / "exercises",
+    rel.add_argument("--into", type=Path, default=COURSE_ROOT / "exercises",
                      help="folder to write them to (default: the course's exercises/)")
     grade = commands.add_parser("grade", parents=[common],
                                 help="grade submissions; exit status 1 if any task failed")

@@ -24,6 +24,8 @@ HEADING = re.compile(
     r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)",
     re.MULTILINE | re.IGNORECASE,
 )
+# The repository holding solutions/, exercises/ and tests/nbval-sanitize.cfg.
+COURSE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 ROLES = ("solution", "check", "hidden")
@@ -103,6 +105,11 @@ def load_chapter(path: Path) -> Chapter:
         source = nb.cells[current["solution"][0]].source
         if BEGIN not in source or END not in source:
             raise GraderError(f"{where}: the solution cell needs the lines '{BEGIN}' and '{END}'.")
+        for index in current["checks"] + current["hidden"]:
+            if nb.cells[index].outputs and nb.cells[index].execution_count is None:
+                # nbval refuses such a cell ("Unrun reference cell has outputs").
+                raise GraderError(f"{where}: cell {index} has outputs but no execution count. "
+                                  "Re-execute the notebook (jupyter nbconvert --execute --inplace).")
         tasks.append(Task(current["number"], current["points"], current["heading"],
                           current["solution"][0], tuple(current["checks"]), tuple(current["hidden"])))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.grade import SubmissionResult
+from grader.results import SubmissionResult
 
 
 def _points(value: float) -> str:

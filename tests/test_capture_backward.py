@@ -138,3 +138,10 @@ def test_posthoc_saved_bytes_match_the_recorded_ones():
     x, w, b = (t.requires_grad_() for t in inputs())
     y = chain(x, w, b)
     assert vz.graph(y, show_saved=True).saved_bytes == manual_saved_bytes(chain, *inputs())
+
+
+def test_backward_order_of_a_function_that_returns_its_input():
+    g = vz.graph(lambda x: x, 2.0)
+    (x,) = g.nodes
+    assert (x.kind, x.grad, x.is_output) == ("leaf", 1.0, True)
+    assert g.backward_order == [x.id], "the leaf received its gradient, so it is in the order"

@@ -141,6 +141,35 @@ def test_depth_collapses_modules_into_boxes():
     assert [n.kind for n in g0.nodes].count("module") == 1
 
 
+class Recurrent(nn.Module):
+    """One cell applied three times, with ops of the outer module in between (an RNN unrolled)."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(3, 3)
+
+    def forward(self, x):
+        h = x
+        for _ in range(3):
+            h = self.cell(h).relu() * 0.5
+        return h.sum()
+
+
+def test_a_module_called_three_times_gets_a_box_per_call():
+    torch.manual_seed(0)
+    g = vz.graph(Recurrent(), torch.ones(1, 3), depth=1)
+    boxes = [n for n in g.nodes if n.kind == "module"]
+    assert len(boxes) == 3 and all(n.name.startswith("cell") for n in boxes)
+    assert _acyclic(g), f"one box for three calls makes a cycle: {g.edges}"
+
+
+def test_backward_order_stays_valid_after_collapsing():
+    g = graph_of(mlp(3), torch.ones(2, 4), depth=1)
+    at = {node_id: k for k, node_id in enumerate(g.backward_order)}
+    assert sorted(at) == sorted(n.id for n in g.nodes)
+    assert all(at[s] > at[d] for s, d in g.edges)
+
+
 def test_depth_keeps_the_output_value_and_input_gradient():
     model = mlp(2)
     x = torch.linspace(-1, 1, 8).reshape(2, 4)

@@ -27,7 +27,7 @@ def test_posthoc_graph_has_autograd_structure_and_names(autograd_ref):
 
 
 def test_posthoc_leaves_without_names_are_named_by_shape():
-    x, w, y = leaves_and_result()
+    *_, y = leaves_and_result()
     g = vz.graph(y)
     leaves = [n for n in g.nodes if n.kind == "leaf"]
     assert len(leaves) == 2 and all("3" in n.name for n in leaves)
@@ -52,7 +52,7 @@ def test_posthoc_after_backward_draws_leaf_grads_from_dot_grad():
 
 
 def test_posthoc_after_backward_with_show_saved_raises_a_clear_error():
-    x, w, y = leaves_and_result()
+    *_, y = leaves_and_result()
     y.backward()
     with pytest.raises(vz.VizlibError, match="retain_graph") as info:
         vz.graph(y, show_saved=True)

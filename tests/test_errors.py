@@ -22,7 +22,7 @@ def test_result_that_does_not_depend_on_the_inputs():
 
 def test_result_that_is_not_a_tensor():
     with pytest.raises(vz.VizlibError):
-        vz.graph(lambda x: float(x.sum()), torch.ones(2))
+        vz.graph(lambda x: x.sum().item(), torch.ones(2))
 
 
 @pytest.mark.parametrize("target", ["y = x * 2", 3.0, None, [1, 2]])

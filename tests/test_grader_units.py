@@ -11,7 +11,9 @@ import pytest
 from pathlib import Path
 
 from grader.errors import GraderError
-from grader.grade import SubmissionResult, TaskResult, grading_notebook, sanitize_rules
+from grader.assemble import grading_notebook
+from grader.results import SubmissionResult, TaskResult
+from grader.run import sanitize_rules
 from grader.notebook import load_chapter
 from grader.release import exercise_notebook, release, stub
 from grader.report import as_json, table

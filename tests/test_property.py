@@ -13,8 +13,6 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import vizlib as vz
-
 MAX_NUMEL = 64
 MAX_DIM = 4
 

@@ -71,7 +71,7 @@ def test_labels_are_short_and_scalars_show_value_and_grad(dot_json):
     x = nodes[f"n{g.find('x')[0].id}"]["label"]
     assert fmt(1.25) in x and fmt(4.5) in x
     big = vz.graph(lambda x: x.exp().sum(), torch.linspace(0, 1, 50).reshape(5, 10))
-    for name, attrs in dot_json(big.to_dot())[0].items():
+    for attrs in dot_json(big.to_dot())[0].values():
         lines = attrs["label"].split("\\n")
         assert len(lines) <= 4 and all(len(line) <= 40 for line in lines), attrs["label"]
 

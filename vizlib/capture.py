@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map
 
 from .errors import VizlibError
 from .graph import Graph, Node
@@ -193,7 +193,8 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
     for pos in order:
         result.append(pos)
         result += after.get(pos, [])
-    return result
+    # A leaf no op consumed (the function returned its input) gets its gradient at once.
+    return result + [leaf for leaf in leaf_pos if leaf not in result]
 
 
 # ---------------------------------------------------------------- inputs and naming
@@ -211,8 +212,7 @@ def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dic
             return v.detach().clone().requires_grad_(True)
         return v
 
-    args = tuple(prepare(a) for a in args)
-    kwargs = {k: prepare(v) for k, v in kwargs.items()}
+    args, kwargs = tree_map(prepare, (args, kwargs))
     names: dict[int, str] = {}
     try:
         target = fn.forward if isinstance(fn, nn.Module) else fn

@@ -86,8 +86,8 @@ class Graph:
         raise KeyError(node_id)
 
     def find(self, name: str) -> list[Node]:
-        """Nodes whose name matches ``name`` exactly or as a glob (``"Mul*"``, ``"fc1.*"``)."""
-        return [n for n in self.nodes if fnmatch.fnmatchcase(n.name, name)]
+        """Nodes whose name is ``name``, or matches it as a glob (``"Mul*"``, ``"fc1.*"``)."""
+        return [n for n in self.nodes if n.name == name or fnmatch.fnmatchcase(n.name, name)]
 
     def to_dot(self) -> str:
         """Graphviz DOT source; the same Graph always gives the same text."""
@@ -125,7 +125,7 @@ def summary_text(g: Graph) -> str:
     counts = {k: sum(n.kind == k for n in g.nodes) for k in ("leaf", "op", "module")}
     plural = {"leaf": "leaves", "op": "ops", "module": "modules"}
     parts = ", ".join(f"{c} {k if c == 1 else plural[k]}" for k, c in counts.items() if c)
-    lines = [f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edges, "
+    lines = [f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edge{'s' if len(g.edges) != 1 else ''}, "
              f"saved for backward {human_bytes(g.saved_bytes)}"]
     leaves = [n for n in g.nodes if n.kind == "leaf"]
     if len(leaves) <= _REPR_LEAVES:

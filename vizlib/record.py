@@ -46,6 +46,7 @@ class ForwardRecorder(TorchFunctionMode):
         self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
         self.ops: dict = {}  # autograd node -> OpRecord
         self._scope: list[str] = []
+        self._calls: dict = {}  # module -> how many times it has been entered
         self._packed: list[tuple[SavedTensor, tuple]] = []
         self._hooks: list = []
         self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
@@ -66,7 +67,11 @@ class ForwardRecorder(TorchFunctionMode):
                 h.remove()
 
     def _enter_module(self, module, args):
-        self._scope.append(self.module_names.get(module) or type(module).__name__)
+        # A module run several times (an RNN cell) is a separate box per call: one box for
+        # all calls would draw a cycle.
+        path = self.module_names.get(module) or type(module).__name__
+        calls = self._calls[module] = self._calls.get(module, 0) + 1
+        self._scope.append(path if calls == 1 else f"{path} (call {calls})")
 
     def _leave_module(self, module, args, output):
         if self._scope:

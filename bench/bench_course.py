@@ -1,0 +1,122 @@
+"""How long the course takes to run: every notebook of course/ and solutions/ executed
+in a fresh kernel, and the grader's time per submission.
+
+Notebooks run through nbclient exactly as `jupyter nbconvert --execute` would (kernel
+start included); the per-cell times come from the timestamps nbclient records. The
+grader is timed as an instructor runs it, `python -m grader grade`, on each chapter's
+solutions notebook: alone (one pytest + nbval start for one submission) and as a class
+of BATCH copies in one command (that start shared), so the table shows what one more
+learner costs. CPU seconds (ours and all children: kernels, pytest) are given next to
+wall-clock seconds because on a shared machine the wall clock mostly measures the
+neighbours.
+
+    .venv/bin/python bench/bench_course.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from report import median, table, write_section
+
+ROOT = Path(__file__).resolve().parent.parent
+SLOW = 60.0  # seconds: a notebook slower than this on its first run is run only once
+BATCH = 5
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and every child it has waited for (kernels, pytest)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def run_notebook(path: Path) -> dict:
+    """Execute a copy of the notebook in a fresh kernel; the file itself is not touched."""
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    cpu, start = cpu_seconds(), time.perf_counter()
+    client.execute()
+    wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        stamps = cell.get("metadata", {}).get("execution", {})
+        if "iopub.execute_input" in stamps and "shell.execute_reply" in stamps:
+            begin = datetime.fromisoformat(stamps["iopub.execute_input"].replace("Z", "+00:00"))
+            end = datetime.fromisoformat(stamps["shell.execute_reply"].replace("Z", "+00:00"))
+            cells.append(((end - begin).total_seconds(), index))
+    return {"wall": wall, "cpu": cpu, "cells": sum(s for s, _ in cells), "slowest": max(cells, default=(0.0, -1))}
+
+
+def run_grader(paths: list[Path]) -> tuple[float, float]:
+    """Wall and CPU seconds of one `python -m grader grade` over the paths."""
+    cpu, start = cpu_seconds(), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "grader", "grade", *map(str, paths)],
+                   cwd=ROOT, capture_output=True, check=False, timeout=1800)
+    return time.perf_counter() - start, cpu_seconds() - cpu
+
+
+def repeat(measure, runs: int) -> tuple[list, bool]:
+    """Up to `runs` results of measure(); only one when the first took longer than SLOW."""
+    first = measure()
+    wall = first["wall"] if isinstance(first, dict) else first[0]
+    if wall > SLOW:
+        return [first], True
+    return [first] + [measure() for _ in range(runs - 1)], False
+
+
+def notebooks_section(runs: int) -> str:
+    rows = []
+    for path in sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb")):
+        results, slow = repeat(lambda: run_notebook(path), runs)
+        best = sorted(results, key=lambda r: r["wall"])[len(results) // 2]
+        seconds, index = best["slowest"]
+        rows.append([f"`{path.relative_to(ROOT)}`", f"{median([r['wall'] for r in results]):.1f}",
+                     f"{median([r['cpu'] for r in results]):.1f}", f"{median([r['cells'] for r in results]):.1f}",
+                     f"{seconds:.2f} (cell {index})", f"{len(results)}{' (slow: 1 run)' if slow else ''}"])
+    return table(["notebook", "wall s (median)", "CPU s (median)", "cells s", "slowest cell s", "runs"], rows)
+
+
+def grader_section(runs: int) -> str:
+    rows = []
+    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+        results, slow = repeat(lambda: run_grader([path]), runs)
+        alone_wall, alone_cpu = median([w for w, _ in results]), median([c for _, c in results])
+        with tempfile.TemporaryDirectory() as tmp:
+            copies = [Path(tmp) / f"learner{n}_{path.name}" for n in range(BATCH)]
+            for copy in copies:
+                copy.write_bytes(path.read_bytes())
+            batch_wall, batch_cpu = run_grader(copies)
+        rows.append([f"`{path.stem}`", f"{alone_wall:.1f}", f"{alone_cpu:.1f}",
+                     f"{batch_wall:.1f}", f"{batch_wall / BATCH:.1f}", f"{batch_cpu / BATCH:.1f}",
+                     f"{len(results)}{' (slow: 1 run)' if slow else ''}"])
+    return table(["chapter", "1 submission: wall s", "CPU s", f"{BATCH} submissions: wall s",
+                  "wall s each", "CPU s each", "runs (alone)"], rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is shown")
+    args = parser.parse_args()
+    body = ("### Notebooks, fresh kernel each\n\n" + notebooks_section(args.runs)
+            + f"\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n" + grader_section(args.runs))
+    how = (f"How measured: `.venv/bin/python bench/bench_course.py --runs {args.runs}`. Notebooks: nbclient, "
+           "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
+           f"Median of {args.runs} runs, 1 run for a notebook slower than {SLOW:.0f} s. Grader: one command "
+           f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "
+           "includes kernels and pytest.")
+    print(write_section("course", "Course notebooks and grading time", how, body).read_text())
+
+
+if __name__ == "__main__":
+    main()

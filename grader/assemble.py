@@ -1,0 +1,73 @@
+"""Build the notebook nbval runs for one submission.
+
+It is the instructor's notebook with only the solution cells' code taken from the
+submission, preceded by a cell that installs output_guard. Setup cells' outputs are not
+compared (they are not the learner's work), check and hidden cells are compared with the
+instructor's stored outputs minus stderr (warnings never cost a point), and a check with
+no stored output counts only by raising or not. After a lost kernel, tasks already graded
+are "replayed": only their solution cells run, to rebuild the state later tasks use.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import nbformat
+from nbformat import NotebookNode
+
+from grader.notebook import Chapter, Task, role
+
+GUARD = "from grader.output_guard import install\ninstall()\ndel install"
+
+
+@dataclass
+class CellRole:
+    """What a code cell of the grading notebook is, to read nbval's verdict on it."""
+
+    kind: str  # guard, setup, replay, solution, check, hidden
+    task: str | None
+    index: int | None  # the cell's index in the instructor notebook
+
+
+def grading_notebook(chapter: Chapter, answers: dict[str, str | None], graded: list[Task],
+                     replayed: list[Task]) -> tuple[NotebookNode, list[CellRole]]:
+    """The notebook nbval runs, and the role of each of its code cells in order."""
+    task_of = chapter.task_of_cell()
+    graded_numbers = {t.number for t in graded}
+    replayed_numbers = {t.number for t in replayed}
+    guard = nbformat.v4.new_code_cell(GUARD, id="grader-output-guard")
+    cells, roles = [guard], [CellRole("guard", None, None)]
+    for index, instructor_cell in enumerate(chapter.nb.cells):
+        kind = role(instructor_cell)
+        if instructor_cell.cell_type != "code":
+            continue
+        cell = copy.deepcopy(instructor_cell)
+        task = task_of.get(index)
+        if task is None:
+            _ignore_output(cell)
+            cells.append(cell)
+            roles.append(CellRole("setup", None, index))
+        elif task.number in replayed_numbers and kind == "solution":
+            cell.source, cell.outputs, cell.execution_count = answers[task.number], [], None
+            cells.append(cell)
+            roles.append(CellRole("replay", task.number, index))
+        elif task.number in graded_numbers:
+            if kind == "solution":
+                cell.source, cell.outputs, cell.execution_count = answers[task.number], [], None
+            else:
+                # Warnings never cost a point: output_guard drops stderr, so drop it here too.
+                cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
+                if not cell.outputs:
+                    _ignore_output(cell)  # nothing to compare: only errors count
+            cells.append(cell)
+            roles.append(CellRole(kind, task.number, index))
+    nb = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(chapter.nb.metadata))
+    nb.metadata.pop("widgets", None)
+    return nb, roles
+
+
+def _ignore_output(cell: NotebookNode) -> None:
+    tags = cell.metadata.setdefault("tags", [])
+    if "nbval-ignore-output" not in tags:
+        tags.append("nbval-ignore-output")
