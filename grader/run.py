@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import nbformat
+import psutil
 from nbformat import NotebookNode
 
 from grader.errors import GraderError
@@ -72,7 +73,8 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
         ]
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH")]))
+        # The subprocess and its kernels import this very grader (plugin, output guard).
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE_ROOT), env.get("PYTHONPATH")]))
         log_path = folder / "pytest.log"
         code_cells = sum(cell.cell_type == "code" for nb in notebooks.values() for cell in nb.cells)
         deadline = code_cells * (cell_timeout + GRACE) + 60 * (1 + len(notebooks))
@@ -82,14 +84,10 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
             try:
                 process.wait(timeout=deadline)
             except subprocess.TimeoutExpired:
-                _kill(process.pid)
-                process.wait()
+                _kill_tree(process)
         lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
         records: dict[str, dict[int, dict]] = {}
         for line in map(json.loads, lines):
-            if "kernel_pid" in line:
-                _kill(line["kernel_pid"])  # normally gone already; never leave one behind
-                continue
             cells = records.setdefault(Path(line["file"]).stem, {})
             if line["cell"] not in cells or "fatal" in line:
                 cells[line["cell"]] = line
@@ -99,8 +97,13 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
         return records
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+def _kill_tree(process: subprocess.Popen) -> None:
+    """Kill pytest and its kernels (which run in sessions of their own)."""
+    children = psutil.Process(process.pid).children(recursive=True)
+    os.killpg(process.pid, signal.SIGKILL)
+    for child in children:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    process.wait()

@@ -47,12 +47,21 @@ def read_submission(path: Path) -> Submission:
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list) or raw.get("nbformat") != 4:
         raise GraderError(f"{path}: not a Jupyter notebook in nbformat 4 (no list of cells). {hint}")
     nb = nbformat.from_dict(raw)
+    # Only solution code is ever taken from a submission, so damage elsewhere (a hand
+    # edit, another tool's save) is smoothed over rather than allowed to crash the grader.
+    if not isinstance(nb.get("metadata"), dict):
+        nb.metadata = nbformat.NotebookNode()
     for cell in nb.cells:
-        if not isinstance(cell, dict) or "cell_type" not in cell:
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
             raise GraderError(f"{path}: a cell without a cell_type: the file is damaged. {hint}")
-        cell.setdefault("metadata", nbformat.NotebookNode())
+        if not isinstance(cell.get("metadata"), dict):
+            cell.metadata = nbformat.NotebookNode()
+        if not isinstance(cell.metadata.get("tags", []), list):
+            cell.metadata.tags = []
+        if not isinstance(cell.get("id"), (str, type(None))):
+            cell.id = None
         source = cell.get("source", "")
-        cell.source = "".join(source) if isinstance(source, list) else str(source)
+        cell.source = "".join(map(str, source)) if isinstance(source, list) else str(source)
     return Submission(path, nb)
 
 

@@ -136,6 +136,20 @@ def test_not_a_notebook_is_a_clear_error(tmp_path, content, message):
         read_submission(tmp_path / "missing.ipynb")
 
 
+def test_damaged_cells_do_not_crash_matching(tmp_path, chapters, chapter):
+    nb = json.loads(json.dumps(exercise(chapter)))
+    nb["cells"][0]["metadata"] = None
+    nb["cells"][1]["metadata"] = {"tags": "solution"}
+    nb["cells"][2]["id"] = 17
+    del nb["cells"][3]["source"]
+    nb["cells"][4]["source"] = ["print(", "1)"]
+    path = tmp_path / "damaged.ipynb"
+    path.write_text(json.dumps(nb))
+    damaged = read_submission(path)
+    assert chapter_of(damaged, chapters).name == "90_fixture"
+    assert set(match_solutions(chapter, damaged)) == {"9.1", "9.2", "9.3"}
+
+
 # --- matching solution cells --------------------------------------------------------
 
 def answered(chapter, answers: dict[str, str]) -> nbformat.NotebookNode:
