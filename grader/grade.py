@@ -106,11 +106,11 @@ def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, T
     for task in chapter.tasks:
         code = answers[task.number]
         if code is None:
-            decided[task.number] = TaskResult(task.number, task.points, False, (
+            decided[task.number] = TaskResult(task.number, task.points, "unmatched", (
                 f"no solution cell found for Exercise {task.number}: it was deleted, or moved "
                 "away from its heading. Put your answer back in the exercise's solution cell."))
         elif flags := findings(code, modules):
-            decided[task.number] = TaskResult(task.number, task.points, False, (
+            decided[task.number] = TaskResult(task.number, task.points, "flagged", (
                 "not run: the solution reaches into the checking machinery ("
                 + "; ".join(flags) + "). Answers must not change modules, builtins or the kernel."))
     return decided

@@ -29,6 +29,9 @@ COURSE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 ROLES = ("solution", "check", "hidden")
+# Markers that would stop nbval from running a check or from failing it on an error.
+NBVAL_MARKERS = {"nbval-skip", "raises-exception"}
+NBVAL_COMMENT = re.compile(r"^\s*#+\s*(NBVAL_SKIP|NBVAL_RAISES_EXCEPTION)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,11 @@ def load_chapter(path: Path) -> Chapter:
         if BEGIN not in source or END not in source:
             raise GraderError(f"{where}: the solution cell needs the lines '{BEGIN}' and '{END}'.")
         for index in current["checks"] + current["hidden"]:
-            if nb.cells[index].outputs and nb.cells[index].execution_count is None:
+            cell = nb.cells[index]
+            if NBVAL_MARKERS & set(cell.metadata.get("tags", [])) or NBVAL_COMMENT.search(cell.source):
+                raise GraderError(f"{where}: cell {index} is a check, so nbval must run it and compare "
+                                  "its output: remove its nbval-skip/raises-exception tag or NBVAL_ comment.")
+            if cell.outputs and cell.execution_count is None:
                 # nbval refuses such a cell ("Unrun reference cell has outputs").
                 raise GraderError(f"{where}: cell {index} has outputs but no execution count. "
                                   "Re-execute the notebook (jupyter nbconvert --execute --inplace).")

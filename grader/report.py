@@ -41,7 +41,7 @@ def as_json(results: list[SubmissionResult]) -> dict:
         "max_score": sum(task.points for task in result.tasks),
         "notes": result.notes,
         "tasks": [{"task": t.number, "points": t.points, "score": t.score, "passed": t.passed,
-                   "message": t.message} for t in result.tasks],
+                   "reason": t.reason, "message": t.message} for t in result.tasks],
     } for result in results]}
 
 

@@ -5,13 +5,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Why a task got its verdict, for gradebooks and statistics (the message is for people).
+REASONS = {
+    "passed": "every check passed",
+    "not_answered": "the solution still raises the exercise's NotImplementedError",
+    "check_failed": "an assertion of a check (or hidden check) failed",
+    "check_error": "a check raised another exception on the answer",
+    "output_differs": "a check printed something other than the instructor's copy",
+    "solution_error": "the solution cell raised an exception",
+    "huge_output": "a cell printed more than output_guard allows",
+    "timeout": "a cell ran past the cell timeout",
+    "kernel_died": "the kernel process died",
+    "flagged": "the solution reaches into the checking machinery; not run",
+    "unmatched": "no solution cell for the task in the submission",
+}
+
 
 @dataclass
 class TaskResult:
     number: str
     points: float
-    passed: bool
+    reason: str  # a key of REASONS
     message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.reason == "passed"
 
     @property
     def score(self) -> float:

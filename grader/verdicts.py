@@ -11,10 +11,14 @@ from grader.assemble import CellRole
 from grader.notebook import Chapter, Task
 from grader.results import TaskResult
 
+WHERE = {"solution": "your solution cell", "check": "the check on your answer",
+         "hidden": "a hidden check on your answer"}
+
 
 def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, dict], graded: list[Task],
                   cell_timeout: float, notes: list[str]) -> tuple[dict[str, TaskResult], str | None]:
-    """Per-task verdicts from one nbval run, and the task that lost the kernel (if any)."""
+    """Per-task verdicts from one nbval run, and the task that lost the kernel (if any).
+    Tasks after a lost kernel get no verdict: they go into the next round."""
     fatal_cell = next((n for n in sorted(records) if "fatal" in records[n]), None)
     missing = [n for n in range(len(roles)) if n not in records]
     if fatal_cell is None and missing:
@@ -22,48 +26,48 @@ def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, di
         records[fatal_cell] = {"cell": fatal_cell, "outcome": "failed", "error": None, "fatal": "timeout"}
     fatal_task = None
     if fatal_cell is not None:
-        # The task whose cell (or a setup cell right after it) lost the kernel.
+        # The task whose cell, or a setup cell right after it, lost the kernel.
         before = [r.task for r in roles[: fatal_cell + 1] if r.kind in ("solution", "check", "hidden")]
         fatal_task = before[-1] if before else None
     verdicts: dict[str, TaskResult] = {}
     for task in graded:
         cells = [n for n, r in enumerate(roles) if r.task == task.number and r.kind != "replay"]
-        if fatal_cell is not None and min(cells) > fatal_cell and task.number != fatal_task:
-            break  # not reached in this run
         if task.number == fatal_task:
-            verdicts[task.number] = _lost(task, roles, records[fatal_cell], cell_timeout)
+            where = WHERE.get(roles[fatal_cell].kind, "the cell after your solution")
+            verdicts[task.number] = _lost(task, records[fatal_cell], cell_timeout, where)
+        elif fatal_cell is not None and min(cells) > fatal_cell:
+            break
         else:
             verdicts[task.number] = _verdict(chapter, task, roles, records, cells)
     if fatal_cell is not None and fatal_task is None:
-        reason = _lost_reason(records[fatal_cell], cell_timeout)
+        # Lost before any task's cell: nothing the learner wrote had run yet.
         for task in graded:
-            verdicts[task.number] = TaskResult(task.number, task.points, False,
-                                               f"could not be graded: {reason} in a setup cell")
+            verdicts[task.number] = _lost(task, records[fatal_cell], cell_timeout, "a setup cell")
+    _note_setup_failures(chapter, roles, records, notes)
+    return verdicts, fatal_task
+
+
+def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[int, dict],
+                         notes: list[str]) -> None:
+    """Cells before the first task run no learner code: a failure there is the
+    instructor's or the machine's problem, worth telling whoever grades."""
     first_task = min(task.heading for task in chapter.tasks)
     for n, r in enumerate(roles):
         record = records.get(n)
-        # Cells before the first task run no learner code: a failure there is the
-        # instructor's or the machine's problem, worth telling whoever grades.
         if r.kind in ("setup", "guard") and (r.index is None or r.index < first_task) and \
                 record and record["outcome"] == "failed":
             where = f"setup cell {r.index}" if r.index is not None else "the grader's output guard"
             note = f"{where} of {chapter.path.name} failed: {_describe(record)}"
             if note not in notes:
                 notes.append(note)
-    return verdicts, fatal_task
 
 
-def _lost_reason(record: dict, cell_timeout: float) -> str:
+def _lost(task: Task, record: dict, cell_timeout: float, where: str) -> TaskResult:
     if record.get("fatal") == "died":
-        return "the Python kernel died (os._exit(), a crash, or out of memory)"
-    return f"timed out after {cell_timeout:g} s (an infinite loop?)"
-
-
-def _lost(task: Task, roles: list[CellRole], record: dict, cell_timeout: float) -> TaskResult:
-    kind = roles[record["cell"]].kind
-    where = {"solution": "your solution cell", "check": "the check on your answer",
-             "hidden": "a hidden check on your answer"}.get(kind, "the cell after your solution")
-    return TaskResult(task.number, task.points, False, f"{_lost_reason(record, cell_timeout)} in {where}")
+        return TaskResult(task.number, task.points, "kernel_died",
+                          f"the Python kernel died (os._exit(), a crash, or out of memory) in {where}")
+    return TaskResult(task.number, task.points, "timeout",
+                      f"timed out after {cell_timeout:g} s (an infinite loop?) in {where}")
 
 
 def _describe(record: dict) -> str:
@@ -75,32 +79,34 @@ def _describe(record: dict) -> str:
 
 def _verdict(chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, dict],
              cells: list[int]) -> TaskResult:
-    def fail(message: str) -> TaskResult:
-        return TaskResult(task.number, task.points, False, message)
+    def fail(reason: str, message: str) -> TaskResult:
+        return TaskResult(task.number, task.points, reason, message)
 
     for n in cells:
-        record, kind = records.get(n), roles[n].kind
-        if record is None:
-            return fail("not graded: nbval did not run this task's cells")
-        if record["outcome"] == "passed":
+        record, kind = records[n], roles[n].kind
+        # An error counts even where nbval let it pass (a learner's NBVAL_RAISES_EXCEPTION).
+        if record["outcome"] == "passed" and not record.get("error"):
             continue
+        if record["outcome"] == "skipped":
+            return fail("solution_error", "your solution cell was skipped: remove its NBVAL_SKIP comment")
         error = record.get("error") or {}
         ename, evalue = error.get("ename", ""), str(error.get("evalue", "")).strip()
-        if ename == "NotImplementedError":
-            return fail(f"not answered yet: the solution still raises NotImplementedError({evalue!r})")
-        if ename == "OutputLimitExceeded":
-            return fail(f"huge output: {evalue}")
         prefix = "hidden check: " if kind == "hidden" else ""
+        if ename == "NotImplementedError":
+            return fail("not_answered", f"not answered yet: the solution still raises NotImplementedError({evalue!r})")
+        if ename == "OutputLimitExceeded":
+            return fail("huge_output", f"huge output: {evalue}")
         if kind == "solution":
-            return fail(f"your solution raised {ename}: {evalue}" if ename else _describe(record))
+            return fail("solution_error", f"your solution raised {ename}: {evalue}" if ename else _describe(record))
         if ename == "AssertionError":
-            return fail(prefix + (evalue or "a check failed (it gives no message)"))
+            return fail("check_failed", prefix + (evalue or "a check failed (it gives no message)"))
         if ename:
-            return fail(f"{prefix}the check could not use your answer: {ename}: {evalue}")
+            return fail("check_error", f"{prefix}the check could not use your answer: {ename}: {evalue}")
         if record.get("problem") == "Cell outputs differ":
-            return fail(f"{prefix}the check printed something other than expected:\n{record.get('diff', '')}".strip())
-        return fail(prefix + _describe(record))
+            diff = record.get("diff", "")
+            return fail("output_differs", f"{prefix}the check printed something other than expected:\n{diff}".strip())
+        return fail("check_error", prefix + _describe(record))
     last_check = chapter.nb.cells[task.checks[-1]]
     printed = [o.get("text", "") for o in last_check.get("outputs", []) if o.get("name") == "stdout"]
     lines = "".join(printed).strip().splitlines()
-    return TaskResult(task.number, task.points, True, lines[-1] if lines else "passed")
+    return TaskResult(task.number, task.points, "passed", lines[-1] if lines else "passed")

@@ -95,9 +95,14 @@ def graded(tmp_path_factory):
         right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
         alternative = {number: a["alternative"] for number, a in ANSWERS[name].items()}
         wrong = {number: a["wrong"] for number, a in ANSWERS[name].items()}
+        # The exercise with each stub line replaced by `pass`: nothing answered, nothing raised.
+        stubs = {c.get("id"): c.source for c in exercise.cells}
+        emptied = {t.number: stubs[chapter.nb.cells[t.solution].id].replace(
+            f'raise NotImplementedError("Exercise {t.number}")', "pass") for t in chapter.tasks}
         submissions.update({
             f"{name}-solutions": chapter.nb,
             f"{name}-untouched": exercise,
+            f"{name}-emptied": with_answers(exercise, chapter, emptied),
             f"{name}-alternative": with_answers(exercise, chapter, alternative),
             f"{name}-wrong": with_answers(exercise, chapter, wrong),
             f"{name}-tampered_right": tamper(with_answers(exercise, chapter, right), chapter),
@@ -148,6 +153,14 @@ def test_untouched_exercises_score_zero_each_task_with_its_own_message(graded, n
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
+def test_checks_bite_when_nothing_was_answered(graded, name):
+    """With the stubs replaced by `pass`, no solution raises: every check must then fail
+    on one of its own assertions (e.g. "x is not defined: ..."), not on a NameError."""
+    entry = graded["report"][f"{name}-emptied"]
+    assert [t["reason"] for t in entry["tasks"]] == ["check_failed"] * len(entry["tasks"]), entry["tasks"]
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
 def test_alternative_answers_pass(graded, name):
     result = verdicts(graded, f"{name}-alternative")
     failed = {number: message for number, (passed, message) in result.items() if not passed}
@@ -161,6 +174,7 @@ def test_wrong_answers_fail_with_the_intended_message(graded, name):
         passed, message = result[number]
         assert not passed, f"Exercise {number}: the typical wrong answer passed"
         assert answer["hint"] in message, f"Exercise {number}: {message!r} lacks {answer['hint']!r}"
+    assert {t["reason"] for t in graded["report"][f"{name}-wrong"]["tasks"]} == {"check_failed"}
 
 
 @pytest.mark.parametrize("name", CHAPTERS)

@@ -110,6 +110,9 @@ def graded(tmp_path_factory):
             "9.1": "import builtins\ndef square(x):\n    return x * x",
             "9.2": "import sys\nsys.modules['math'] = None\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
         "no_solution": no_solution,
+        "markers": with_answers(exercise, {
+            "9.1": "# NBVAL_RAISES_EXCEPTION\ndef square(x):\n    return x * x\nraise ValueError('oops')",
+            "9.2": "# NBVAL_SKIP\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
         "90_fixture_other_chapter": other,
     }
     paths = []
@@ -140,6 +143,10 @@ def verdicts(graded, name):
     return {t["task"]: (t["passed"], t["message"]) for t in entry["tasks"]}
 
 
+def reasons(graded, name):
+    return [t["reason"] for t in graded["report"][name]["tasks"]]
+
+
 def test_instructor_copy_and_other_correct_answers_score_full_marks(graded):
     for name in ("solutions", "right", "tampered_right"):
         assert graded["report"][name]["score"] == 6.0, graded["report"][name]
@@ -154,6 +161,7 @@ def test_untouched_exercise_fails_every_task_as_not_answered(graded):
 
 def test_wrong_answers_fail_with_the_checks_message(graded):
     assert verdicts(graded, "wrong") == {n: (False, hint) for n, hint in HINTS.items()}
+    assert reasons(graded, "wrong") == ["check_failed"] * 3
 
 
 def test_tampering_with_checks_changes_no_grade(graded):
@@ -176,6 +184,7 @@ def test_infinite_loop_and_dead_kernel_fail_only_their_task(graded):
     assert result["9.1"] == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
     assert result["9.2"] == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
     assert result["9.3"] == (True, "Exercise 9.3 passed")  # graded in a fresh kernel, setup replayed
+    assert reasons(graded, "lost") == ["timeout", "kernel_died", "passed"]
 
 
 def test_loop_in_the_check_and_huge_output_fail_only_their_task(graded):
@@ -196,6 +205,13 @@ def test_solutions_reaching_into_the_checks_are_flagged_and_not_run(graded):
     assert not result["9.1"][0] and "checking machinery" in result["9.1"][1] and "builtins" in result["9.1"][1]
     assert not result["9.2"][0] and "sys.modules" in result["9.2"][1]
     assert result["9.3"] == (True, "Exercise 9.3 passed")
+
+
+def test_nbval_comments_in_a_solution_change_nothing(graded):
+    result = verdicts(graded, "markers")
+    assert result["9.1"] == (False, "your solution raised ValueError: oops")
+    assert result["9.2"] == (False, "your solution cell was skipped: remove its NBVAL_SKIP comment")
+    assert result["9.3"][0]
 
 
 def test_a_deleted_solution_cell_is_reported_not_crashed_on(graded):

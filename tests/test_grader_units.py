@@ -53,14 +53,22 @@ def test_tasks_are_found_with_their_cells(chapter):
     assert chapter.nb.cells[chapter.tasks[0].solution].id == "ex9-1-solution"
 
 
-def test_malformed_instructor_notebook_names_the_cell_to_fix(tmp_path, chapter):
+@pytest.mark.parametrize("cell_id, change, message", [
+    ("ex9-2-check", {"tags": []}, r"Exercise 9\.2: no code cell tagged 'check'"),
+    ("ex9-2-check", {"tags": ["check", "nbval-skip"]}, r"Exercise 9\.2: cell 8 is a check, so nbval must run it"),
+    ("ex9-1-solution", {"tags": ["solution", "check"]}, r"cell 3: a cell can have only one of the tags"),
+    ("ex9-3-check", {"execution_count": None}, r"Exercise 9\.3: cell 13 has outputs but no execution count"),
+])
+def test_malformed_instructor_notebook_names_the_cell_to_fix(tmp_path, chapter, cell_id, change, message):
     nb = json.loads(json.dumps(chapter.nb))
-    for c in nb["cells"]:
-        if c["id"] == "ex9-2-check":
-            c["metadata"]["tags"] = []
+    target = next(c for c in nb["cells"] if c["id"] == cell_id)
+    if "tags" in change:
+        target["metadata"]["tags"] = change["tags"]
+    else:
+        target.update(change)
     path = tmp_path / "broken.ipynb"
     path.write_text(json.dumps(nb))
-    with pytest.raises(GraderError, match=r"Exercise 9\.2: no code cell tagged 'check'"):
+    with pytest.raises(GraderError, match=message):
         load_chapter(path)
 
 
@@ -270,13 +278,13 @@ def test_sanitize_rule_keeps_only_the_lines_checks_print(chapter):
 
 def test_table_and_json_show_every_task():
     result = SubmissionResult(Path("alice.ipynb"), "90_fixture", [
-        TaskResult("9.1", 2.0, True, "Exercise 9.1 passed"),
-        TaskResult("9.2", 3.0, False, "total should be 6\nsecond line"),
+        TaskResult("9.1", 2.0, "passed", "Exercise 9.1 passed"),
+        TaskResult("9.2", 3.0, "check_failed", "total should be 6\nsecond line"),
     ])
     text = table(result)
     assert "alice.ipynb (chapter 90_fixture): 2/5 points" in text
     assert re.search(r"9\.2\s+0/3\s+FAILED\s+total should be 6\n\s+second line", text)
     data = as_json([result])["submissions"][0]
     assert (data["score"], data["max_score"]) == (2.0, 5.0)
-    assert [t["passed"] for t in data["tasks"]] == [True, False]
+    assert [(t["passed"], t["reason"]) for t in data["tasks"]] == [(True, "passed"), (False, "check_failed")]
     assert "ERROR" in table(SubmissionResult(Path("x.ipynb"), error="not a notebook"))
