@@ -30,9 +30,6 @@ from grader.scan import findings, module_aliases
 from grader.submission import chapter_of, match_solutions, read_submission
 from grader.verdicts import read_verdicts
 
-CELL_TIMEOUT = 60.0
-
-
 @dataclass
 class _Grading:
     """One submission on its way through the grading rounds."""
@@ -53,7 +50,7 @@ class _Grading:
 
 
 def grade_files(paths: list[Path], chapters: dict[str, Chapter],
-                cell_timeout: float = CELL_TIMEOUT) -> list[SubmissionResult]:
+                cell_timeout: float) -> list[SubmissionResult]:
     """Grade submissions; bad input becomes SubmissionResult.error, never an exception.
 
     All submissions still being graded go through one pytest process per round (each
