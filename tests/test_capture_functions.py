@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch.utils.checkpoint import checkpoint
 
 import vizlib as vz
+from vizlib.summary import stats
 
 
 def one(g, name):
@@ -60,6 +61,30 @@ def test_statistics_of_big_tensors_are_accurate():
     assert st.mean == pytest.approx(ref.mean().item(), rel=1e-6)
     assert st.min == pytest.approx(ref.min().item()) and st.max == pytest.approx(ref.max().item())
     assert st.norm == pytest.approx(ref.norm().item(), rel=1e-6)
+    assert st.std == pytest.approx(ref.std(correction=0).item(), rel=1e-3)
+
+
+LAYOUTS = {
+    "transposed": lambda: torch.randn(64, 48).t(),  # how matmul's weight gradients arrive
+    "permuted": lambda: torch.randn(3, 4, 5).permute(2, 0, 1),
+    "strided": lambda: torch.randn(10, 12)[::2, 1::3],
+    "expanded": lambda: torch.randn(4, 1).expand(4, 6),  # the gradient of a sum, for one
+    "float16": lambda: torch.randn(50).half(),
+    "far from zero": lambda: 500 + 0.01 * torch.randn(200),
+    "beyond float32 squares": lambda: torch.tensor([3e20, -1e20, 2.0]),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_statistics_hold_for_any_memory_layout_and_range(layout):
+    """Statistics read tensors in memory order without copying; the numbers must not care."""
+    torch.manual_seed(0)
+    t = LAYOUTS[layout]()
+    st, ref = stats(t), t.double()
+    assert st.numel == t.numel() and st.finite
+    assert st.min == ref.min().item() and st.max == ref.max().item()
+    assert st.norm == pytest.approx(ref.norm().item(), rel=1e-5)
+    assert st.mean == pytest.approx(ref.mean().item(), rel=1e-5, abs=1e-6 * ref.abs().max().item())
     assert st.std == pytest.approx(ref.std(correction=0).item(), rel=1e-3)
 
 
