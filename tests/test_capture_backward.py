@@ -1,5 +1,8 @@
 """What backward did: the order the engine ran the nodes in, and what was saved for it."""
 
+import gc
+import weakref
+
 import pytest
 import torch
 from torch import nn
@@ -145,3 +148,85 @@ def test_backward_order_of_a_function_that_returns_its_input():
     (x,) = g.nodes
     assert (x.kind, x.grad, x.is_output) == ("leaf", 1.0, True)
     assert g.backward_order == [x.id], "the leaf received its gradient, so it is in the order"
+
+
+# ---------------------------------------------------------------- memory during backward
+
+class ProbeBackward(torch.autograd.Function):
+    """Identity whose backward, which runs last, notes which watched storages are gone."""
+
+    watched: list = []
+    gone: list = []
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad):
+        gc.collect()
+        ProbeBackward.gone = [ref() is None for ref in ProbeBackward.watched]
+        return grad
+
+
+def exp_chain(x):
+    """Each exp saves its output for backward; the chain's only other owner is this frame."""
+    h = ProbeBackward.apply(x)
+    ProbeBackward.watched = []
+    for _ in range(4):
+        h = h.exp()
+        ProbeBackward.watched.append(weakref.ref(h.untyped_storage()))
+    return h.sum()
+
+
+def test_backward_lets_go_of_saved_tensors_once_their_node_has_run():
+    """As a plain backward() does, so drawing a model costs little more memory than training it.
+
+    vizlib needs retain_graph=True (the caller's own graph may feed the call), which on its
+    own would keep every saved tensor until the end, as the control shows.
+    """
+    x = torch.linspace(-1, 1, 1000, requires_grad=True)
+    torch.autograd.grad(exp_chain(x), x, retain_graph=True)
+    assert ProbeBackward.gone == [False] * 4, "control: retain_graph=True keeps saved tensors alive"
+
+    g = vz.graph(exp_chain, torch.linspace(-1, 1, 1000))
+    assert ProbeBackward.gone == [True] * 4
+    assert g.saved_bytes == 4 * 1000 * 4 and [n.name for n in g.find("ExpBackward0")[0].saved] == ["result"]
+
+
+def test_custom_function_may_read_its_saved_tensors_twice(autograd_ref):
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, grad):
+            (x,) = ctx.saved_tensors
+            (again,) = ctx.saved_tensors
+            return grad * (x + again)
+
+    autograd_ref.check(lambda x: Square.apply(x.sin()).sum(), torch.linspace(0, 1, 5))
+
+
+def test_the_callers_own_graph_can_still_run_backward():
+    """A call may start from a tensor the caller computed: its graph is not freed by vizlib."""
+    w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = w.exp()  # ExpBackward0 saves its result
+    vz.graph(lambda h: (h * h).sum(), h)
+    h.sum().backward()
+    assert torch.allclose(w.grad, w.exp())
+
+
+def test_backward_again_through_a_stashed_result_says_why():
+    stash = []
+
+    def f(x):
+        y = (x.exp() * 2).sum()
+        stash.append(y)
+        return y
+
+    vz.graph(f, torch.ones(3))
+    with pytest.raises(RuntimeError, match="already ran backward through this graph"):
+        stash[0].backward()

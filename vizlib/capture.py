@@ -129,7 +129,13 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
     edges_of: dict[int, list[tuple[int, int]]] = {}
     for src, dst, slot in w.edges:
         edges_of.setdefault(dst, []).append((slot, src))
-    back, handles = hook_backward(w.fns, w.index, edges_of)
+    # Autograd's own names for what each node saved ("self", "result", ...), read before
+    # backward lets the tensors go. (Nodes inside torch.utils.checkpoint packed nothing
+    # through our hook, and reading their attributes would start the recomputation.)
+    for fn, r in rec.ops.items():
+        if r.saved:
+            r.saved = saved_tensors(fn) or r.saved
+    back, handles = hook_backward(w.fns, edges_of, rec.saved)
     try:
         leaf_grads = torch.autograd.grad(outs, [w.leaf_tensor(i) for i in leaf_pos], seeds,
                                          retain_graph=True, allow_unused=True)
@@ -157,11 +163,6 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
         else:
             node = Node(id=i, kind="op", name=type(fn).__name__, shape=r.shape, dtype=r.dtype, op=r.op,
                         value=r.value, value_stats=r.value_stats, modules=r.modules)
-            # The pack hook saw what this node saved; its _saved_* attributes also say under
-            # which name. (Nodes inside torch.utils.checkpoint packed nothing through our hook,
-            # and reading their attributes would start the recomputation, so they are skipped.)
-            if r.saved:
-                r.saved = saved_tensors(fn) or r.saved
             _attach_saved(node, r.saved)
         node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
         nodes.append(node)
@@ -184,11 +185,14 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
     That is when autograd's AccumulateGrad node for the leaf would run in a .backward().
     """
     ran_at = {pos: k for k, pos in enumerate(order)}
+    last_use: dict[int, int] = {}  # leaf -> when its last consumer ran
+    for s, d, _ in w.edges:
+        if d in ran_at:
+            last_use[s] = max(last_use.get(s, -1), ran_at[d])
     after: dict[int, list[int]] = {}
     for leaf in leaf_pos:
-        consumers = [ran_at[d] for s, d, _ in w.edges if s == leaf and d in ran_at]
-        if consumers:
-            after.setdefault(order[max(consumers)], []).append(leaf)
+        if leaf in last_use:
+            after.setdefault(order[last_use[leaf]], []).append(leaf)
     result = []
     for pos in order:
         result.append(pos)

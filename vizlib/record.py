@@ -4,12 +4,14 @@ Forward: a TorchFunctionMode sees every torch call and notes, for the autograd n
 made each output, the call's name, the output's shape, dtype and values (reduced to
 plain numbers at once, so no activation is kept), and the module scope it ran in (from
 global module hooks). A saved-tensor pack hook attributes what each call saved for
-backward. Backward: hooks on every node record the gradient that reached it, the gradient
-it sent along each edge, and the order in which the engine ran it.
+backward, and holds those tensors so that backward can let each go once its node has run.
+Backward: hooks on every node record the gradient that reached it, the gradient it sent
+along each edge, and the order in which the engine ran it.
 """
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 import torch
@@ -38,6 +40,52 @@ class OpRecord:
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
 
 
+class _Held:
+    """One tensor saved for backward; ``tensor`` is None once it has been let go."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class SavedForBackward:
+    """The tensors autograd saved during a recording, each let go once the backward node
+    that unpacked it has run, as a plain ``backward()`` frees them.
+
+    vizlib runs backward with ``retain_graph=True``: the graph may reach into tensors the
+    caller made before the call, and their saved tensors must survive for the caller's own
+    backward. Without this, everything saved inside the call would stay alive until
+    backward ends: for a GPT-2-sized model, hundreds of MB above a plain training step.
+    The backward hooks call ``node_started``/``node_done`` around each node (per thread:
+    the engine runs each device's nodes on its own thread).
+    """
+
+    def __init__(self):
+        self._local = threading.local()  # .unpacked: holders the running node unpacked
+
+    def pack(self, t: torch.Tensor) -> _Held:
+        return _Held(t)
+
+    def unpack(self, held: _Held) -> torch.Tensor:
+        if held.tensor is None:
+            raise RuntimeError(
+                "vz.graph already ran backward through this graph and let go of the tensors it "
+                "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph.")
+        unpacked = getattr(self._local, "unpacked", None)
+        if unpacked is not None:  # None: read outside backward (vizlib naming saved tensors)
+            unpacked.append(held)
+        return held.tensor
+
+    def node_started(self) -> None:
+        self._local.unpacked = []
+
+    def node_done(self) -> None:
+        for held in getattr(self._local, "unpacked", None) or ():
+            held.tensor = None
+        self._local.unpacked = None
+
+
 class ForwardRecorder(TorchFunctionMode):
     """Context manager recording every autograd node created by torch calls inside it."""
 
@@ -49,7 +97,8 @@ class ForwardRecorder(TorchFunctionMode):
         self._calls: dict = {}  # module -> how many times it has been entered
         self._packed: list[tuple[SavedTensor, tuple]] = []
         self._hooks: list = []
-        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
+        self.saved = SavedForBackward()
+        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self):
@@ -77,12 +126,12 @@ class ForwardRecorder(TorchFunctionMode):
         if self._scope:
             self._scope.pop()
 
-    def _pack(self, t: torch.Tensor) -> torch.Tensor:
+    def _pack(self, t: torch.Tensor) -> _Held:
         if t.untyped_storage().nbytes():
             name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
             self._packed.append((SavedTensor(name, tuple(t.shape), dtype_name(t.dtype),
                                              t.untyped_storage().nbytes()), storage_key(t)))
-        return t
+        return self.saved.pack(t)
 
     # -- the op recording itself --
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -120,11 +169,13 @@ class BackwardRecord:
     edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
 
 
-def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, int]]]) -> tuple[BackwardRecord, list]:
+def hook_backward(fns: list, edges_of: dict[int, list[tuple[int, int]]],
+                  saved: SavedForBackward) -> tuple[BackwardRecord, list]:
     """Put a pre-hook and a post-hook on every op node; return the record and the handles.
 
     ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
-    post-hook can say which gradient went down which edge.
+    post-hook can say which gradient went down which edge. The hooks also tell ``saved``
+    when each node starts and ends, so that it can let go of what the node has used.
     """
     rec = BackwardRecord()
     handles = []
@@ -133,6 +184,7 @@ def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, in
             continue
 
         def pre(grad_outputs, i=i):
+            saved.node_started()
             rec.order.append(i)
             g = grad_outputs[0] if grad_outputs else None
             if g is not None:
@@ -140,6 +192,7 @@ def hook_backward(fns: list, index: dict, edges_of: dict[int, list[tuple[int, in
                 rec.grad_stats[i] = stats(g, extremes=False)
 
         def post(grad_inputs, grad_outputs, i=i):
+            saved.node_done()
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
