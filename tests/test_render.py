@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 import vizlib as vz
-from vizlib.render import to_dot
+from vizlib.render import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size, to_dot
 from vizlib.summary import fmt
 
 
@@ -180,3 +180,39 @@ def test_jupyter_bundle_has_svg_and_text():
     bundle = g._repr_mimebundle_()
     assert set(bundle) == {"image/svg+xml", "text/plain"}
     assert "<svg" in bundle["image/svg+xml"] and bundle["text/plain"] == repr(g)
+
+
+def shared_weight_loop(x, w):
+    h = x
+    for _ in range(60):  # w feeds every step: edges from the top of the picture to its bottom
+        h = (h * w).tanh() + h
+    return h.sum()
+
+
+def long_chain(x):
+    for _ in range(300):
+        x = x.sin()
+    return x.sum()
+
+
+def test_graphs_that_are_slow_to_lay_out_get_the_fast_layout(dot_json):
+    """Graphviz's default layout takes minutes once edges skip thousands of ranks in all
+    (bench_layout.py), however few the nodes: a weight shared by 60 steps of a loop is enough.
+    The fast layout must still put every op below its inputs, with no two nodes on one spot."""
+    loop = vz.graph(shared_weight_loop, torch.ones(3), torch.full((3,), 0.5))
+    chain = vz.graph(long_chain, torch.ones(3))
+    assert len(loop.nodes) < len(chain.nodes)
+    assert layout_size(loop) > FAST_LAYOUT_ABOVE >= layout_size(chain)
+    assert FAST_LAYOUT in loop.to_dot()
+    assert FAST_LAYOUT not in chain.to_dot() and FAST_LAYOUT not in small_graph().to_dot()
+    nodes, edges = dot_json(loop.to_dot())
+    pos = {name: tuple(map(float, attrs["pos"].split(","))) for name, attrs in nodes.items()}
+    assert len(set(pos.values())) == len(pos)
+    assert all(pos[tail][1] > pos[head][1] for tail, head, _ in edges), "an edge points upwards"
+
+
+def test_layout_size_counts_a_rank_for_each_skipped_one():
+    """x feeds sin -> cos -> exp -> mul -> add, and add directly: that edge skips four ranks.
+    The leaf w, used only by mul, sits just above it and skips none."""
+    g = vz.graph(lambda x, w: (x.sin().cos().exp() * w + x).sum(), torch.ones(2), torch.ones(2))
+    assert len(g.nodes) == 8 and layout_size(g) == 8 + 4

@@ -30,8 +30,16 @@ DTYPE_COLOR = {
 }
 OTHER_DTYPE_COLOR = "#e5e7eb"
 CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
-# Above this many nodes, layout time matters more than the last bit of polish.
-LARGE_GRAPH = 400
+# Graphviz's default layout grows superlinearly with what it lays out: the nodes, plus a
+# virtual node on every rank an edge skips. A deep network (GPT-48: about 10k, 13 s of
+# `dot`) or a weight shared by every step of a loop (80 steps: 243 nodes but about 10k
+# virtual ones, minutes) gets a layout that skips the costly passes: ``newrank`` ranks in
+# one pass, ``nslimit=0`` keeps each node at the leftmost x its rank allows, and
+# ``splines=line`` draws long edges straight instead of routing each through thousands of
+# boxes. A chain of blocks comes out as a straight main path with side branches to its
+# right. bench/bench_layout.py has the measurements.
+FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used
+FAST_LAYOUT = "newrank=true, nslimit=0, splines=line"
 SUFFIX_FORMAT = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": None}
 
 
@@ -41,11 +49,11 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
     dtypes = sorted({n.dtype for n in g.nodes if n.dtype})
     by_dtype = len(dtypes) > 1
     max_norm = max((e for e in g.edge_grads if e is not None and math.isfinite(e)), default=0.0)
-    big = len(g.nodes) > LARGE_GRAPH
+    big = layout_size(g) > FAST_LAYOUT_ABOVE
     lines = [
         "digraph vizlib {",
         '  graph [rankdir=TB, nodesep=0.25, ranksep=0.3, fontname="Helvetica", fontsize=10'
-        + (", splines=line, nslimit=2, mclimit=0.5" if big else "") + "];",
+        + (f", {FAST_LAYOUT}" if big else "") + "];",
         '  node [fontname="Helvetica", fontsize=10, height=0.3, penwidth=1];',
         '  edge [arrowsize=0.6, color="#555555"];',
     ]
@@ -64,6 +72,36 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
         lines.append(f'  label="{_esc(chr(10).join(g.notes))}"; labelloc=b; fontcolor="#666666";')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def layout_size(g: Graph) -> int:
+    """About how many nodes `dot` lays out for ``g``: its nodes plus one per rank an edge skips.
+
+    Ranks roughly as `dot` assigns them (it minimises the total length of the edges): each
+    node one rank below its deepest input, then, from the outputs up, each node with at
+    least as many consumers as inputs (a leaf, a transpose feeding a matmul) moved down to
+    just above its first consumer.
+    """
+    consumers: dict[int, list[int]] = {n.id: [] for n in g.nodes}
+    inputs = dict.fromkeys(consumers, 0)
+    for src, dst in g.edges:
+        consumers[src].append(dst)
+        inputs[dst] += 1
+    waiting = dict(inputs)
+    order = [i for i, k in waiting.items() if k == 0]
+    rank = dict.fromkeys(order, 0)
+    for i in order:  # grows while it is read: Kahn's topological sort
+        for dst in consumers[i]:
+            rank[dst] = max(rank.get(dst, 0), rank[i] + 1)
+            waiting[dst] -= 1
+            if waiting[dst] == 0:
+                order.append(dst)
+    for i in reversed(order):
+        if consumers[i] and len(consumers[i]) >= inputs[i]:
+            rank[i] = min(rank[dst] for dst in consumers[i]) - 1
+    # Nodes on a cycle (never in a recorded graph) are left out of the count.
+    return len(g.nodes) + sum(max(rank[dst] - rank[src] - 1, 0) for src, dst in g.edges
+                              if src in rank and dst in rank)
 
 
 def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None) -> str:
