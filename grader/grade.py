@@ -39,6 +39,7 @@ class _Grading:
     answers: dict[str, str | None]
     decided: dict[str, TaskResult]
     lost: set[str]  # tasks whose solution must not run again
+    setup_retried: bool = False  # a round already lost the kernel before any task ran
 
     @property
     def graded(self) -> list[Task]:
@@ -81,7 +82,10 @@ def grade_files(paths: list[Path], chapters: dict[str, Chapter],
                 continue  # the round ended before this notebook's turn
             progress = True
             verdicts, fatal_task = read_verdicts(grading.chapter, roles, records[name], grading.graded,
-                                                 cell_timeout, grading.result.notes)
+                                                 cell_timeout, grading.result.notes,
+                                                 retry_setup=not grading.setup_retried)
+            if not verdicts:  # lost before any task: once more, in the next round
+                grading.setup_retried = True
             grading.decided.update(verdicts)
             if fatal_task is not None:
                 grading.lost.add(fatal_task)

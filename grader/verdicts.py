@@ -16,9 +16,13 @@ WHERE = {"solution": "your solution cell", "check": "the check on your answer",
 
 
 def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, dict], graded: list[Task],
-                  cell_timeout: float, notes: list[str]) -> tuple[dict[str, TaskResult], str | None]:
+                  cell_timeout: float, notes: list[str],
+                  retry_setup: bool = False) -> tuple[dict[str, TaskResult], str | None]:
     """Per-task verdicts from one nbval run, and the task that lost the kernel (if any).
-    Tasks after a lost kernel get no verdict: they go into the next round."""
+    Tasks after a lost kernel get no verdict: they go into the next round. So do all of
+    them when the kernel was lost before any task's cell ran and ``retry_setup`` is set:
+    no learner code had run, so that was the machine's doing (a kernel that could not
+    start on a busy machine), not the learner's."""
     fatal_cell = next((n for n in sorted(records) if "fatal" in records[n]), None)
     missing = [n for n in range(len(roles)) if n not in records]
     if fatal_cell is None and missing:
@@ -41,6 +45,10 @@ def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, di
             verdicts[task.number] = _verdict(chapter, task, roles, records, cells)
     if fatal_cell is not None and fatal_task is None:
         # Lost before any task's cell: nothing the learner wrote had run yet.
+        if retry_setup:
+            why = _lost(graded[0], records[fatal_cell], cell_timeout, "a setup cell").message
+            notes.append(f"{why}, before any exercise ran: graded again in a fresh kernel")
+            return {}, None
         for task in graded:
             verdicts[task.number] = _lost(task, records[fatal_cell], cell_timeout, "a setup cell")
     _note_setup_failures(chapter, roles, records, notes)

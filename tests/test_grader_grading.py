@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -248,3 +249,47 @@ def test_exit_status_zero_when_everything_passed(tmp_path):
         capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "8.1   1/1     passed  Exercise 8.1 passed" in run.stdout
+
+
+DIES_IN_SETUP = """\
+import os, pathlib
+_flag = os.environ.get("SETUP_DIES")  # "always", or a file: die only while it does not exist
+if _flag == "always" or (_flag and not pathlib.Path(_flag).exists()):
+    if _flag != "always":
+        pathlib.Path(_flag).touch()
+    os._exit(1)
+"""
+
+
+def grade_with_dying_setup(tmp_path: Path, how: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Grade a correct submission of a chapter whose first setup cell kills the kernel."""
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    chapter = nbformat.read(FIXTURES / "90_fixture.ipynb", as_version=4)
+    chapter.cells.insert(1, nbformat.v4.new_code_cell(DIES_IN_SETUP, id="dies"))
+    nbformat.write(chapter, solutions / "90_fixture.ipynb")
+    release(solutions, tmp_path / "exercises")
+    submission = tmp_path / "right.ipynb"
+    nbformat.write(with_answers(nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4), RIGHT),
+                   submission)
+    report = tmp_path / "grades.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--solutions", str(solutions), str(submission),
+         "--report", str(report), "--cell-timeout", str(CELL_TIMEOUT)],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "SETUP_DIES": how})
+    return run, json.loads(report.read_text())["submissions"][0]
+
+
+def test_a_kernel_lost_before_any_exercise_ran_is_retried_not_blamed_on_the_learner(tmp_path):
+    """No learner code has run in a setup cell: losing the kernel there (e.g. one that could
+    not start on a busy machine) costs no points when a fresh kernel gets through."""
+    run, entry = grade_with_dying_setup(tmp_path, str(tmp_path / "died-once"))
+    assert entry["score"] == 6.0, entry
+    assert "the Python kernel died" in run.stderr and "graded again in a fresh kernel" in run.stderr
+
+
+def test_a_setup_cell_that_always_kills_the_kernel_ends_with_a_verdict(tmp_path):
+    run, entry = grade_with_dying_setup(tmp_path, "always")
+    assert run.returncode == 1 and entry["score"] == 0
+    assert {t["message"] for t in entry["tasks"]} == {
+        "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"}
