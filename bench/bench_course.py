@@ -109,10 +109,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is shown")
     args = parser.parse_args()
     body = ("### Notebooks, fresh kernel each\n\n" + notebooks_section(args.runs)
-            + f"\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n" + grader_section(args.runs))
+            + "\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n" + grader_section(args.runs))
     how = (f"How measured: `.venv/bin/python bench/bench_course.py --runs {args.runs}`. Notebooks: nbclient, "
            "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
-           f"Median of {args.runs} runs, 1 run for a notebook slower than {SLOW:.0f} s. Grader: one command "
+           f"Median of {args.runs} run(s); 1 run where the first took over {SLOW:.0f} s. Grader: one command "
            f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "
            "includes kernels and pytest.")
     print(write_section("course", "Course notebooks and grading time", how, body).read_text())

@@ -5,7 +5,9 @@ wide, with residual edges skipping ahead. Graphviz 2.43's `dot` spends nearly al
 on such a graph in network simplex (the rank assignment, and above all the x-coordinate
 phase, whose feasible-tree search grows superlinearly), not in crossing minimisation or
 edge routing. This script times `dot -Tsvg` on the DOT that torchviz and vizlib produce
-for GPT-12/48/96 under many attribute sets, and writes bench/results/layout.md.
+for GPT-12/48/96 under many attribute sets. A second, smaller graph has the other shape
+that makes `dot` slow: a weight shared by every step of a loop, whose edges span the whole
+picture. Writes bench/results/layout.md.
 
     .venv/bin/python bench/bench_layout.py
 """
@@ -26,6 +28,7 @@ from torchviz import make_dot
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vizlib as vz  # noqa: E402
 from models import GPTConfig, make_gpt  # noqa: E402
+from vizlib.render import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size  # noqa: E402
 from report import DotRun, median, run_dot, table, write_section  # noqa: E402
 
 SIZES = (12, 48, 96)  # GPT blocks
@@ -35,7 +38,9 @@ SLOW = 5.0  # a run slower than this (CPU seconds) is not repeated
 # Graph attributes that are a layout choice, removed from vizlib's DOT to get its plain form.
 LAYOUT_ATTRS = ("splines", "nslimit", "nslimit1", "mclimit", "newrank", "searchsize",
                 "remincross", "ordering", "concentrate")
-FAST = {"newrank": "true", "nslimit": "0"}  # the study's finding, see the notes below
+# The study's finding (see the notes below), as vizlib's render.py uses it for big graphs.
+FAST = dict(item.split("=") for item in FAST_LAYOUT.split(", "))
+LOOP_STEPS = 80
 
 
 @dataclass
@@ -109,32 +114,46 @@ VARIANTS = [
     Variant("rankdir=LR", {"rankdir": "LR"}),
     Variant('size="7.5,10" (only scales the drawing)', {"size": "7.5,10"}),
     Variant("newrank=true", {"newrank": "true"}),
-    Variant("**newrank=true, nslimit=0**", FAST, sources=("torchviz", "vizlib")),
-    Variant("newrank=true, nslimit=0, splines=line", {**FAST, "splines": "line"},
-            sources=("torchviz", "vizlib")),
-    Variant("newrank=true, nslimit=0, splines=polyline", {**FAST, "splines": "polyline"}),
-    Variant("newrank=true, nslimit=0, ordering=out", {**FAST, "ordering": "out"}),
-    Variant("newrank=true, nslimit=0, without tooltips", FAST, rewrite=without_tooltips),
-    Variant("newrank=true, nslimit=0, one-line labels", FAST, rewrite=one_line_labels),
-    Variant("newrank=true, nslimit=0, HTML-table labels", FAST, rewrite=html_labels),
-    Variant("newrank=true, nslimit=0, `dot -y`", FAST, command=["-y", "-Tsvg"]),
-    Variant("newrank=true, nslimit=0, `-Tplain` (layout, no SVG)", FAST, command=["-Tplain"]),
+    Variant("newrank=true, nslimit=0", {"newrank": "true", "nslimit": "0"}, sources=("torchviz", "vizlib")),
+    Variant(f"**{FAST_LAYOUT} (vizlib's fast layout)**", FAST, sources=("torchviz", "vizlib")),
+    Variant("fast layout with splines=polyline", {**FAST, "splines": "polyline"}),
+    Variant("fast layout, ordering=out", {**FAST, "ordering": "out"}),
+    Variant("fast layout, without tooltips", FAST, rewrite=without_tooltips),
+    Variant("fast layout, one-line labels", FAST, rewrite=one_line_labels),
+    Variant("fast layout, HTML-table labels", FAST, rewrite=html_labels),
+    Variant("fast layout, `dot -y`", FAST, command=["-y", "-Tsvg"]),
+    Variant("fast layout, `-Tplain` (layout, no SVG)", FAST, command=["-Tplain"]),
     Variant("positions precomputed, `neato -n2 -Tsvg` (drawing only)", rewrite=positioned,
             command=["-Kneato", "-n2", "-Tsvg"]),
 ]
 
 
-def gpt_dots(n_layer: int) -> dict[str, str]:
-    """torchviz's and vizlib's DOT for the full op-level graph of a GPT's loss."""
+# The loop's few variants: the defaults, and each part of the fast layout with and without the rest.
+LOOP_VARIANTS = [v for v in VARIANTS if v.label in (
+    "Graphviz defaults", "splines=line", "newrank=true, nslimit=0", f"**{FAST_LAYOUT} (vizlib's fast layout)**")]
+
+
+def shared_weight_loop(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """A residual recurrence whose weight w feeds every step, as in an RNN."""
+    h = x
+    for _ in range(LOOP_STEPS):
+        h = (h * w).tanh() + h
+    return h.sum()
+
+
+def gpt_dots(n_layer: int) -> tuple[dict[str, str], int]:
+    """torchviz's and vizlib's DOT for the full op-level graph of a GPT's loss, and
+    vizlib's layout_size estimate for it."""
     model, (idx, targets) = make_gpt(GPTConfig(n_layer=n_layer))
     loss = model(idx, targets)
     # vizlib's post-hoc walk: the same nodes and edges as a recording, without gradients.
     g = vz.graph(loss, params=model, depth=None, max_nodes=None)
     dots = {"torchviz": make_dot(loss, params=dict(model.named_parameters())).source,
             "vizlib": plain_dot(g.to_dot())}
+    estimate = layout_size(g)
     del model, loss, g
     gc.collect()
-    return dots
+    return dots, estimate
 
 
 def node_count(dot: str) -> int:
@@ -167,19 +186,26 @@ def svg_inches(svg: bytes | None) -> str:
     if svg is None:
         return ""
     m = re.search(rb'<svg width="(\d+)pt" height="(\d+)pt"', svg)
-    return f"{int(m[1]) / 72:.0f}×{int(m[2]) / 72:.0f}" if m else ""
+    return f"{int(m[1]) / 72:.1f}×{int(m[2]) / 72:.1f}" if m else ""
 
 
-def shape_row(n_layer: int, source: str, dot: str) -> list[str]:
-    """How tall and wide the layout problem is, from `dot -v` with the fast attributes."""
+def shape_row(name: str, source: str, dot: str, estimate: int | None) -> list[str]:
+    """How tall and wide the layout problem is, from `dot -v` with the fast attributes.
+
+    The x-coordinate problem has a node per real or virtual node and one per edge of the
+    ranked graph (whose edges are the original ones plus one per virtual node), so the
+    real + virtual count is nodes + (aux nodes - nodes - edges) / 2: what
+    vizlib.render.layout_size estimates before any layout, to choose the fast one.
+    """
     err = subprocess.run(["dot", "-v", "-Tplain"], input=with_attrs(dot, FAST).encode(),
                          capture_output=True, timeout=LIMIT).stderr.decode()
     ranks = re.search(r"Maxrank = (\d+)", err)
     simplex = re.findall(r"network simplex:\s+(\d+) nodes (\d+) edges", err)
-    edges = dot.count("->")
-    return [f"GPT-{n_layer}", source, str(node_count(dot)), str(edges),
-            str(int(ranks[1]) + 1) if ranks else "?",
-            f"{simplex[-1][0]} nodes, {simplex[-1][1]} edges" if simplex else "?"]
+    nodes, edges = node_count(dot), dot.count("->")
+    laid_out = f"{nodes + (int(simplex[-1][0]) - nodes - edges) // 2}" if simplex else "?"
+    return [name, source, str(nodes), str(edges), str(int(ranks[1]) + 1) if ranks else "?",
+            f"{simplex[-1][0]} nodes, {simplex[-1][1]} edges" if simplex else "?",
+            laid_out, "" if estimate is None else str(estimate)]
 
 
 def main() -> None:
@@ -188,9 +214,9 @@ def main() -> None:
     why: dict[tuple[str, str, int], str] = {}
     shapes = []
     for n in SIZES:
-        dots = gpt_dots(n)
+        dots, estimate = gpt_dots(n)
         for source, dot in dots.items():
-            shapes.append(shape_row(n, source, dot))
+            shapes.append(shape_row(f"GPT-{n}", source, dot, estimate if source == "vizlib" else None))
             for v in VARIANTS:
                 if source not in v.sources:
                     continue
@@ -207,12 +233,26 @@ def main() -> None:
             cells = [cell(results[(v.label, source, n)], why.get((v.label, source, n), "")) for n in SIZES]
             size = svg_inches(results[(v.label, source, 48)][-1].output) if results[(v.label, source, 48)] else ""
             rows.append([v.label, source, *cells, size if v.command[-1] == "-Tsvg" else ""])
+    loop = vz.graph(shared_weight_loop, torch.ones(3), torch.full((3,), 0.5))
+    loop_dot = plain_dot(loop.to_dot())
+    loop_name = f"loop of {LOOP_STEPS} steps sharing w"
+    shapes.append(shape_row(loop_name, "vizlib", loop_dot, layout_size(loop)))
+    loop_rows = []
+    for v in LOOP_VARIANTS:
+        loop_rows.append([v.label, cell(measure(loop_dot, v))])
+        print(f"{loop_name} {v.label}: {loop_rows[-1][1]}", flush=True)
     body = "\n\n".join([
         table(["attributes", "DOT from", *(f"GPT-{n}: CPU s (wall s)" for n in SIZES), "GPT-48 drawing, inches"], rows),
-        "The layout problem each graph poses (from `dot -v` with newrank=true, nslimit=0): the x-coordinate "
-        "problem is the auxiliary graph network simplex solves, real nodes plus a virtual node per rank "
-        "that an edge skips plus one node per edge.",
-        table(["model", "DOT from", "nodes", "edges", "ranks", "x-coordinate problem"], shapes),
+        f"The other slow shape: `h = (h * w).tanh() + h` for {LOOP_STEPS} steps ({len(loop.nodes)} nodes, "
+        f"vizlib's DOT), where w feeds every step, so {LOOP_STEPS} edges leave the top of the picture for "
+        "every rank below it:",
+        table(["attributes", "CPU s (wall s)"], loop_rows),
+        f"The layout problem each graph poses (from `dot -v` with {FAST_LAYOUT}): the x-coordinate "
+        "problem is the auxiliary graph network simplex solves; 'laid out' counts the real nodes plus a "
+        "virtual node per rank that an edge skips, and 'estimate' is vizlib's `layout_size` of the same "
+        f"graph, which picks the fast layout above {FAST_LAYOUT_ABOVE}.",
+        table(["graph", "DOT from", "nodes", "edges", "ranks", "x-coordinate problem", "laid out", "estimate"],
+              shapes),
         FINDINGS,
     ])
     write_section("layout", "Graphviz layout time on big autograd graphs",
@@ -225,29 +265,42 @@ def main() -> None:
 
 
 FINDINGS = """\
-What the numbers say (Graphviz 2.43):
+What the numbers say (Graphviz 2.43; measured when this study was written, see the tables):
 
-- The time goes into network simplex, not into crossings or splines. `dot -v` shows mincross at
-  0 crossings in ~0.01 s and spline routing in ~0.1 s; the x-coordinate phase (network simplex
-  on the auxiliary graph, ~3× the nodes) takes most of the rest, and the old rank assignment
-  about 1.5 s more on GPT-48. A chain of blocks is the worst shape for both: thousands of ranks,
-  two or three nodes wide, and each residual edge adds a virtual node on every rank it skips.
+- On a GPT the time goes into network simplex, not into crossings or splines. `dot -v` shows
+  mincross finding 0 crossings in ~0.01 s and spline routing taking ~0.1 s; the x-coordinate
+  phase (network simplex on the auxiliary graph, ~3.5× the nodes) takes most of the rest, and
+  the old rank assignment most of what remains. A chain of blocks is the worst shape for
+  both: thousands of ranks, two or three nodes wide, and each residual edge adds a virtual
+  node on every rank it skips, so the problems grow with the depth of the model, not its width.
 - `nslimit=0` makes the x-coordinate phase skip its feasible-tree search and its iterations
   (Graphviz returns right after the initial ranking when the iteration budget is 0): each node
-  keeps the leftmost x its constraints allow. Any positive nslimit (even 0.005) pays the
-  feasible-tree search, which is what grows superlinearly.
-- `newrank=true` replaces the old rank assignment (with its cluster/set bookkeeping) by a
-  single network simplex that starts from an almost-tight ranking; alone it does not help,
-  with nslimit=0 it removes most of what is left.
+  keeps the leftmost x its constraints allow. Any positive nslimit (0.1, 2) still pays the
+  feasible-tree search, the part that grows superlinearly.
+- `newrank=true` replaces the old rank assignment by a single network simplex that starts from
+  an almost-tight ranking; alone it does not help much, with nslimit=0 it removes most of what
+  is left (GPT-96: 2.3 s with nslimit=0 alone, 0.8 s with both).
+- A weight shared by every step of a loop is the other slow shape, with far fewer nodes: its
+  edges span the picture, so the virtual nodes outnumber the real ones forty to one. Once the
+  simplex phases are cut, spline routing is what is left (`dot -v` shows routesplines working
+  through tens of thousands of boxes): 1.7 s for the 80-step loop, and `splines=line`, which
+  draws the same edges straight, brings it to 0.1 s. On a GPT it saves a little too, so it is
+  part of the fast layout.
+- What decides the layout time is the real plus virtual node count, not the node count. vizlib
+  estimates it before drawing (`layout_size`: ranks as `dot` would roughly assign them, exact
+  on every graph above) and switches to the fast layout above 1000; GPT-12's full graph, just
+  above that (1276), takes 0.21 s under the defaults and 0.08 s with the fast layout.
 - `nslimit1=0` crashes Graphviz 2.43 (segmentation fault): do not use it.
-- splines (line/polyline/false), mclimit, remincross, searchsize, ordering, size and
-  concentrate change little: they act on phases that are already cheap here; `splines=ortho`
-  is much slower. Label text (one line vs three, HTML tables) and tooltips cost little next to
-  the layout; with positions precomputed, drawing alone (`neato -n2`) costs about what the
-  whole fast layout does, so past this point the floor is parsing, text measuring and SVG output.
+- searchsize, ordering, size and concentrate change little or make it slower. mclimit,
+  remincross and rankdir change the time only by chance: they change the node order mincross
+  leaves (still 0 crossings), hence the x-coordinate problem; none of them gets GPT-96 under
+  10 s. `splines=ortho` is much slower. Label text (one line vs three, HTML tables) and
+  tooltips cost little next to the layout; with positions precomputed, drawing alone
+  (`neato -n2`) costs most of what the whole fast layout does, so past this point the floor is
+  parsing, text measuring and SVG output, not layout.
 - The fast layout is a readable top-to-bottom picture: the main path of each block runs
   straight down the left, side branches (q/k/v, parameters) stand to its right, and it is
-  narrower than the default layout, which drifts right block after block.
+  narrower than the default layout, which drifts sideways block after block.
 """
 
 
