@@ -58,7 +58,7 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
     missing = [name for name in ("pytest", "nbval") if importlib.util.find_spec(name) is None]
     if missing:
         raise GraderError(f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
-                          "install the test tools (make setup-test, or pip install -e '.[test]').")
+                          "`make lab` or `make test` installs them (or pip install -e '.[course]').")
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
         folder = Path(tmp)
         paths = []

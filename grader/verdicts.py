@@ -46,7 +46,7 @@ def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, di
     if fatal_cell is not None and fatal_task is None:
         # Lost before any task's cell: nothing the learner wrote had run yet.
         if retry_setup:
-            why = _lost(graded[0], records[fatal_cell], cell_timeout, "a setup cell").message
+            _, why = _loss(records[fatal_cell], cell_timeout, "a setup cell")
             notes.append(f"{why}, before any exercise ran: graded again in a fresh kernel")
             return {}, None
         for task in graded:
@@ -71,11 +71,15 @@ def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[
 
 
 def _lost(task: Task, record: dict, cell_timeout: float, where: str) -> TaskResult:
+    reason, message = _loss(record, cell_timeout, where)
+    return TaskResult(task.number, task.points, reason, message)
+
+
+def _loss(record: dict, cell_timeout: float, where: str) -> tuple[str, str]:
+    """How the kernel was lost in the record's cell: the reason key and the learner's message."""
     if record.get("fatal") == "died":
-        return TaskResult(task.number, task.points, "kernel_died",
-                          f"the Python kernel died (os._exit(), a crash, or out of memory) in {where}")
-    return TaskResult(task.number, task.points, "timeout",
-                      f"timed out after {cell_timeout:g} s (an infinite loop?) in {where}")
+        return "kernel_died", f"the Python kernel died (os._exit(), a crash, or out of memory) in {where}"
+    return "timeout", f"timed out after {cell_timeout:g} s (an infinite loop?) in {where}"
 
 
 def _describe(record: dict) -> str:
