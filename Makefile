@@ -5,10 +5,8 @@
 
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-PIP    := $(PY) -m pip
-STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench setup-lab setup-test release clean
+.PHONY: lab test bench setup-lab setup-test notebooks release clean
 
 setup-lab:
 	@scripts/system_deps.sh lab
@@ -25,7 +23,13 @@ test: setup-test
 	$(PY) -m pytest
 
 bench: setup-test
-	$(PY) bench/run_all.py
+	$(PY) -m bench.run_all
+
+# After changing a chapter, vizlib or coursekit: store every notebook executed again,
+# and write exercises/ anew from solutions/.
+notebooks: setup-test
+	$(PY) scripts/execute_notebooks.py
+	$(PY) -m grader release
 
 release: setup-lab
 	$(PY) -m grader release

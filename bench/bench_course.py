@@ -10,7 +10,7 @@ learner costs. CPU seconds (ours and all children: kernels, pytest) are given ne
 wall-clock seconds because on a shared machine the wall clock mostly measures the
 neighbours.
 
-    .venv/bin/python bench/bench_course.py [--runs 3]
+    .venv/bin/python -m bench.bench_course [--runs 3]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from report import median, table, write_section
+from bench.report import median, table, write_section
 
 ROOT = Path(__file__).resolve().parent.parent
 SLOW = 60.0  # seconds: a notebook slower than this on its first run is run only once
@@ -110,7 +110,7 @@ def main() -> None:
     args = parser.parse_args()
     body = ("### Notebooks, fresh kernel each\n\n" + notebooks_section(args.runs)
             + "\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n" + grader_section(args.runs))
-    how = (f"How measured: `.venv/bin/python bench/bench_course.py --runs {args.runs}`. Notebooks: nbclient, "
+    how = (f"How measured: `.venv/bin/python -m bench.bench_course --runs {args.runs}`. Notebooks: nbclient, "
            "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
            f"Median of {args.runs} run(s); 1 run where the first took over {SLOW:.0f} s. Grader: one command "
            f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "

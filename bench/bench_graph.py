@@ -1,6 +1,6 @@
 """vizlib against torchviz on the same models: capture time, render time, size, memory.
 
-For each model (bench/models.py) and each tool, a fresh Python process builds the model
+For each model (coursekit/models.py) and each tool, a fresh Python process builds the model
 and its batch, runs one plain forward + backward (warm-up, and the memory baseline), then
 times the tool once:
 
@@ -16,7 +16,7 @@ the same model already needed; `dot` runs in its own process and is not counted.
 process per run keeps one run's peak from hiding the next one's. Writes
 bench/results/graph.md.
 
-    .venv/bin/python bench/bench_graph.py [--cases MLP GPT-12 ...]
+    .venv/bin/python -m bench.bench_graph [--cases MLP GPT-12 ...]
 """
 
 from __future__ import annotations
@@ -29,13 +29,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from models import GPTConfig, make_cnn, make_gpt, make_mlp  # noqa: E402
-from report import median, run_dot, table, write_section  # noqa: E402
+from bench.report import median, run_dot, table, write_section
+from coursekit.models import GPTConfig, make_cnn, make_gpt, make_mlp
 
 REPEATS = 3
 DOT_LIMIT = 300.0  # seconds before torchviz's `dot` run is stopped
@@ -110,7 +108,7 @@ def runs(case: str, tool: str) -> list[dict]:
     """REPEATS fresh processes, each timing the tool once."""
     out = []
     for _ in range(REPEATS):
-        proc = subprocess.run([sys.executable, __file__, "--one", case, tool],
+        proc = subprocess.run([sys.executable, "-m", "bench.bench_graph", "--one", case, tool],
                               capture_output=True, text=True)
         if proc.returncode:
             raise RuntimeError(f"{case} / {tool} failed:\n{proc.stderr}")
@@ -215,7 +213,7 @@ def main(cases: list[str]) -> None:
     ])
     write_section("graph", "vizlib vs torchviz: capture and render",
                   f"Median of {REPEATS} runs, each in a fresh process after one warm-up forward + backward "
-                  "(see bench/README.md). Command: `.venv/bin/python bench/bench_graph.py`.", body)
+                  "(see bench/README.md). Command: `.venv/bin/python -m bench.bench_graph`.", body)
 
 
 if __name__ == "__main__":

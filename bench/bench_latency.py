@@ -11,7 +11,7 @@ measured too, to show where the time goes.
 Runs JupyterLab through scripts/lab.py in a sandbox (as the browser tests do) on a
 temporary notebook; writes bench/results/latency.md.
 
-    .venv/bin/python bench/bench_latency.py [--moves 15]
+    .venv/bin/python -m bench.bench_latency [--moves 15]
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import datetime
 import os
 import platform
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,8 +31,7 @@ import torch
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "tests" / "browser"))
-from labsession import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all  # noqa: E402
+from tests.browser.labsession import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all
 
 RESULT = REPO / "bench" / "results" / "latency.md"
 TARGET_MS = 300  # the goal for y = w*x + b
@@ -135,7 +133,7 @@ def report(browser_ms: list[list[float]], kernel_ms: list[list[float]], browser_
     return "\n".join([
         "## Slider → redrawn graph latency (vz.explore)",
         "",
-        f"How measured: `.venv/bin/python bench/bench_latency.py --moves {moves}`: JupyterLab via scripts/lab.py, "
+        f"How measured: `.venv/bin/python -m bench.bench_latency --moves {moves}`: JupyterLab via scripts/lab.py, "
         "headless Chromium via Playwright; each move is one ArrowRight/ArrowLeft on the slider, timed in the page "
         "with performance.now() from keydown to the MutationObserver seeing the new SVG. Kernel-side: the same "
         f"slider changes in-process (vz.graph + SVG redraw). Target: median ≤ {TARGET_MS} ms for y = w*x + b.",

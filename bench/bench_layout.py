@@ -9,7 +9,7 @@ for GPT-12/48/96 under many attribute sets. A second, smaller graph has the othe
 that makes `dot` slow: a weight shared by every step of a loop, whose edges span the whole
 picture. Writes bench/results/layout.md.
 
-    .venv/bin/python bench/bench_layout.py
+    .venv/bin/python -m bench.bench_layout
 """
 
 from __future__ import annotations
@@ -17,19 +17,16 @@ from __future__ import annotations
 import gc
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import torch
 from torchviz import make_dot
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import vizlib as vz  # noqa: E402
-from models import GPTConfig, make_gpt  # noqa: E402
-from vizlib.render import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size  # noqa: E402
-from report import DotRun, median, run_dot, table, write_section  # noqa: E402
+import vizlib as vz
+from bench.report import DotRun, median, run_dot, table, write_section
+from coursekit.models import GPTConfig, make_gpt
+from vizlib.render.dot import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size
 
 SIZES = (12, 48, 96)  # GPT blocks
 REPEATS = 3
@@ -261,7 +258,7 @@ def main() -> None:
                   f"median of {REPEATS} runs; CPU seconds are the `dot` process's user+system time (on an "
                   f"idle machine wall ≈ CPU: `dot` is single-threaded), runs slower than {SLOW:.0f} s CPU are "
                   f"not repeated, runs are stopped after {LIMIT:.0f} s wall. "
-                  "Command: `.venv/bin/python bench/bench_layout.py`.", body)
+                  "Command: `.venv/bin/python -m bench.bench_layout`.", body)
 
 
 FINDINGS = """\

@@ -7,7 +7,7 @@ the scripts' alphabetical order under a header naming the machine. A script that
 gets a line saying so instead of its section (a section left from an earlier run is
 deleted first, so it cannot pass for a new one), and run_all exits with status 1.
 
-    .venv/bin/python bench/run_all.py      # what `make bench` runs
+    .venv/bin/python -m bench.run_all      # what `make bench` runs
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from bench.report import machine
+
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH))
-from report import machine  # noqa: E402
 
 
 def run_scripts(bench_dir: Path) -> dict[str, int]:
@@ -32,7 +32,8 @@ def run_scripts(bench_dir: Path) -> dict[str, int]:
         # An old section must never pass for a new one.
         (bench_dir / "results" / f"{name}.md").unlink(missing_ok=True)
         start = time.perf_counter()
-        status[name] = subprocess.run([sys.executable, str(script)], cwd=bench_dir.parent).returncode
+        status[name] = subprocess.run([sys.executable, "-m", f"{bench_dir.name}.{script.stem}"],
+                                      cwd=bench_dir.parent).returncode
         print(f"== {script.name}: exit {status[name]} after {time.perf_counter() - start:.0f} s", flush=True)
     return status
 
@@ -53,7 +54,7 @@ def results_text(bench_dir: Path, status: dict[str, int], header: str) -> str:
 
 def header() -> str:
     return ("# Benchmark results\n\n"
-            f"Written by `make bench` (`bench/run_all.py`) on {datetime.now():%Y-%m-%d %H:%M}. "
+            f"Written by `make bench` (`python -m bench.run_all`) on {datetime.now():%Y-%m-%d %H:%M}. "
             f"Machine: {machine()}. How each figure is measured: bench/README.md.")
 
 

@@ -24,7 +24,7 @@ HEADING = re.compile(
     r"\(\s*(?P<points>\d+(?:\.\d+)?)\s*points?\s*\)",
     re.MULTILINE | re.IGNORECASE,
 )
-# The repository holding solutions/, exercises/ and tests/nbval-sanitize.cfg.
+# The repository holding solutions/ and exercises/.
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"

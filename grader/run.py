@@ -2,8 +2,9 @@
 
 The subprocess is isolated from any project's pytest configuration (its own empty
 pytest.ini in a temporary folder, no plugin autoloading, only nbval and the grader's
-recording plugin), gets a sanitize file of its own (the project's rules plus one, see
-sanitize_rules), and is killed, kernels included, if it outlives a generous deadline.
+recording plugin), gets a sanitize file of its own (the rules shipped with the grader
+plus one, see sanitize_rules), and is killed, kernels included, if it outlives a
+generous deadline.
 """
 
 from __future__ import annotations
@@ -25,15 +26,15 @@ from nbformat import NotebookNode
 from grader.errors import GraderError
 from grader.notebook import COURSE_ROOT
 
-SANITIZE = COURSE_ROOT / "tests" / "nbval-sanitize.cfg"
+SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
 
 
 def sanitize_rules(notebooks: list[NotebookNode]) -> str:
-    """The project's sanitize file plus one rule: drop every line of output that no check
+    """The grader's sanitize rules plus one: drop every line of output that no check
     prints, so a learner's debug print inside a function the check calls costs nothing
     while the check's own line ('Exercise 1.1 passed') is still compared."""
-    project = SANITIZE.read_text(encoding="utf-8") if SANITIZE.exists() else ""
-    patterns = re.findall(r"^regex: (.*)$\n^replace: (.*)$", project, flags=re.MULTILINE)
+    rules = SANITIZE.read_text(encoding="utf-8")
+    patterns = re.findall(r"^regex: (.*)$\n^replace: (.*)$", rules, flags=re.MULTILINE)
     kept = set()
     for cell in (cell for nb in notebooks for cell in nb.cells):
         if cell.cell_type != "code" or "nbval-ignore-output" in cell.metadata.get("tags", []):
@@ -45,9 +46,9 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
                     text = re.sub(regex, replace, text)
                 kept.update(text.split("\n"))
     if not kept:
-        return project
+        return rules
     alternatives = "|".join(sorted(re.escape(line) for line in kept))
-    return (project + "\n[grader: keep only lines that a check prints]\n"
+    return (rules + "\n[grader: keep only lines that a check prints]\n"
             f"regex: (?m)^(?!(?:{alternatives})$).*(?:\\n|$)\nreplace: \n")
 
 

@@ -8,16 +8,17 @@
     vz.grad_flow(model)           # which layers get (almost) no gradient
     vz.tensor_layout(t, t.T)      # storage, shape, strides, and the views that share it
 
-These names are the whole public API (see the course's VIZLIB design notes).
+These names are the whole public API (see the course's VIZLIB design notes). The stages
+behind them live in subpackages, data flowing one way:
+capture/ (torch -> Graph), transform.py (Graph -> Graph), render/ (Graph -> DOT -> SVG),
+views/ (live widgets) and plots/ (matplotlib figures).
 """
 
 from .capture import graph
+from .data import Graph, Node, SavedTensor
 from .errors import VizlibError
-from .explore import explore
-from .grad_flow import GradFlowMonitor, grad_flow
-from .graph import Graph, Node, SavedTensor
-from .replay import replay
-from .tensor_layout import tensor_layout
+from .plots import GradFlowMonitor, grad_flow, tensor_layout
+from .views import explore, replay
 
 __all__ = ["graph", "Graph", "Node", "SavedTensor", "VizlibError", "explore", "replay",
            "grad_flow", "GradFlowMonitor", "tensor_layout"]

@@ -1,10 +1,22 @@
-"""The one exception vizlib raises for bad input.
+"""The exceptions vizlib raises for bad input, following Python's conventions.
 
 Every message says what was wrong and what to do about it, so a learner never has to
-read a stack trace from deep inside autograd or Graphviz. The learner's own exceptions
-(raised by their function) are never wrapped: they propagate unchanged.
+read a stack trace from deep inside autograd or Graphviz. An argument of the wrong type
+raises ``VizlibTypeError`` (also a ``TypeError``), one of the right type but a wrong
+value ``VizlibValueError`` (also a ``ValueError``); a missing or failing Graphviz raises
+the base ``VizlibError``. ``except vz.VizlibError`` catches all three. The learner's own
+exceptions (raised by their function) are never wrapped: they propagate unchanged.
 """
 
 
-class VizlibError(ValueError):
-    """Bad input to vizlib, with a message that says how to fix it."""
+class VizlibError(Exception):
+    """Something vizlib cannot work with, with a message that says how to fix it."""
+
+
+class VizlibTypeError(VizlibError, TypeError):
+    """An argument of the wrong type, e.g. ``vz.graph(42)``."""
+
+
+class VizlibValueError(VizlibError, ValueError):
+    """An argument of the right type with a value vizlib cannot use, e.g. a tensor that
+    does not require grad, or a graph whose saved tensors were freed."""

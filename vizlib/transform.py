@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .graph import Graph, Node
+from .data import Graph, Node
 
 
 def collapse(g: Graph, depth: int) -> Graph:
@@ -60,7 +60,7 @@ def _box(path: str, members: list[Node], depth: int, leaving: set[int]) -> Node:
                 is_output=any(m.is_output for m in members))
 
 
-def view(g: Graph, depth: int | None, max_nodes: int | None) -> Graph:
+def simplify(g: Graph, depth: int | None, max_nodes: int | None) -> Graph:
     """Apply ``depth``; without one, collapse as little as needed to fit ``max_nodes``."""
     if depth is not None:
         return collapse(g, depth)

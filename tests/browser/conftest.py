@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from labsession import CHROMIUM_ARGS, REPO, chromium, lab_server
+from .labsession import CHROMIUM_ARGS, REPO, chromium, lab_server
 
 
 @pytest.fixture(scope="session")

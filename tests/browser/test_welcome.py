@@ -11,7 +11,7 @@ import re
 
 import pytest
 import torch
-from labsession import WAIT_MS, open_notebook, run_all, wait_until
+from .labsession import WAIT_MS, open_notebook, run_all, wait_until
 from playwright.sync_api import Locator, Page, expect
 
 pytestmark = pytest.mark.browser

@@ -1,0 +1,212 @@
+"""Other answers to the exercises of solutions/01_tensors.ipynb (see answers/__init__.py)."""
+
+from . import Task, Wrong
+
+TASKS = {
+    "1.1": Task(
+        alternative="""\
+shape_a = torch.Size([3, 4])
+shape_b = [2, 3, 4]
+shape_c = None
+shape_d = (torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)).shape
+shape_e = tuple(torch.broadcast_shapes((6, 1), (1, 4)))
+""",
+        wrong=[
+            Wrong("Aligning the shapes from the left instead of the right.", hint="from the right", code="""\
+shape_a = (3, 4)
+shape_b = (2, 3, 4)
+shape_c = (5, 4)
+shape_d = (8, 7, 6, 5)
+shape_e = (6, 4)
+"""),
+        ],
+    ),
+    "1.2": Task(
+        alternative="""\
+base = torch.arange(12).reshape(3, 4)
+shares_storage = {
+    "base[1]": None,
+    "base[:, 1]": None,
+    "base[::2]": None,
+    "base[None]": None,
+    "base[[0, 2]]": None,
+    "base[base > 5]": None,
+    "base.t()": None,
+    "base.view(2, 6)": None,
+    "base.t().reshape(12)": None,
+    "base.float()": None,
+}
+
+
+def same_storage(t):
+    return t.untyped_storage().data_ptr() == base.untyped_storage().data_ptr()
+
+
+shares_storage["base[1]"] = same_storage(base[1])
+shares_storage["base[:, 1]"] = same_storage(base[:, 1])
+shares_storage["base[::2]"] = same_storage(base[::2])
+shares_storage["base[None]"] = same_storage(base[None])
+shares_storage["base[[0, 2]]"] = same_storage(base[[0, 2]])
+shares_storage["base[base > 5]"] = same_storage(base[base > 5])
+shares_storage["base.t()"] = same_storage(base.t())
+shares_storage["base.view(2, 6)"] = same_storage(base.view(2, 6))
+shares_storage["base.t().reshape(12)"] = same_storage(base.t().reshape(12))
+shares_storage["base.float()"] = same_storage(base.float())
+""",
+        wrong=[
+            Wrong("Believing that indexing with a list of indices returns a view.", hint="fancy", code="""\
+base = torch.arange(12).reshape(3, 4)
+shares_storage = {
+    "base[1]": None,
+    "base[:, 1]": None,
+    "base[::2]": None,
+    "base[None]": None,
+    "base[[0, 2]]": None,
+    "base[base > 5]": None,
+    "base.t()": None,
+    "base.view(2, 6)": None,
+    "base.t().reshape(12)": None,
+    "base.float()": None,
+}
+shares_storage.update({
+    "base[1]": True,
+    "base[:, 1]": True,
+    "base[::2]": True,
+    "base[None]": True,
+    "base[[0, 2]]": True,
+    "base[base > 5]": False,
+    "base.t()": True,
+    "base.view(2, 6)": True,
+    "base.t().reshape(12)": False,
+    "base.float()": False,
+})
+"""),
+        ],
+    ),
+    "1.3": Task(
+        alternative="""\
+m = torch.arange(6.).reshape(2, 3)
+mt = m.t()
+mt_stride = list(mt.stride())
+mt_is_contiguous = mt.is_contiguous()
+mt_contig = mt.clone(memory_format=torch.contiguous_format)
+mt_flat = mt.contiguous().view(-1)
+""",
+        wrong=[
+            Wrong("Thinking that transposing reorders the data, so the strides stay row-major.", hint="swaps the strides", code="""\
+m = torch.arange(6.).reshape(2, 3)
+mt = m.t()
+mt_stride = (3, 1)
+mt_is_contiguous = False
+mt_contig = mt.contiguous()
+mt_flat = mt.reshape(6)
+"""),
+        ],
+    ),
+    "1.4": Task(
+        alternative="""\
+def make_masks(lengths, T):
+    pos = torch.arange(T)
+    pad_mask = pos.unsqueeze(0) < lengths.unsqueeze(1)
+    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    attn_mask = (causal.unsqueeze(0) & pad_mask.unsqueeze(1)).unsqueeze(1)
+    return pad_mask, attn_mask
+""",
+        wrong=[
+            Wrong("Lengths as a row and positions as a column: the mask comes out (T, B).", hint="lengths[:, None]", code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[:, None] < lengths[None, :]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask.T[:, None, None, :]
+    return pad_mask, attn_mask
+"""),
+        ],
+    ),
+    "1.5": Task(
+        alternative="""\
+scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
+                       [-2.0,  1.5, -0.1,  3.0,  0.2],
+                       [ 1.0,  0.0, -3.0, -1.5,  2.5],
+                       [-0.3,  0.7,  0.9, -2.2,  1.1]])
+rows = torch.tensor([0, 2, 3])
+cols = torch.tensor([4, 0, 1])
+positives = scores.masked_select(scores > 0)
+clipped = torch.where(scores < 0, torch.zeros_like(scores), scores)
+picked = scores.flatten()[rows * scores.shape[1] + cols]
+""",
+        wrong=[
+            Wrong("`clipped = scores` is not a copy: the masked assignment changes scores too.", hint="does not copy", code="""\
+scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
+                       [-2.0,  1.5, -0.1,  3.0,  0.2],
+                       [ 1.0,  0.0, -3.0, -1.5,  2.5],
+                       [-0.3,  0.7,  0.9, -2.2,  1.1]])
+rows = torch.tensor([0, 2, 3])
+cols = torch.tensor([4, 0, 1])
+positives = scores[scores > 0]
+clipped = scores
+clipped[clipped < 0] = 0
+picked = scores[rows, cols]
+"""),
+        ],
+    ),
+    "1.6": Task(
+        alternative="""\
+fp16_max = 65504.0
+bf16_eps = 2 ** -7
+overflow_dtype = (torch.float16 if torch.isinf(torch.tensor(70000.0, dtype=torch.float16))
+                  else torch.bfloat16)
+int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
+""",
+        wrong=[
+            Wrong("float16's eps taken for bfloat16's.", hint="7 mantissa bits", code="""\
+fp16_max = torch.finfo(torch.float16).max
+bf16_eps = torch.finfo(torch.float16).eps
+overflow_dtype = torch.float16
+int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+"""),
+        ],
+    ),
+    "1.7": Task(
+        alternative="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.as_tensor(arr)
+t_copy = torch.from_numpy(arr).clone()
+scaled_np = scaled.detach().numpy().copy()
+""",
+        wrong=[
+            Wrong("torch.tensor(arr) copies, so it does not share memory.", hint="always copies", code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.tensor(arr)
+t_copy = torch.tensor(arr)
+scaled_np = scaled.detach().numpy()
+"""),
+        ],
+    ),
+    "1.8": Task(
+        alternative="""\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    return x.reshape(B, T, n_heads, -1).permute(0, 2, 1, 3)
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.permute(0, 2, 1, 3).contiguous().view(B, T, H * hd)
+""",
+        wrong=[
+            Wrong("The right shape straight away, but tokens and heads mixed up.", hint="(B, T, H, hd)", code="""\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    return x.reshape(B, n_heads, T, C // n_heads)
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+"""),
+        ],
+    ),
+}

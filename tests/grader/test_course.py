@@ -1,0 +1,177 @@
+"""The course's real exercise notebooks under the grader.
+
+- exercises/ is exactly what `python -m grader release` writes today, byte for byte;
+- the instructor's solutions score full marks, untouched exercises score zero;
+- for every task, the other correct answer in answers/ passes and each typical wrong one
+  fails with the message meant for it. Wrong answers go into submissions "wrong-0",
+  "wrong-1", ...: the k-th wrong answer of every task that has one, the instructor's
+  answer elsewhere (one failing task does not hide the others);
+- tampering with the checks changes no grade;
+- an infinite loop and a killed kernel each cost only their own task.
+
+Each chapter's submissions go to one `grade` command (a module fixture per chapter): one
+pytest start per chapter, one kernel per notebook.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.notebook import load_chapter
+from grader.release import release
+
+from .answers import ANSWERS
+from .helpers import Graded, grade, tamper, with_answers, write_submissions
+
+ROOT = Path(__file__).resolve().parents[2]
+SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
+CHAPTERS = sorted(path.stem for path in SOLUTIONS.glob("*.ipynb"))
+CELL_TIMEOUT = 30  # seconds: the infinite loop below costs this much
+WRONG = [(name, number, k) for name in CHAPTERS for number, task in ANSWERS.get(name, {}).items()
+         for k in range(len(task.wrong))]
+
+
+def test_every_chapter_has_answers_to_test_its_checks():
+    assert CHAPTERS and CHAPTERS == sorted(ANSWERS)
+    for name in CHAPTERS:
+        assert [t.number for t in load_chapter(SOLUTIONS / f"{name}.ipynb").tasks] == list(ANSWERS[name])
+        assert all(task.wrong for task in ANSWERS[name].values()), f"{name}: a task without a wrong answer"
+
+
+def test_committed_exercises_equal_a_fresh_release(tmp_path):
+    written = release(SOLUTIONS, tmp_path)
+    assert sorted(p.name for p in EXERCISES.glob("*.ipynb")) == sorted(p.name for p in written), (
+        "exercises/ and solutions/ hold different chapters: run `python -m grader release`")
+    for path in written:
+        assert (EXERCISES / path.name).read_bytes() == path.read_bytes(), (
+            f"exercises/{path.name} is not what release writes: run `python -m grader release` "
+            "(never edit exercises by hand)")
+    again = release(SOLUTIONS, tmp_path / "again")
+    assert [p.read_bytes() for p in again] == [p.read_bytes() for p in written]
+
+
+def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.NotebookNode]:
+    chapter = load_chapter(SOLUTIONS / f"{name}.ipynb")
+    exercise = nbformat.read(exercises / f"{name}.ipynb", as_version=4)
+    tasks = ANSWERS[name]
+    right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
+    # The exercise with each stub line replaced by `pass`: nothing answered, nothing raised.
+    stubs = {c.get("id"): c.source for c in exercise.cells}
+    emptied = {t.number: stubs[chapter.nb.cells[t.solution].id].replace(
+        f'raise NotImplementedError("Exercise {t.number}")', "pass") for t in chapter.tasks}
+    first_wrong = {number: task.wrong[0].code for number, task in tasks.items()}
+    submissions = {
+        "solutions": chapter.nb,
+        "untouched": exercise,
+        "emptied": with_answers(exercise, chapter, emptied),
+        "alternative": with_answers(exercise, chapter, {n: task.alternative for n, task in tasks.items()}),
+        "tampered_right": tamper(with_answers(exercise, chapter, right), chapter),
+        "tampered_wrong": tamper(with_answers(exercise, chapter, first_wrong), chapter),
+    }
+    for k in range(max(len(task.wrong) for task in tasks.values())):
+        submissions[f"wrong-{k}"] = with_answers(exercise, chapter, {
+            number: task.wrong[k].code if k < len(task.wrong) else right[number] for number, task in tasks.items()})
+    if name == CHAPTERS[0]:
+        first, second = chapter.tasks[0].number, chapter.tasks[1].number
+        submissions["lost"] = with_answers(exercise, chapter, {
+            **right, first: "while True:\n    pass", second: "import os\nos._exit(1)"})
+    return {f"{name}-{label}": nb for label, nb in submissions.items()}
+
+
+def grade_chapter(name: str, root: Path) -> Graded:
+    """One chapter's submissions through one `grade` command. The first chapter's also
+    carry a mixed-up file: another chapter's exercises under this chapter's name."""
+    exercises = root / "exercises"
+    release(SOLUTIONS, exercises)
+    submissions = chapter_submissions(name, exercises)
+    if name == CHAPTERS[0]:
+        submissions[f"mixed_up/{name}"] = nbformat.read(exercises / f"{CHAPTERS[-1]}.ipynb", as_version=4)
+    paths = write_submissions(root, submissions)
+    before = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
+    result = grade(root, paths, CELL_TIMEOUT, timeout=1800)
+    result.before = before
+    return result
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Callable[[str], Graded]:
+    """graded(name): the chapter's grading, run on first use, so that `-k 03_modules`
+    grades only that chapter."""
+    done: dict[str, Graded] = {}
+
+    def grading(name: str) -> Graded:
+        if name not in done:
+            done[name] = grade_chapter(name, tmp_path_factory.mktemp(name))
+        return done[name]
+
+    return grading
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_solutions_score_full_marks(graded, name):
+    assert graded(name).verdicts(f"{name}-solutions") == {
+        number: (True, f"Exercise {number} passed") for number in ANSWERS[name]}
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_untouched_exercises_score_zero_each_task_with_its_own_message(graded, name):
+    for number, (passed, message) in graded(name).verdicts(f"{name}-untouched").items():
+        assert not passed and "not answered yet" in message and f"Exercise {number}" in message
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_checks_bite_when_nothing_was_answered(graded, name):
+    """With the stubs replaced by `pass`, no solution raises: every check must then fail
+    on one of its own assertions (e.g. "x is not defined: ..."), not on a NameError."""
+    tasks = graded(name).entries[f"{name}-emptied"]["tasks"]
+    assert [t["reason"] for t in tasks] == ["check_failed"] * len(tasks), tasks
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_alternative_answers_pass(graded, name):
+    failed = {number: message for number, (passed, message) in
+              graded(name).verdicts(f"{name}-alternative").items() if not passed}
+    assert not failed, f"correct alternative answers failed: {failed}"
+
+
+@pytest.mark.parametrize("name, number, k", WRONG, ids=[f"{n}-{t}-{k}" for n, t, k in WRONG])
+def test_wrong_answer_fails_with_the_intended_message(graded, name, number, k):
+    wrong = ANSWERS[name][number].wrong[k]
+    label = f"{name}-wrong-{k}"
+    passed, message = graded(name).verdicts(label)[number]
+    assert not passed, f"Exercise {number}: a wrong answer passed ({wrong.why})"
+    assert wrong.hint in message, f"Exercise {number} ({wrong.why}): {message!r} lacks {wrong.hint!r}"
+    reason = next(t["reason"] for t in graded(name).entries[label]["tasks"] if t["task"] == number)
+    assert reason == "check_failed", (reason, message)
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_tampering_changes_no_grade(graded, name):
+    result = graded(name)
+    assert result.verdicts(f"{name}-tampered_wrong") == result.verdicts(f"{name}-wrong-0")
+    assert result.verdicts(f"{name}-tampered_right") == result.verdicts(f"{name}-solutions")
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_grading_leaves_submissions_untouched_and_reports_failure(graded, name):
+    result = graded(name)
+    for path, digest in result.before.items():
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+    assert result.run.returncode == 1 and "Traceback" not in result.run.stderr, result.run.stderr
+
+
+def test_infinite_loop_and_killed_kernel_cost_only_their_task(graded):
+    (first, loop), (second, died), *rest = graded(CHAPTERS[0]).verdicts(f"{CHAPTERS[0]}-lost").items()
+    assert loop == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
+    assert died == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
+    assert rest and all(passed for _, (passed, _) in rest), rest
+
+
+def test_another_chapters_notebook_is_a_clear_error(graded):
+    error = graded(CHAPTERS[0]).entries[f"mixed_up/{CHAPTERS[0]}"]["error"]
+    assert f"named for chapter {CHAPTERS[0]} but is the exercise notebook of chapter {CHAPTERS[-1]}" in error

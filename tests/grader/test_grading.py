@@ -1,0 +1,241 @@
+"""`python -m grader grade` end to end on the fixture chapter: real nbval, real kernels.
+
+All submissions go to ONE grade command (a module fixture), as an instructor grading a
+class would run it, so each test below reads its verdicts from the same JSON report.
+The fixture chapter is plain Python, so a kernel is ready in about a second.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.notebook import load_chapter
+from grader.release import release
+
+from .helpers import copied, grade, tamper, with_answers, write_submissions
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CHAPTER = load_chapter(FIXTURES / "90_fixture.ipynb")
+CELL_TIMEOUT = 10  # seconds; the loops below cost this much each
+
+RIGHT = {
+    "9.1": "def square(x):\n    ### BEGIN SOLUTION\n    return x ** 2\n    ### END SOLUTION",
+    "9.2": "### BEGIN SOLUTION\ntotal = 0\nfor value in DATA:\n    total += value\n### END SOLUTION",
+    "9.3": "### BEGIN SOLUTION\nlargest = sorted(scaled)[-1]\n### END SOLUTION",
+}
+WRONG = {
+    "9.1": "def square(x):\n    return x + x",
+    "9.2": "total = len(DATA)",
+    "9.3": "largest = min(scaled)",
+}
+HINTS = {
+    "9.1": "square(3) should be 9: multiply x by itself",
+    "9.2": "total should be 6, the sum of DATA: use sum()",
+    "9.3": "largest should be 30, the biggest value in scaled: use max()",
+}
+
+
+def answered(exercise, answers):
+    return with_answers(exercise, CHAPTER, answers)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("grading")
+    exercises = root / "exercises"
+    release(FIXTURES, exercises)
+    exercise = nbformat.read(exercises / "90_fixture.ipynb", as_version=4)
+    other = nbformat.read(exercises / "91_other.ipynb", as_version=4)
+    other_unlabelled = copied(other)
+    del other_unlabelled.metadata["grader"]
+    no_solution = answered(exercise, RIGHT)
+    no_solution.cells = [c for c in no_solution.cells if c.get("id") != "ex9-2-solution"]
+    # Here the learner's own 'hidden' cell sits right after their first answer.
+    tampered_right = tamper(answered(exercise, RIGHT), CHAPTER)
+    after = next(i for i, c in enumerate(tampered_right.cells) if c.source == RIGHT["9.1"]) + 1
+    tampered_right.cells.insert(after, tampered_right.cells.pop())
+    submissions = {
+        "solutions": CHAPTER.nb,
+        "untouched": exercise,
+        "right": answered(exercise, RIGHT),
+        "wrong": answered(exercise, WRONG),
+        "tampered_right": tampered_right,
+        "tampered_wrong": tamper(answered(exercise, WRONG), CHAPTER),
+        "hidden_only": answered(exercise, {
+            **RIGHT, "9.1": "def square(x):\n    return {3: 9, -2: 4}.get(x, 0)"}),
+        "noisy": answered(exercise, {
+            "9.1": "import warnings\ndef square(x):\n    warnings.warn('slow path')\n    print('debug: x =', x)\n"
+                   "    return x * x",
+            "9.2": "import sys\nprint('working on it', file=sys.stderr)\ntotal = sum(DATA)",
+            "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\nlargest = max(scaled)\nlargest"}),
+        "lost": answered(exercise, {
+            "9.1": "while True:\n    pass", "9.2": "import os\nos._exit(1)", "9.3": RIGHT["9.3"]}),
+        "lost_in_check": answered(exercise, {
+            "9.1": "def square(x):\n    while True:\n        pass", "9.2": RIGHT["9.2"],
+            "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)"}),
+        "stubborn": answered(exercise, {
+            **RIGHT, "9.2": "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"}),
+        "flagged": answered(exercise, {
+            "9.1": "import builtins\ndef square(x):\n    return x * x",
+            "9.2": "import sys\nsys.modules['math'] = None\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
+        "no_solution": no_solution,
+        "markers": answered(exercise, {
+            "9.1": "# NBVAL_RAISES_EXCEPTION\ndef square(x):\n    return x * x\nraise ValueError('oops')",
+            "9.2": "# NBVAL_SKIP\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
+        "90_fixture_other_chapter": other,
+        "unlabelled/90_fixture": other_unlabelled,
+    }
+    paths = write_submissions(root, submissions)
+    paths.append(root / "not_a_notebook.ipynb")
+    paths[-1].write_text("print('this is a script')\n")
+    before = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
+    result = grade(root, paths, CELL_TIMEOUT, solutions=FIXTURES)
+    result.before = before
+    return result
+
+
+def test_instructor_copy_and_other_correct_answers_score_full_marks(graded):
+    for name in ("solutions", "right", "tampered_right"):
+        assert graded.entries[name]["score"] == 6.0, graded.entries[name]
+        assert graded.verdicts(name) == {n: (True, f"Exercise {n} passed") for n in ("9.1", "9.2", "9.3")}
+
+
+def test_untouched_exercise_fails_every_task_as_not_answered(graded):
+    for number, (passed, message) in graded.verdicts("untouched").items():
+        assert not passed and "not answered yet" in message and f"Exercise {number}" in message
+    assert graded.entries["untouched"]["score"] == 0
+
+
+def test_wrong_answers_fail_with_the_checks_message(graded):
+    assert graded.verdicts("wrong") == {n: (False, hint) for n, hint in HINTS.items()}
+    assert graded.reasons("wrong") == ["check_failed"] * 3
+
+
+def test_tampering_with_checks_changes_no_grade(graded):
+    assert graded.verdicts("tampered_wrong") == graded.verdicts("wrong")
+    assert graded.verdicts("tampered_right") == graded.verdicts("right")
+
+
+def test_hidden_checks_catch_answers_fitted_to_the_visible_ones(graded):
+    result = graded.verdicts("hidden_only")
+    assert result["9.1"] == (False, "hidden check: square must work for any number, not only the examples")
+    assert result["9.2"][0] and result["9.3"][0]
+
+
+def test_warnings_stderr_and_debug_prints_cost_nothing(graded):
+    assert graded.entries["noisy"]["score"] == 6.0, graded.entries["noisy"]
+
+
+def test_infinite_loop_and_dead_kernel_fail_only_their_task(graded):
+    result = graded.verdicts("lost")
+    assert result["9.1"] == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
+    assert result["9.2"] == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
+    assert result["9.3"] == (True, "Exercise 9.3 passed")  # graded in a fresh kernel, setup replayed
+    assert graded.reasons("lost") == ["timeout", "kernel_died", "passed"]
+
+
+def test_loop_in_the_check_and_huge_output_fail_only_their_task(graded):
+    result = graded.verdicts("lost_in_check")
+    assert result["9.1"] == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in the check on your answer")
+    assert result["9.2"] == (True, "Exercise 9.2 passed")
+    assert not result["9.3"][0] and result["9.3"][1].startswith("huge output: this cell printed more than")
+
+
+def test_a_loop_that_swallows_the_interrupt_still_times_out(graded):
+    result = graded.verdicts("stubborn")
+    assert result["9.2"] == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
+    assert result["9.1"][0] and result["9.3"][0]
+
+
+def test_solutions_reaching_into_the_checks_are_flagged_and_not_run(graded):
+    result = graded.verdicts("flagged")
+    assert not result["9.1"][0] and "checking machinery" in result["9.1"][1] and "builtins" in result["9.1"][1]
+    assert not result["9.2"][0] and "sys.modules" in result["9.2"][1]
+    assert result["9.3"] == (True, "Exercise 9.3 passed")
+
+
+def test_nbval_comments_in_a_solution_change_nothing(graded):
+    result = graded.verdicts("markers")
+    assert result["9.1"] == (False, "your solution raised ValueError: oops")
+    assert result["9.2"] == (False, "your solution cell was skipped: remove its NBVAL_SKIP comment")
+    assert result["9.3"][0]
+
+
+def test_a_deleted_solution_cell_is_reported_not_crashed_on(graded):
+    result = graded.verdicts("no_solution")
+    assert result["9.2"][0] is False and result["9.2"][1].startswith("no solution cell found for Exercise 9.2")
+    assert result["9.1"][0] and result["9.3"][0]
+
+
+def test_wrong_files_get_clear_errors(graded):
+    report = graded.entries
+    assert "chapter 91_other" in report["90_fixture_other_chapter"]["error"]
+    assert "looks like chapter 91_other's" in report["unlabelled/90_fixture"]["error"]
+    assert "not a Jupyter notebook" in report["not_a_notebook"]["error"]
+    assert report["not_a_notebook"]["tasks"] == []
+
+
+def test_cli_prints_a_table_per_submission_and_fails_when_a_task_failed(graded):
+    run = graded.run
+    assert run.returncode == 1, run.stderr
+    assert "Traceback" not in run.stderr
+    assert "wrong.ipynb (chapter 90_fixture): 0/6 points" in run.stdout
+    assert "9.2   0/3     FAILED  total should be 6, the sum of DATA: use sum()" in run.stdout
+    assert "not_a_notebook.ipynb: ERROR" in run.stdout
+
+
+def test_grading_never_writes_to_submissions(graded):
+    for path, digest in graded.before.items():
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+
+
+def test_exit_status_zero_when_everything_passed(tmp_path):
+    paths = write_submissions(tmp_path, {"91_other": nbformat.read(FIXTURES / "91_other.ipynb", as_version=4)})
+    run = grade(tmp_path, paths, CELL_TIMEOUT, solutions=FIXTURES, timeout=300).run
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "8.1   1/1     passed  Exercise 8.1 passed" in run.stdout
+
+
+DIES_IN_SETUP = """\
+import os, pathlib
+_flag = os.environ.get("SETUP_DIES")  # "always", or a file: die only while it does not exist
+if _flag == "always" or (_flag and not pathlib.Path(_flag).exists()):
+    if _flag != "always":
+        pathlib.Path(_flag).touch()
+    os._exit(1)
+"""
+
+
+def grade_with_dying_setup(tmp_path: Path, how: str):
+    """Grade a correct submission of a chapter whose first setup cell kills the kernel."""
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    chapter = copied(CHAPTER.nb)
+    chapter.cells.insert(1, nbformat.v4.new_code_cell(DIES_IN_SETUP, id="dies"))
+    nbformat.write(chapter, solutions / "90_fixture.ipynb")
+    release(solutions, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(tmp_path, {"right": answered(exercise, RIGHT)})
+    graded = grade(tmp_path, paths, CELL_TIMEOUT, solutions=solutions, env={**os.environ, "SETUP_DIES": how},
+                   timeout=300)
+    return graded.run, graded.entries["right"]
+
+
+def test_a_kernel_lost_before_any_exercise_ran_is_retried_not_blamed_on_the_learner(tmp_path):
+    """No learner code has run in a setup cell: losing the kernel there (e.g. one that could
+    not start on a busy machine) costs no points when a fresh kernel gets through."""
+    run, entry = grade_with_dying_setup(tmp_path, str(tmp_path / "died-once"))
+    assert entry["score"] == 6.0, entry
+    assert "the Python kernel died" in run.stderr and "graded again in a fresh kernel" in run.stderr
+
+
+def test_a_setup_cell_that_always_kills_the_kernel_ends_with_a_verdict(tmp_path):
+    run, entry = grade_with_dying_setup(tmp_path, "always")
+    assert run.returncode == 1 and entry["score"] == 0
+    assert {t["message"] for t in entry["tasks"]} == {
+        "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"}

@@ -1,0 +1,290 @@
+"""The grader's pure parts, without a kernel: task discovery, release, matching a
+submission to its chapter and tasks, the tampering scan, the sanitize rule, the report."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import nbformat
+import pytest
+from pathlib import Path
+
+from grader.errors import GraderError
+from grader.assemble import grading_notebook
+from grader.results import SubmissionResult, TaskResult
+from grader.run import sanitize_rules
+from grader.notebook import load_chapter
+from grader.release import exercise_notebook, release, stub
+from grader.report import as_json, table
+from grader.scan import findings, module_aliases
+from grader.submission import Submission, chapter_of, match_solutions, read_submission
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def chapters():
+    return {path.stem: load_chapter(path) for path in sorted(FIXTURES.glob("*.ipynb"))}
+
+
+@pytest.fixture
+def chapter(chapters):
+    return chapters["90_fixture"]
+
+
+def exercise(chapter) -> nbformat.NotebookNode:
+    return exercise_notebook(chapter)
+
+
+def cell(nb, cell_id):
+    return next(c for c in nb.cells if c.get("id") == cell_id)
+
+
+def submission(nb, name="90_fixture.ipynb") -> Submission:
+    return Submission(Path(name), nbformat.from_dict(json.loads(json.dumps(nb))))
+
+
+# --- task discovery -----------------------------------------------------------------
+
+def test_tasks_are_found_with_their_cells(chapter):
+    found = [(t.number, t.points, len(t.checks), len(t.hidden)) for t in chapter.tasks]
+    assert found == [("9.1", 2.0, 1, 1), ("9.2", 3.0, 1, 0), ("9.3", 1.0, 1, 0)]
+    assert chapter.nb.cells[chapter.tasks[0].solution].id == "ex9-1-solution"
+
+
+@pytest.mark.parametrize("cell_id, change, message", [
+    ("ex9-2-check", {"tags": []}, r"Exercise 9\.2: no code cell tagged 'check'"),
+    ("ex9-2-check", {"tags": ["check", "nbval-skip"]}, r"Exercise 9\.2: cell 8 is a check, so nbval must run it"),
+    ("ex9-1-solution", {"tags": ["solution", "check"]}, r"cell 3: a cell can have only one of the tags"),
+    ("ex9-3-check", {"execution_count": None}, r"Exercise 9\.3: cell 13 has outputs but no execution count"),
+])
+def test_malformed_instructor_notebook_names_the_cell_to_fix(tmp_path, chapter, cell_id, change, message):
+    nb = json.loads(json.dumps(chapter.nb))
+    target = next(c for c in nb["cells"] if c["id"] == cell_id)
+    if "tags" in change:
+        target["metadata"]["tags"] = change["tags"]
+    else:
+        target.update(change)
+    path = tmp_path / "broken.ipynb"
+    path.write_text(json.dumps(nb))
+    with pytest.raises(GraderError, match=message):
+        load_chapter(path)
+
+
+# --- release ------------------------------------------------------------------------
+
+def test_stub_keeps_code_outside_the_region_and_its_indentation():
+    source = "x = 1\ndef f(y):\n    ### BEGIN SOLUTION\n    return y + x\n    ### END SOLUTION\nprint(f(2))"
+    assert stub(source, "4.2") == (
+        "x = 1\ndef f(y):\n    ### BEGIN SOLUTION\n"
+        '    raise NotImplementedError("Exercise 4.2")\n    ### END SOLUTION\nprint(f(2))')
+
+
+def test_exercise_drops_hidden_cells_and_solution_outputs_but_keeps_check_outputs(chapter):
+    nb = exercise(chapter)
+    ids = [c.get("id") for c in nb.cells]
+    assert "ex9-1-hidden" not in ids and "ex9-1-solution" in ids
+    solution = cell(nb, "ex9-2-solution")
+    assert solution.outputs == [] and solution.execution_count is None
+    assert 'raise NotImplementedError("Exercise 9.2")' in solution.source and "sum(DATA)" not in solution.source
+    check = cell(nb, "ex9-2-check")
+    # nbval compares only cells that were run: the check keeps its output AND its count.
+    assert check.outputs[0].text == "Exercise 9.2 passed\n" and check.execution_count is not None
+    assert check.source == cell(chapter.nb, "ex9-2-check").source
+    assert nb.metadata.grader == {"chapter": "90_fixture"}
+
+
+def test_release_is_byte_identical_across_runs(tmp_path):
+    first = release(FIXTURES, tmp_path / "a")
+    second = release(FIXTURES, tmp_path / "b")
+    assert [p.name for p in first] == ["90_fixture.ipynb", "91_other.ipynb"]
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes()
+
+
+# --- which chapter ------------------------------------------------------------------
+
+def test_chapter_from_metadata_even_when_the_file_is_renamed(chapters, chapter):
+    assert chapter_of(submission(exercise(chapter), "alice-homework.ipynb"), chapters).name == "90_fixture"
+
+
+def test_chapter_from_file_name_when_metadata_is_gone(chapters, chapter):
+    nb = exercise(chapter)
+    del nb.metadata["grader"]
+    assert chapter_of(submission(nb, "bob_90_fixture.ipynb"), chapters).name == "90_fixture"
+
+
+def test_another_chapters_notebook_is_a_clear_error(chapters):
+    other = exercise(chapters["91_other"])
+    with pytest.raises(GraderError, match="named for chapter 90_fixture but is the exercise notebook of chapter 91_other"):
+        chapter_of(submission(other, "90_fixture.ipynb"), chapters)
+    del other.metadata["grader"]
+    with pytest.raises(GraderError, match="looks like chapter 91_other's"):
+        chapter_of(submission(other, "90_fixture.ipynb"), chapters)
+
+
+def test_unknown_chapter_is_a_clear_error(chapters):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    with pytest.raises(GraderError, match="cannot tell which chapter"):
+        chapter_of(submission(nb, "notes.ipynb"), chapters)
+
+
+@pytest.mark.parametrize("content, message", [
+    ("hello, not json", "not a Jupyter notebook"),
+    ('{"cells": "nope", "nbformat": 4}', "not a Jupyter notebook in nbformat 4"),
+    ("[1, 2]", "not a Jupyter notebook in nbformat 4"),
+])
+def test_not_a_notebook_is_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "sub.ipynb"
+    path.write_text(content)
+    with pytest.raises(GraderError, match=message):
+        read_submission(path)
+    with pytest.raises(GraderError, match="no such file"):
+        read_submission(tmp_path / "missing.ipynb")
+
+
+def test_damaged_cells_do_not_crash_matching(tmp_path, chapters, chapter):
+    nb = json.loads(json.dumps(exercise(chapter)))
+    nb["cells"][0]["metadata"] = None
+    nb["cells"][1]["metadata"] = {"tags": "solution"}
+    nb["cells"][2]["id"] = 17
+    del nb["cells"][3]["source"]
+    nb["cells"][4]["source"] = ["print(", "1)"]
+    path = tmp_path / "damaged.ipynb"
+    path.write_text(json.dumps(nb))
+    damaged = read_submission(path)
+    assert chapter_of(damaged, chapters).name == "90_fixture"
+    assert set(match_solutions(chapter, damaged)) == {"9.1", "9.2", "9.3"}
+
+
+# --- matching solution cells --------------------------------------------------------
+
+def answered(chapter, answers: dict[str, str]) -> nbformat.NotebookNode:
+    nb = exercise(chapter)
+    for number, code in answers.items():
+        cell(nb, f"ex{number.replace('.', '-')}-solution").source = code
+    return nb
+
+
+def test_match_by_cell_id_survives_removed_tags_and_moved_cells(chapter):
+    nb = answered(chapter, {"9.1": "def square(x):\n    return x ** 2"})
+    for c in nb.cells:
+        c.metadata.pop("tags", None)
+    moved = cell(nb, "ex9-1-solution")
+    nb.cells.remove(moved)
+    nb.cells.append(moved)
+    answers = match_solutions(chapter, submission(nb))
+    assert answers["9.1"] == "def square(x):\n    return x ** 2"
+
+
+def test_match_by_heading_when_ids_are_new(chapter):
+    """Cells copied into a fresh notebook get new ids; the heading and the BEGIN marker
+    (or the tag) still find the answer, and the learner's check cell is never taken."""
+    nb = answered(chapter, {"9.2": "### BEGIN SOLUTION\ntotal = 6\n### END SOLUTION"})
+    for n, c in enumerate(nb.cells):
+        c.id = f"new-{n}"
+        c.metadata.pop("tags", None)
+    scratch = nbformat.v4.new_code_cell("print('scratch')", id="scratch")
+    nb.cells.insert(next(i for i, c in enumerate(nb.cells) if "Exercise 9.2" in c.source) + 1, scratch)
+    answers = match_solutions(chapter, submission(nb))
+    assert answers["9.2"] == "### BEGIN SOLUTION\ntotal = 6\n### END SOLUTION"
+    assert "Exercise 9.1" in answers["9.1"] and "Exercise 9.3" in answers["9.3"]  # the stubs
+
+
+def test_deleted_solution_cell_is_unmatched(chapter):
+    nb = exercise(chapter)
+    nb.cells = [c for c in nb.cells if c.get("id") != "ex9-2-solution"]
+    answers = match_solutions(chapter, submission(nb))
+    assert answers["9.2"] is None and answers["9.1"] is not None
+
+
+# --- the scan for code that reaches into the checks ----------------------------------
+
+MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import nn"])
+
+
+@pytest.mark.parametrize("code, reason", [
+    ("import builtins\nbuiltins.print = None", "imports the builtins module"),
+    ("__builtins__['abs'] = lambda x: 0", "__builtins__"),
+    ("import sys\nsys.modules['torch'] = None", "sys.modules"),
+    ("from sys import modules", "sys.modules"),
+    ("torch.allclose = lambda *a, **k: True", "changes torch.allclose"),
+    ("torch.Tensor.__eq__ = lambda a, b: True", "changes torch.Tensor.__eq__"),
+    ("setattr(np, 'allclose', print)", "with setattr()"),
+    ("torch = None", "rebinds torch"),
+    ("import numpy as torch", "rebinds torch"),
+    ("def nn():\n    pass", "rebinds nn"),
+    ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
+    ("import grader.output_guard", "the grader"),
+    ("import importlib\nimportlib.import_module('os')", "importlib"),
+    ("exec('x = 1')", "exec()"),
+    ("g = globals()['__builtins__']", "'__builtins__'"),
+])
+def test_scan_flags_reaching_into_the_checks(code, reason):
+    found = findings(code, MODULES)
+    assert any(reason in line for line in found), found
+
+
+@pytest.mark.parametrize("code", [
+    "import torch\nx = torch.ones(3)\nx.add_(1)\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()",
+    "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)",
+    "import sys\nprint('progress', file=sys.stderr)\nsys.stdout.flush()",
+    "%time y = 2 * 3",
+    "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
+])
+def test_scan_leaves_ordinary_answers_alone(code):
+    assert findings(code, MODULES) == []
+
+
+# --- grading notebook and sanitize rule ---------------------------------------------
+
+def test_grading_notebook_takes_only_solution_code_from_the_submission(chapter):
+    answers = {"9.1": "def square(x):\n    return x * x", "9.2": "total = 6", "9.3": "largest = 30"}
+    nb, roles = grading_notebook(chapter, answers, chapter.tasks, [])
+    kinds = [r.kind for r in roles]
+    assert kinds == ["guard", "setup", "solution", "check", "hidden", "solution", "check", "setup", "solution", "check"]
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code[5].source == "total = 6" and code[5].execution_count is None
+    assert code[6].source == cell(chapter.nb, "ex9-2-check").source and code[6].outputs
+    assert "nbval-ignore-output" in code[1].metadata.tags  # setup output is not graded
+    assert "nbval-ignore-output" in code[4].metadata.tags  # a hidden check without output: errors only
+
+
+def test_grading_notebook_after_a_lost_kernel_replays_earlier_solutions_only(chapter):
+    answers = {"9.1": "def square(x):\n    return x * x", "9.2": "total = 6", "9.3": "largest = 30"}
+    _, roles = grading_notebook(chapter, answers, [chapter.tasks[2]], [chapter.tasks[0]])
+    assert [(r.kind, r.task) for r in roles] == [
+        ("guard", None), ("setup", None), ("replay", "9.1"), ("setup", None), ("solution", "9.3"), ("check", "9.3")]
+
+
+def test_sanitize_rule_keeps_only_the_lines_checks_print(chapter):
+    nb, _ = grading_notebook(chapter, {"9.1": "", "9.2": "", "9.3": ""}, chapter.tasks, [])
+    rules = sanitize_rules([nb])
+    patterns = re.findall(r"^regex: (.*)$\n^replace: (.*)$", rules, flags=re.MULTILINE)
+    assert patterns, "the sanitize file must hold regex/replace pairs nbval can read"
+
+    def sanitize(text):
+        for regex, replace in patterns:
+            text = re.sub(regex, replace, text)
+        return text
+
+    assert sanitize("debug 3\nExercise 9.1 passed\n") == sanitize("Exercise 9.1 passed\n")
+    assert sanitize("Exercise 9.1 passed\n") != sanitize("Exercise 9.2 passed\n")
+    assert sanitize("Exercise 9.1 failed\n") != sanitize("Exercise 9.1 passed\n")
+
+
+# --- report -------------------------------------------------------------------------
+
+def test_table_and_json_show_every_task():
+    result = SubmissionResult(Path("alice.ipynb"), "90_fixture", [
+        TaskResult("9.1", 2.0, "passed", "Exercise 9.1 passed"),
+        TaskResult("9.2", 3.0, "check_failed", "total should be 6\nsecond line"),
+    ])
+    text = table(result)
+    assert "alice.ipynb (chapter 90_fixture): 2/5 points" in text
+    assert re.search(r"9\.2\s+0/3\s+FAILED\s+total should be 6\n\s+second line", text)
+    data = as_json([result])["submissions"][0]
+    assert (data["score"], data["max_score"]) == (2.0, 5.0)
+    assert [(t["passed"], t["reason"]) for t in data["tasks"]] == [(True, "passed"), (False, "check_failed")]
+    assert "ERROR" in table(SubmissionResult(Path("x.ipynb"), error="not a notebook"))

@@ -1,0 +1,86 @@
+"""The stored notebooks keep the course's conventions (nbval then checks their outputs).
+
+- stored executed: every code cell ran, once, in order, so a reader sees real outputs;
+- compared: at most a few cells per notebook escape nbval's comparison (tags
+  nbval-ignore-output / nbval-skip), and only where output truly varies;
+- no warning and no error reaches a reader unless the chapter shows it on purpose: a
+  stderr output only in cells tagged ``shows-warning``, an error only in cells tagged
+  ``raises-exception``;
+- no path of the machine that ran them (home folders, temporary folders, the checkout);
+- each chapter ends by pointing to its exercise notebook, which exists.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+CHAPTERS = sorted(p for p in (ROOT / "course").glob("0[1-9]_*.ipynb"))
+IGNORED_AT_MOST = 0.12  # share of the cells with output that nbval does not compare
+NOT_COMPARED = {"nbval-ignore-output", "nbval-skip"}
+MACHINE_PATH = re.compile(r"(/root/|/home/\w|/tmp/|/work/|/Users/\w|[A-Z]:\\\\Users)")
+
+
+def cells(path: Path) -> list[dict]:
+    return json.loads(path.read_text())["cells"]
+
+
+def code_cells(path: Path) -> list[dict]:
+    return [c for c in cells(path) if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+
+
+def tags(cell: dict) -> set[str]:
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def label(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
+def test_stored_executed_in_order(path):
+    counts = [c["execution_count"] for c in code_cells(path)]
+    assert counts == list(range(1, len(counts) + 1)), (
+        f"{label(path)}: run it top to bottom in a fresh kernel (scripts/execute_notebooks.py)")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
+def test_most_outputs_are_compared_by_nbval(path):
+    with_output = [c for c in code_cells(path) if c["outputs"]]
+    ignored = [c.get("id") for c in with_output if tags(c) & NOT_COMPARED]
+    assert len(ignored) <= IGNORED_AT_MOST * len(with_output), (
+        f"{label(path)}: {len(ignored)} of {len(with_output)} cells with output escape nbval: {ignored}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
+def test_no_warning_or_error_unless_shown_on_purpose(path):
+    for cell in code_cells(path):
+        for output in cell["outputs"]:
+            if output.get("name") == "stderr":
+                assert "shows-warning" in tags(cell), (
+                    f"{label(path)}, cell {cell.get('id')}: prints to stderr: "
+                    f"{''.join(output['text'])[:300]!r}. Fix the cause, or tag the cell shows-warning "
+                    "if the chapter shows this warning on purpose.")
+            if output["output_type"] == "error":
+                assert "raises-exception" in tags(cell), f"{label(path)}, cell {cell.get('id')}: {output['ename']}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
+def test_no_paths_of_the_machine_that_ran_it(path):
+    for cell in code_cells(path):
+        for output in cell["outputs"]:
+            text = json.dumps(output.get("text", "")) + json.dumps(output.get("data", {}).get("text/plain", ""))
+            found = MACHINE_PATH.search(text)
+            assert not found, f"{label(path)}, cell {cell.get('id')}: output shows the path {found.group(0)!r}..."
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=label)
+def test_chapter_ends_with_a_pointer_to_its_exercises(path):
+    last = "".join(cells(path)[-1]["source"])
+    assert f"exercises/{path.name}" in last, f"{label(path)}: the summary must link exercises/{path.name}"
+    assert (ROOT / "exercises" / path.name).exists() and (ROOT / "solutions" / path.name).exists()

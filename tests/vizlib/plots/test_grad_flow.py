@@ -1,0 +1,291 @@
+"""grad_flow and GradFlowMonitor: the numbers equal autograd's, problems get flagged,
+the model and its .grad are never touched, and hooks go away when asked."""
+
+import gc
+import math
+import weakref
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+from torch import nn
+from torch.optim.optimizer import _global_optimizer_pre_hooks
+
+import vizlib as vz
+from vizlib.plots.grad_flow import EXPLODING, VANISHING, GradFlowMonitor, grad_flow, grad_magnitudes
+
+
+def mlp(depth: int, act=nn.Sigmoid, width: int = 16, seed: int = 0) -> nn.Sequential:
+    torch.manual_seed(seed)
+    layers = []
+    for _ in range(depth):
+        layers += [nn.Linear(width, width), act()]
+    return nn.Sequential(*layers, nn.Linear(width, 1))
+
+
+def backward(model: nn.Module, seed: int = 1) -> None:
+    """One regression loss on random data, backpropagated into the model's .grad."""
+    width = next(m for m in model.modules() if isinstance(m, nn.Linear)).in_features
+    g = torch.Generator().manual_seed(seed)
+    out = model(torch.randn(32, width, generator=g))
+    nn.functional.mse_loss(out, torch.randn(out.shape, generator=g)).backward()
+
+
+class WithUnused(nn.Module):
+    """A model with a layer its forward never uses: that layer gets no gradient."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used = nn.Linear(4, 1)
+        self.unused = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def snapshot(model: nn.Module) -> list:
+    return [(n, p.detach().clone(), None if p.grad is None else p.grad.clone(), p.grad, p.requires_grad)
+            for n, p in model.named_parameters()]
+
+
+def assert_unchanged(model: nn.Module, before: list) -> None:
+    for (n, value, grad, grad_obj, req), (n2, p) in zip(before, model.named_parameters(), strict=True):
+        assert n == n2 and p.requires_grad == req and torch.equal(p, value)
+        assert p.grad is grad_obj  # the very same .grad object, not a replacement
+        assert (grad is None) == (p.grad is None)
+        if grad is not None:
+            assert torch.equal(p.grad, grad)
+
+
+def test_magnitudes_equal_autograd_grads_in_registration_order():
+    model = mlp(3)
+    backward(model)
+    found = grad_magnitudes(model)
+    assert [p.name for p in found] == [n for n, _ in model.named_parameters()]
+    for p, (_, param) in zip(found, model.named_parameters()):
+        assert p.mean == pytest.approx(param.grad.abs().mean().item(), rel=1e-6)
+        assert p.max == param.grad.abs().max().item()
+
+
+def test_frozen_parameters_are_left_out_and_unused_ones_say_no_grad():
+    model = WithUnused()
+    model.used.bias.requires_grad_(False)
+    backward(model)
+    found = {p.name: p.status for p in grad_magnitudes(model)}
+    assert found == {"used.weight": "ok", "unused.weight": "no grad", "unused.bias": "no grad"}
+
+
+def test_deep_sigmoid_network_flags_its_first_layers_as_vanishing():
+    model = mlp(10)
+    backward(model)
+    found = grad_magnitudes(model)
+    statuses = [p.status for p in found]
+    assert statuses[0] == "vanishing" and statuses[-1] == "ok"
+    # Gradients shrink on the way back: the flagged layers are exactly the first ones.
+    flagged = statuses.count("vanishing")
+    assert statuses == ["vanishing"] * flagged + ["ok"] * (len(statuses) - flagged)
+    assert all(p.mean < VANISHING for p in found[:flagged])
+
+
+def test_shallow_healthy_network_flags_nothing():
+    model = mlp(2, act=nn.ReLU)
+    backward(model)
+    assert {p.status for p in grad_magnitudes(model)} == {"ok"}
+
+
+def test_gradients_that_grow_on_the_way_back_are_flagged_exploding():
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Linear(8, 8) for _ in range(8)])
+    with torch.no_grad():
+        for layer in model:
+            nn.init.orthogonal_(layer.weight, gain=4.0)  # backward multiplies by 4 per layer
+            layer.bias.zero_()
+    x = torch.randn(32, 8) / 4**8  # small input, so the output (and loss gradient) is O(1)
+    model(x).pow(2).mean().backward()
+    found = {p.name: p for p in grad_magnitudes(model)}
+    assert found["0.bias"].status == "exploding" and found["7.bias"].status == "ok"
+    assert found["0.bias"].mean > EXPLODING
+
+
+def test_nan_gradient_is_flagged_and_drawn(tmp_path):
+    model = mlp(1)
+    backward(model)
+    model[0].weight.grad[0, 0] = math.nan
+    statuses = {p.name: p.status for p in grad_magnitudes(model)}
+    assert statuses["0.weight"] == "non-finite" and statuses["0.bias"] == "ok"
+    fig = grad_flow(model)
+    assert "NaN/Inf" in [t.get_text() for t in fig.axes[0].texts]
+    fig.savefig(tmp_path / "nan.png")
+
+
+def test_grad_flow_figure_is_log_scaled_marks_no_grad_and_renders(tmp_path):
+    model = WithUnused()
+    backward(model)
+    open_figures = plt.get_fignums()
+    before = snapshot(model)
+    fig = vz.grad_flow(model)
+    assert_unchanged(model, before)
+    assert plt.get_fignums() == open_figures  # closed: Jupyter shows it once, via the return value
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["used.weight", "used.bias", "unused.weight", "unused.bias"]
+    assert [t.get_text() for t in ax.texts].count("no grad") == 2
+    low, high = ax.get_ylim()
+    assert low < VANISHING and high > EXPLODING  # both danger zones are on the picture
+    fig.savefig(tmp_path / "flow.png")
+    assert (tmp_path / "flow.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_grad_flow_of_a_model_with_many_parameters_thins_its_labels(tmp_path):
+    model = mlp(30, act=nn.Tanh)
+    backward(model)
+    fig = grad_flow(model)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert 20 <= len(labels) <= 40 and labels[0] == "0.weight"
+    fig.savefig(tmp_path / "many.png")
+
+
+def test_grad_flow_before_backward_says_to_call_backward():
+    model = mlp(1)
+    with pytest.raises(vz.VizlibError, match=r"grad_flow: no parameter .* Call loss\.backward\(\) first"):
+        grad_flow(model)
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_grad_flow_of_a_non_module_says_what_to_pass():
+    model = mlp(1)
+    with pytest.raises(vz.VizlibError, match=r"grad_flow expects an nn.Module \(got Parameter\)"):
+        grad_flow(model[0].weight)
+    with pytest.raises(vz.VizlibError, match="nn.Module"):
+        grad_flow(model.parameters())
+
+
+def test_model_without_trainable_parameters_is_a_clear_error():
+    model = mlp(1).requires_grad_(False)
+    with pytest.raises(vz.VizlibError, match="no parameter that requires grad"):
+        grad_flow(model)
+    with pytest.raises(vz.VizlibError, match="no parameter that requires grad"):
+        GradFlowMonitor(nn.ReLU())
+
+
+def train(model: nn.Module, steps: int, check=None) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step in range(steps):
+        opt.zero_grad()
+        backward(model, seed=step)
+        if check is not None:
+            check(model)
+        opt.step()
+
+
+def test_monitor_records_every_optimizer_step_with_the_gradients_the_step_used():
+    model = mlp(3)
+    expected = []
+
+    def remember(m):
+        expected.append([(p.grad.abs().mean().item(), p.grad.abs().max().item()) for p in m.parameters()])
+
+    with vz.GradFlowMonitor(model) as mon:
+        train(model, steps=5, check=remember)
+    assert mon.layers == [n for n, _ in model.named_parameters()]
+    assert len(mon.history) == 5 and all(len(row) == len(mon.layers) for row in mon.history)
+    for row, want in zip(mon.history, expected, strict=True):
+        assert [p.name for p in row] == mon.layers
+        assert [p.mean for p in row] == pytest.approx([m for m, _ in want], rel=1e-6)
+        assert [p.max for p in row] == [m for _, m in want]
+
+
+def test_monitor_does_not_change_training():
+    watched, plain = mlp(3, seed=7), mlp(3, seed=7)
+    with GradFlowMonitor(watched):
+        train(watched, steps=4)
+    train(plain, steps=4)
+    for (n, a), (_, b) in zip(watched.named_parameters(), plain.named_parameters()):
+        assert torch.equal(a, b), n
+        assert torch.equal(a.grad, b.grad), n
+
+
+def test_monitor_ignores_optimizers_of_other_models():
+    model, other = mlp(1), mlp(1, seed=3)
+    with GradFlowMonitor(model) as mon:
+        train(other, steps=3)
+        assert mon.history == []
+        train(model, steps=2)
+    assert len(mon.history) == 2
+
+
+def test_close_and_with_block_remove_the_hook():
+    hooks = len(_global_optimizer_pre_hooks)
+    model = mlp(1)
+    mon = GradFlowMonitor(model)
+    assert len(_global_optimizer_pre_hooks) == hooks + 1 and mon.recording
+    train(model, steps=2)
+    mon.close()
+    assert len(_global_optimizer_pre_hooks) == hooks and not mon.recording
+    train(model, steps=2)
+    assert len(mon.history) == 2  # the history stays, nothing more is recorded
+    mon.close()  # closing twice is harmless
+
+    with GradFlowMonitor(model) as mon2:
+        assert len(_global_optimizer_pre_hooks) == hooks + 1
+    assert len(_global_optimizer_pre_hooks) == hooks and "closed" in repr(mon2)
+
+
+def test_a_dropped_monitor_is_freed_and_removes_its_hook():
+    hooks = len(_global_optimizer_pre_hooks)
+    model = mlp(1)
+    dropped = weakref.ref(GradFlowMonitor(model))  # created and forgotten, as in a re-run cell
+    gc.collect()
+    assert dropped() is None  # the global hook did not keep it (and its model) alive
+    assert len(_global_optimizer_pre_hooks) == hooks
+    train(model, steps=1)  # no dead hook fires
+
+
+def test_record_by_hand_for_a_hand_written_update():
+    model = WithUnused()
+    mon = GradFlowMonitor(model)
+    for step in range(3):
+        model.zero_grad()
+        backward(model, seed=step)
+        mon.record()
+        with torch.no_grad():
+            for p in model.used.parameters():
+                p -= 0.1 * p.grad
+    mon.close()
+    assert len(mon.history) == 3
+    assert [p.status for p in mon.history[-1]] == ["ok", "ok", "no grad", "no grad"]
+    assert mon.history[-1][0].mean == pytest.approx(model.used.weight.grad.abs().mean().item(), rel=1e-6)
+
+
+def test_monitor_plot_is_a_layers_by_steps_heatmap(tmp_path):
+    model = WithUnused()
+    with GradFlowMonitor(model) as mon:
+        train(model, steps=6)
+    open_figures = plt.get_fignums()
+    fig = mon.plot()
+    assert plt.get_fignums() == open_figures
+    image = fig.axes[0].images[0]
+    grid = image.get_array()
+    assert grid.shape == (len(mon.layers), 6)
+    assert grid.mask[2:].all() and not grid.mask[:2].any()  # unused layer: "no grad" cells
+    assert grid[0, 0] == pytest.approx(mon.history[0][0].mean)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == mon.layers
+    fig.savefig(tmp_path / "monitor.png")
+    assert (tmp_path / "monitor.png").stat().st_size > 1000
+
+
+def test_monitor_plot_of_vanishing_network_puts_first_layers_below_the_colour_scale():
+    model = mlp(10)
+    with GradFlowMonitor(model) as mon:
+        train(model, steps=3)
+    image = mon.plot().axes[0].images[0]
+    grid, norm = image.get_array(), image.norm
+    assert (grid[0] < norm.vmin).all()  # drawn in the "vanishing" colour
+    assert (grid[-1] >= norm.vmin).all()
+
+
+def test_monitor_plot_before_any_step_says_how_to_record():
+    mon = GradFlowMonitor(mlp(1))
+    with pytest.raises(vz.VizlibError, match=r"optimizer\.step\(\)|record\(\)"):
+        mon.plot()
+    mon.close()

@@ -1,0 +1,170 @@
+"""tensor_layout: the strides, offsets and storage cells it reports are torch's own, views
+and copies are told apart, and every kind of tensor draws without touching the tensor."""
+
+import itertools
+
+import matplotlib.pyplot as plt
+import pytest
+import torch
+
+import vizlib as vz
+from vizlib.plots.tensor_layout import MAX_COLS, MAX_ROWS, MAX_SLICES, MAX_STORAGE_CELLS, layouts, tensor_layout
+
+X = torch.arange(12.0).reshape(3, 4)
+VIEWS = {
+    "x.T": X.T,
+    "x[1]": X[1],
+    "x[:, 1:]": X[:, 1:],
+    "x[::2, ::3]": X[::2, ::3],
+    "x.view(2, 6)": X.view(2, 6),
+    "x.unsqueeze(0)": X.unsqueeze(0),
+    "x.diagonal()": X.diagonal(),
+    "x.narrow(1, 2, 2)": X.narrow(1, 2, 2),
+    "x[0, 0]": X[0, 0],
+    "x[:, :1].expand(3, 5)": X[:, :1].expand(3, 5),
+    "x.reshape(2, 2, 3).permute(2, 0, 1)": X.reshape(2, 2, 3).permute(2, 0, 1),
+    "x.view(torch.int16)": X.view(torch.int16),
+}
+
+
+def cell_address(t: torch.Tensor, index: tuple) -> int:
+    """Where torch itself put element ``index``: from data pointers, not from strides."""
+    return (t[index].data_ptr() - t.untyped_storage().data_ptr()) // t.element_size()
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_reported_layout_equals_torch_for_views(name):
+    view = VIEWS[name]
+    base, lay = layouts(X, view, names=["x", name])
+    assert (base.shape, base.stride, base.offset, base.contiguous) == ((3, 4), (4, 1), 0, True)
+    assert lay.name == name
+    assert lay.shape == tuple(view.shape) and lay.stride == view.stride()
+    assert lay.offset == view.storage_offset() and lay.contiguous == view.is_contiguous()
+    assert lay.storage == 0  # a view: the same memory as x
+    assert lay.storage_numel == X.untyped_storage().nbytes() // view.element_size()
+    for index in itertools.product(*map(range, view.shape)):
+        assert lay.storage_index(index) == cell_address(view, index), index
+
+
+@pytest.mark.parametrize("make, is_copy", [
+    (lambda x: x.clone(), True),
+    (lambda x: x.T.contiguous(), True),
+    (lambda x: x.T.reshape(-1), True),  # reshape of a non-contiguous tensor must copy
+    (lambda x: x.reshape(-1), False),  # ... of a contiguous one it is a view
+    (lambda x: x.contiguous(), False),  # already contiguous: returns x itself
+    (lambda x: x + 0, True),
+    (lambda x: x.detach(), False),
+    (lambda x: x.to(torch.float64), True),
+])
+def test_copies_are_told_apart_from_views(make, is_copy):
+    other = make(X)
+    _, lay = layouts(X, other)
+    assert (lay.storage != 0) == is_copy
+    assert (lay.storage != 0) == (other.untyped_storage().data_ptr() != X.untyped_storage().data_ptr())
+
+
+def test_views_of_a_copy_share_the_copy_storage():
+    c = X.clone()
+    found = layouts(X, c, c.T, X.T)
+    assert [lay.storage for lay in found] == [0, 1, 1, 0]
+    assert [lay.name for lay in found] == ["t", "v1", "v2", "v3"]
+
+
+def texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.axes[0].texts]
+
+
+def cells_drawn(fig) -> int:
+    (cells,) = fig.axes[0].collections
+    return len(cells.get_paths())
+
+
+def test_picture_states_strides_and_who_shares_memory(tmp_path):
+    x = X[:2, :3]  # 2 x 3, itself a view of a 12-element storage
+    fig = tensor_layout(x, x.T, x.T.contiguous(), names=["x", "x.T", "x.T.contiguous()"])
+    words = texts(fig)
+    assert "shape (2, 3)  stride (4, 1)  offset 0" in words
+    assert "shape (3, 2)  stride (1, 4)  offset 0" in words
+    assert "shape (3, 2)  stride (2, 1)  offset 0" in words
+    # x = X[:2, :3] skips the end of each row of X: it is not contiguous either.
+    assert words.count("NOT contiguous") == 2 and words.count("contiguous") == 1
+    assert "a view: shares x's memory" in words
+    assert "its own memory, not x's (a copy): changes to x do not reach it" in " ".join(words)
+    assert any(w.startswith("storage of x: 12 x float32 = 48 bytes") for w in words)
+    assert "uses part of a 12-element storage: itself a view" in " ".join(words)
+    assert any(w.startswith("storage 2 (first used by x.T.contiguous()): 6 x float32") for w in words)
+    # Each element's cell label is the storage cell it reads, in the order drawn (row by row).
+    at = [int(w[1:]) for w in words if w.startswith("@")]
+    assert at == [0, 1, 2, 4, 5, 6] + [0, 4, 1, 5, 2, 6] + [0, 1, 2, 3, 4, 5]
+    fig.savefig(tmp_path / "layout.png")
+    assert (tmp_path / "layout.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_expanded_tensor_repeats_cells_and_says_so():
+    row = torch.tensor([1.0, 2.0, 3.0])
+    fig = tensor_layout(row, row.expand(4, 3), names=["row", "row.expand(4, 3)"])
+    words = texts(fig)
+    assert not any("uses part" in w for w in words)
+    assert "shape (4, 3)  stride (0, 1)  offset 0" in words
+    assert "stride 0 in dim 0: repeats the same cells (expand)" in " ".join(words)
+    at = [int(w[1:]) for w in words if w.startswith("@")]
+    assert at == [0, 1, 2] + [0, 1, 2] * 4
+
+
+@pytest.mark.parametrize("t", [
+    torch.tensor(3.5),
+    torch.arange(5),
+    torch.arange(6.0).reshape(2, 3),
+    torch.arange(24).reshape(2, 3, 4),
+    torch.randn(1, 3, 2, 2),
+    torch.tensor([True, False]),
+    torch.zeros(0, 3),
+    torch.randn(3, 4, dtype=torch.complex64),
+    torch.randn(4, 4, requires_grad=True).T,
+], ids=["0d", "1d", "2d", "3d", "4d", "bool", "empty", "complex", "requires-grad"])
+def test_every_kind_of_tensor_draws_without_being_changed(t, tmp_path):
+    before, grad_fn, requires_grad = t.detach().clone(), t.grad_fn, t.requires_grad
+    open_figures = plt.get_fignums()
+    fig = tensor_layout(t)
+    assert plt.get_fignums() == open_figures  # closed: Jupyter shows it once, via the return value
+    assert torch.equal(t.detach(), before)
+    assert t.grad_fn is grad_fn and t.requires_grad == requires_grad
+    storage = t.untyped_storage().nbytes() // t.element_size()
+    assert cells_drawn(fig) == storage + t.numel()  # small enough: every cell and element drawn
+    fig.savefig(tmp_path / "t.png")
+
+
+def test_big_tensor_is_capped_and_says_what_was_drawn(tmp_path):
+    z = torch.randn(100, 50)
+    big = torch.randn(6, 20, 30)
+    fig = tensor_layout(z[10:], big, names=["z[10:]", "big"])
+    words = texts(fig)
+    assert any(w.endswith(f"cells 500..{500 + MAX_STORAGE_CELLS - 1} drawn") for w in words)
+    assert f"first {MAX_ROWS} x {MAX_COLS} of 90 x 50 drawn" in words
+    assert f"first {MAX_SLICES} of 6 slices drawn" in words
+    assert cells_drawn(fig) == 2 * MAX_STORAGE_CELLS + MAX_ROWS * MAX_COLS * (1 + MAX_SLICES)
+    at = [int(w[1:]) for w in words if w.startswith("@")]
+    assert at[:3] == [500, 501, 502] and at[MAX_COLS] == 550  # z[10:] starts at cell 500
+    width, height = fig.get_size_inches()
+    assert width < 12 and height < 25
+    fig.savefig(tmp_path / "big.png")
+
+
+def test_same_input_gives_the_same_picture():
+    a = tensor_layout(X, X.T)
+    b = tensor_layout(X, X.T)
+    assert repr(a) == repr(b) and texts(a) == texts(b)
+    assert repr(a).startswith("<Figure size ") and repr(a).endswith(" with 1 Axes>")
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(vz.VizlibError, match="expects tensors, but t is of type list"):
+        tensor_layout([[1, 2], [3, 4]])
+    with pytest.raises(vz.VizlibError, match="view 2 is of type ndarray"):
+        tensor_layout(X, X.T, X.numpy())
+    with pytest.raises(vz.VizlibError, match="one name per tensor"):
+        tensor_layout(X, X.T, names=["x"])
+    with pytest.raises(vz.VizlibError, match="one name per tensor"):
+        tensor_layout(X, names="x")
+    with pytest.raises(vz.VizlibError, match=r"to_dense\(\)"):
+        tensor_layout(X.to_sparse())

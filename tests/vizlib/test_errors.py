@@ -1,0 +1,178 @@
+"""Every bad input gets one clear vz.VizlibError that says what to do; learners' errors pass through."""
+
+import pytest
+import torch
+
+import vizlib as vz
+
+
+def _line(x, w):
+    return w * x
+
+
+def _posthoc_graph():
+    x = torch.ones(2, requires_grad=True)
+    return vz.graph((x * 2).sum())
+
+
+WRONG_TYPES = {
+    "vz.graph(42)": lambda: vz.graph(42),
+    "vz.graph(None)": lambda: vz.graph(None),
+    "vz.graph(a string)": lambda: vz.graph("y = x * 2"),
+    "vz.graph(tensor, more inputs)": lambda: vz.graph(torch.ones(2, requires_grad=True), 3.0),
+    "params= a list": lambda: vz.graph(lambda x: x.sum(), torch.ones(2), params=["x"]),
+    "grad_output= a string": lambda: vz.graph(lambda x: x * 2, torch.ones(2), grad_output="ones"),
+    "vz.explore(not a function)": lambda: vz.explore(42, x=1.0),
+    "vz.explore with a string input": lambda: vz.explore(_line, x="2", w=1.0),
+    "vz.explore with an argument fn does not take": lambda: vz.explore(_line, x=1.0, z=2.0),
+    "vz.replay(not a graph)": lambda: vz.replay("g"),
+    "vz.grad_flow(not a module)": lambda: vz.grad_flow(42),
+    "vz.GradFlowMonitor(not a module)": lambda: vz.GradFlowMonitor([torch.ones(2)]),
+    "vz.tensor_layout(a list)": lambda: vz.tensor_layout([1, 2, 3]),
+}
+WRONG_VALUES = {
+    "a tensor that does not require grad": lambda: vz.graph(torch.ones(3) * 2),
+    "a non-scalar result without grad_output": lambda: vz.graph(lambda x: x * 2, torch.ones(2, 3)),
+    "grad_output of the wrong shape": lambda: vz.graph(lambda x: x * 2, torch.ones(2), grad_output=torch.ones(3)),
+    "a range with low > high": lambda: vz.explore(_line, x=(5, -5), w=1.0),
+    "a tensor input to a slider": lambda: vz.explore(_line, x=torch.ones(3), w=1.0),
+    "replay of a post-hoc graph": lambda: vz.replay(_posthoc_graph()),
+    "grad_flow before backward": lambda: vz.grad_flow(torch.nn.Linear(2, 2)),
+    "a model with every parameter frozen": lambda: vz.grad_flow(torch.nn.Linear(2, 2).requires_grad_(False)),
+    "a sparse tensor to tensor_layout": lambda: vz.tensor_layout(torch.eye(2).to_sparse()),
+    "an unknown file suffix": lambda: _posthoc_graph().save("graph.jpeg"),
+}
+
+
+@pytest.mark.parametrize("call", WRONG_TYPES.values(), ids=WRONG_TYPES)
+def test_an_argument_of_the_wrong_type_is_a_type_error(call):
+    with pytest.raises(TypeError) as info:
+        call()
+    assert isinstance(info.value, vz.VizlibError) and not isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("call", WRONG_VALUES.values(), ids=WRONG_VALUES)
+def test_an_argument_with_a_wrong_value_is_a_value_error(call):
+    with pytest.raises(ValueError) as info:
+        call()
+    assert isinstance(info.value, vz.VizlibError) and not isinstance(info.value, TypeError)
+
+
+def test_tensor_that_does_not_require_grad():
+    with pytest.raises(vz.VizlibError, match="requires_grad=True"):
+        vz.graph(torch.ones(3) * 2)
+
+
+def test_result_that_does_not_depend_on_the_inputs():
+    with pytest.raises(vz.VizlibError, match="requir"):
+        vz.graph(lambda x: torch.ones(()), torch.ones(2))
+
+
+def test_result_that_is_not_a_tensor():
+    with pytest.raises(vz.VizlibError):
+        vz.graph(lambda x: x.sum().item(), torch.ones(2))
+
+
+@pytest.mark.parametrize("target", ["y = x * 2", 3.0, None, [1, 2]])
+def test_not_a_tensor_function_or_module(target):
+    with pytest.raises(vz.VizlibError, match="tensor"):
+        vz.graph(target)
+
+
+def test_graph_freed_by_an_earlier_backward():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward()
+    with pytest.raises(vz.VizlibError, match="backward") as info:
+        vz.graph(y, show_saved=True)
+    assert "retain_graph=True" in str(info.value)
+
+
+def test_function_that_runs_backward_itself():
+    def f(x):
+        y = (x.exp() * x).sum()
+        y.backward()
+        return y
+
+    with pytest.raises(vz.VizlibError, match="backward"):
+        vz.graph(f, torch.tensor([1.0, 2.0]))
+
+
+def test_non_scalar_result_without_grad_output():
+    with pytest.raises(vz.VizlibError, match="grad_output") as info:
+        vz.graph(lambda x: x * 2, torch.ones(2, 3))
+    assert "[2, 3]" in str(info.value) or "(2, 3)" in str(info.value), "the message shows the shape"
+
+
+@pytest.mark.parametrize("grad_output", [torch.ones(3), [torch.ones(2), torch.ones(2)], "ones"])
+def test_grad_output_of_the_wrong_shape(grad_output):
+    with pytest.raises(vz.VizlibError, match="grad_output"):
+        vz.graph(lambda x: x * 2, torch.ones(2), grad_output=grad_output)
+
+
+def test_params_of_the_wrong_type():
+    with pytest.raises(vz.VizlibError, match="params"):
+        vz.graph(lambda x: x.sum(), torch.ones(2), params=["x"])
+
+
+def test_missing_dot_program_says_how_to_install_graphviz(monkeypatch, tmp_path):
+    g = vz.graph(lambda x: (x * 3).sum(), torch.ones(2))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(vz.VizlibError, match="Graphviz") as info:
+        g.to_svg()
+    assert "install" in str(info.value)
+    with pytest.raises(vz.VizlibError, match="Graphviz"):
+        g.save(tmp_path / "g.png")
+    assert not (tmp_path / "g.png").exists()
+    bundle = g._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle and bundle["text/plain"].startswith(repr(g))
+    assert g.save(tmp_path / "g.dot").read_text() == g.to_dot(), ".dot needs no Graphviz"
+
+
+def test_unknown_suffix(tmp_path):
+    g = vz.graph(lambda x: (x * 3).sum(), torch.ones(2))
+    for name in ("g.jpeg", "g"):
+        with pytest.raises(vz.VizlibError, match=r"\.svg"):
+            g.save(tmp_path / name)
+        assert not (tmp_path / name).exists()
+
+
+class LearnerError(Exception):
+    pass
+
+
+def test_learners_exception_propagates_unchanged():
+    err = LearnerError("my own message")
+
+    def f(x):
+        raise err
+
+    with pytest.raises(LearnerError) as info:
+        vz.graph(f, torch.ones(2))
+    assert info.value is err and str(info.value) == "my own message"
+
+
+def test_learners_value_error_is_not_turned_into_a_vizlib_error():
+    def f(x):
+        raise ValueError("shapes do not match, says the learner")
+
+    with pytest.raises(ValueError) as info:
+        vz.graph(f, torch.ones(2))
+    assert type(info.value) is ValueError
+
+
+def test_torch_errors_inside_the_function_propagate_unchanged():
+    def f(x):
+        return x @ torch.ones(3, 3)  # shape error raised by torch, from the learner's code
+
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
+        vz.graph(f, torch.ones(1, 2))
+
+
+def test_errors_in_module_forward_propagate_unchanged():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise IndexError("bad index in forward")
+
+    with pytest.raises(IndexError, match="bad index in forward"):
+        vz.graph(Broken(), torch.ones(2))

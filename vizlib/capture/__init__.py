@@ -1,0 +1,10 @@
+"""Capture: turn a tensor, a function call or a module call into a Graph.
+
+The only stage that touches autograd: ``walk`` reads the graph behind tensors,
+``record`` watches a call's forward ops and backward nodes, ``summary`` reduces tensors
+to plain numbers at once, and ``build`` puts these together behind ``vz.graph``.
+"""
+
+from .build import graph
+
+__all__ = ["graph"]

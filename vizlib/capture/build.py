@@ -1,0 +1,342 @@
+"""``vz.graph``: turn a tensor, a function call or a module call into a Graph.
+
+Two ways in, one Graph out:
+
+- post-hoc: walk the autograd graph behind tensors a learner already has (no recording,
+  so op nodes know their shapes but not their values);
+- recorded: run the call inside a ForwardRecorder, then compute gradients with
+  ``torch.autograd.grad`` under backward hooks. ``autograd.grad`` returns gradients
+  instead of accumulating them, so nobody's ``.grad`` changes; the RNG state and module
+  buffers (BatchNorm's running statistics) are restored afterwards, so drawing a model
+  never changes it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.utils._pytree import tree_leaves, tree_map
+
+from ..data import Graph, Node
+from ..errors import VizlibTypeError, VizlibValueError
+from ..transform import simplify
+from .record import ForwardRecorder, hook_backward
+from .summary import small_value, stats
+from .walk import Walked, output_meta, root_of, saved_tensors, walk
+
+
+def graph(target, *args, params: dict | nn.Module | None = None, grad_output=None,
+          show_saved: bool = False, depth: int | None = None, max_nodes: int | None = 150,
+          **kwargs) -> Graph:
+    """Capture the autograd graph of ``target`` with its values and gradients.
+
+    ``target`` is a tensor (or a list of tensors) to walk post-hoc, or a function or
+    ``nn.Module`` to run on ``args``/``kwargs`` while recording. ``params`` names leaves
+    (a dict name -> tensor, or a module). ``grad_output`` seeds backward for a
+    non-scalar result. ``show_saved`` draws the tensors saved for backward. ``depth``
+    draws each module nested that many levels deep as one box (0: the outermost module);
+    ``None`` keeps every op unless the graph has more than ``max_nodes`` nodes, in which
+    case modules are collapsed automatically and a note says so.
+    """
+    if isinstance(target, torch.Tensor) or _is_tensor_list(target):
+        if args or kwargs:
+            raise VizlibTypeError("vz.graph(tensor) takes no further inputs; to record a call, "
+                              "pass the function first: vz.graph(fn, x, w).")
+        g = _posthoc(list(target) if isinstance(target, (list, tuple)) else [target], params, show_saved)
+    elif callable(target):
+        g = _recorded(target, args, kwargs, params, grad_output)
+    else:
+        raise VizlibTypeError(f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; "
+                          f"got {type(target).__name__}.")
+    g.show_saved = show_saved
+    return simplify(g, depth, max_nodes)
+
+
+def _is_tensor_list(x) -> bool:
+    return isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(t, torch.Tensor) for t in x)
+
+
+# ---------------------------------------------------------------- post-hoc
+
+def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
+    w = walk([root_of(t) for t in roots])
+    names = _param_names(params)
+    nodes, freed = [], False
+    for i, fn in enumerate(w.fns):
+        leaf = w.leaf_tensor(i)
+        if leaf is not None:
+            nodes.append(_leaf_node(i, leaf, names, leaf.grad))
+            continue
+        shape, dtype = output_meta(fn)
+        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+        if not freed:
+            try:
+                _attach_saved(node, saved_tensors(fn))
+            except VizlibValueError:
+                if show_saved:
+                    raise
+                freed = True
+        nodes.append(node)
+    for t in roots:
+        out = nodes[w.index[root_of(t)]]
+        out.is_output, out.value, out.value_stats = True, small_value(t), stats(t)
+    g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
+    if freed:
+        g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
+        for n in nodes:
+            n.saved, n.saved_bytes = [], 0
+    else:
+        g.saved_bytes = _total_saved(nodes, {i: saved_tensors(fn) for i, fn in enumerate(w.fns)
+                                             if w.leaf_tensor(i) is None})
+    return g
+
+
+# ---------------------------------------------------------------- recorded
+
+def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> Graph:
+    args, kwargs, names = _prepare_inputs(fn, args, kwargs)
+    param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
+    param_names.update(_param_names(params))
+    module_names = {}
+    for m in (fn, params):
+        if isinstance(m, nn.Module):
+            module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
+    names.update(param_names)
+    buffers = _snapshot_buffers(fn, params)
+    try:
+        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+            with ForwardRecorder(module_names) as rec:
+                result = fn(*args, **kwargs)
+            outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+            for t in outs:
+                rec.adopt(t)
+            if not outs:
+                raise VizlibValueError(
+                    f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
+                    "so there is no graph to draw. Return a tensor computed from the inputs.")
+            seeds = _grad_outputs(outs, grad_output)
+            w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
+            return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
+    finally:
+        _restore_buffers(buffers)
+
+
+def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, param_names: set[str]) -> Graph:
+    leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
+    edges_of: dict[int, list[tuple[int, int]]] = {}
+    for src, dst, slot in w.edges:
+        edges_of.setdefault(dst, []).append((slot, src))
+    # Autograd's own names for what each node saved ("self", "result", ...), read before
+    # backward lets the tensors go. (Nodes inside torch.utils.checkpoint packed nothing
+    # through our hook, and reading their attributes would start the recomputation.)
+    for fn, r in rec.ops.items():
+        if r.saved:
+            r.saved = saved_tensors(fn) or r.saved
+    back, handles = hook_backward(w.fns, edges_of, rec.saved)
+    try:
+        leaf_grads = torch.autograd.grad(outs, [w.leaf_tensor(i) for i in leaf_pos], seeds,
+                                         retain_graph=True, allow_unused=True)
+    except RuntimeError as err:
+        if "second time" in str(err) or "freed" in str(err):
+            raise VizlibValueError(
+                "This graph's saved tensors were freed by an earlier backward() inside the call. "
+                "Return the result without calling backward() yourself (vizlib runs backward), "
+                "or call backward(retain_graph=True).") from None
+        raise
+    finally:
+        for h in handles:
+            h.remove()
+
+    grads = dict(zip(leaf_pos, leaf_grads))
+    nodes = []
+    for i, fn in enumerate(w.fns):
+        if i in grads:
+            nodes.append(_leaf_node(i, w.leaf_tensor(i), names, grads[i]))
+            continue
+        r = rec.ops.get(fn)
+        if r is None:
+            shape, dtype = output_meta(fn)
+            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+        else:
+            node = Node(id=i, kind="op", name=type(fn).__name__, shape=r.shape, dtype=r.dtype, op=r.op,
+                        value=r.value, value_stats=r.value_stats, modules=r.modules)
+            _attach_saved(node, r.saved)
+        node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
+        nodes.append(node)
+    for t in outs:
+        nodes[w.index[root_of(t)]].is_output = True
+    _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
+    _place_params(nodes, param_names)
+    for n in nodes:
+        n.module = n.modules[-1] if n.modules else None
+    g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges],
+              edge_grads=[back.edge_norms.get(e) for e in w.edges],
+              backward_order=_with_leaves(back.order, leaf_pos, w))
+    g.saved_bytes = _total_saved(nodes, {i: rec.ops[fn].saved for i, fn in enumerate(w.fns) if fn in rec.ops})
+    return g
+
+
+def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
+    """Engine order of the ops, each leaf placed right after the last op that fed it a gradient.
+
+    That is when autograd's AccumulateGrad node for the leaf would run in a .backward().
+    """
+    ran_at = {pos: k for k, pos in enumerate(order)}
+    last_use: dict[int, int] = {}  # leaf -> when its last consumer ran
+    for s, d, _ in w.edges:
+        if d in ran_at:
+            last_use[s] = max(last_use.get(s, -1), ran_at[d])
+    after: dict[int, list[int]] = {}
+    for leaf in leaf_pos:
+        if leaf in last_use:
+            after.setdefault(order[last_use[leaf]], []).append(leaf)
+    result = []
+    for pos in order:
+        result.append(pos)
+        result += after.get(pos, [])
+    # A leaf no op consumed (the function returned its input) gets its gradient at once.
+    return result + [leaf for leaf in leaf_pos if leaf not in result]
+
+
+# ---------------------------------------------------------------- inputs and naming
+
+def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
+    """Give float inputs a gradient without touching the caller's tensors; name them.
+
+    Python floats become 0-d float tensors; float (and complex) tensors that do not
+    require grad are copied and the copy requires grad. Returns new args, kwargs, and
+    id(tensor) -> name.
+    """
+    def prepare(v):
+        if isinstance(v, float):
+            return torch.tensor(v, requires_grad=True)
+        if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
+            return v.detach().clone().requires_grad_(True)
+        return v
+
+    args, kwargs = tree_map(prepare, (args, kwargs))
+    names: dict[int, str] = {}
+    try:
+        target = fn.forward if isinstance(fn, nn.Module) else fn
+        bound = inspect.signature(target).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # builtins without a signature, or a call that will fail anyway
+        bound = {f"arg{k}": a for k, a in enumerate(args)} | kwargs
+    for name, value in bound.items():
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for k, t in enumerate(items):
+            if isinstance(t, torch.Tensor):
+                names[id(t)] = name if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{name}[{k}]"
+            elif isinstance(t, dict):
+                names.update({id(v): f"{name}[{key!r}]" for key, v in t.items() if isinstance(v, torch.Tensor)})
+    return args, kwargs, names
+
+
+def _param_names(params) -> dict[int, str]:
+    if params is None:
+        return {}
+    if isinstance(params, nn.Module):
+        return {id(p): name for name, p in params.named_parameters()}
+    if isinstance(params, dict):
+        return {id(t): name for name, t in params.items() if isinstance(t, torch.Tensor)}
+    raise VizlibTypeError("params= must be a dict of name -> tensor, or an nn.Module "
+                      f"(got {type(params).__name__}).")
+
+
+def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None) -> Node:
+    name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
+    node = Node(id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=str(leaf.dtype).removeprefix("torch."),
+                value=small_value(leaf), value_stats=stats(leaf))
+    if grad is not None:
+        node.grad, node.grad_stats = small_value(grad), stats(grad, extremes=False)
+    return node
+
+
+def _name(fn) -> str:
+    return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
+
+
+def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
+    if grad_output is None:
+        for t in outs:
+            if t.numel() != 1:
+                raise VizlibValueError(
+                    f"The result has shape {list(t.shape)}, not a single number, so backward has no "
+                    "natural starting gradient. Pass grad_output= a tensor of that shape "
+                    f"(e.g. grad_output=torch.ones({', '.join(map(str, t.shape))})), "
+                    "or return a scalar such as y.sum().")
+        return [torch.ones_like(t) for t in outs]
+    seeds = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
+    want = ", ".join(str(list(t.shape)) for t in outs)
+    if not all(isinstance(s, torch.Tensor) for s in seeds):
+        raise VizlibTypeError(f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
+                              f"of the result's shape ({want}); got {type(grad_output).__name__}.")
+    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs)):
+        raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
+    return seeds
+
+
+# ---------------------------------------------------------------- module state
+
+def _snapshot_buffers(*objs) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Copies of every module buffer, so a forward in train mode leaves no trace."""
+    seen, saved = set(), []
+    for m in objs:
+        if isinstance(m, nn.Module):
+            for b in m.buffers():
+                if id(b) not in seen:
+                    seen.add(id(b))
+                    saved.append((b, b.detach().clone()))
+    return saved
+
+
+def _restore_buffers(saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    with torch.no_grad():
+        for buf, copy in saved:
+            if not torch.equal(buf, copy):
+                buf.copy_(copy)
+
+
+# ---------------------------------------------------------------- graph details
+
+def _attach_saved(node: Node, saved: list) -> None:
+    node.saved = [s for s, _ in saved]
+    node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
+
+
+def _total_saved(nodes: list[Node], saved_by_pos: dict[int, list]) -> int:
+    """Bytes kept alive for backward, each storage counted once however many nodes saved it."""
+    return sum({key: s.bytes for pos, saved in saved_by_pos.items() for s, key in saved}.values())
+
+
+def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
+    """Ops created inside a composite call (no record of their own) belong to their consumer's module."""
+    consumers: dict[int, list[int]] = {}
+    for s, d, _ in w.edges:
+        consumers.setdefault(s, []).append(d)
+    for n in reversed(nodes):
+        if n.kind == "op" and n.id not in recorded:
+            n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
+
+
+def _place_params(nodes: list[Node], param_names: set[str]) -> None:
+    """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
+    'blocks.0.attn.c_attn', a parameter of the model itself to the model."""
+    chains: dict[str, tuple[str, ...]] = {}
+    for n in nodes:
+        for k in range(len(n.modules)):
+            chains.setdefault(n.modules[k], n.modules[:k + 1])
+    if not chains:
+        return
+    root = next(iter(chains.values()))[:1]
+    for n in nodes:
+        if n.kind != "leaf" or n.name not in param_names:
+            continue
+        n.modules, path = root, n.name
+        while "." in path:
+            path = path.rsplit(".", 1)[0]
+            if path in chains:
+                n.modules = chains[path]
+                break

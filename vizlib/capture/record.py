@@ -1,0 +1,212 @@
+"""Record a forward call and its backward: what each autograd node did, and in what order.
+
+Forward: a TorchFunctionMode sees every torch call and notes, for the autograd node that
+made each output, the call's name, the output's shape, dtype and values (reduced to
+plain numbers at once, so no activation is kept), and the module scope it ran in (from
+global module hooks). A saved-tensor pack hook attributes what each call saved for
+backward, and holds those tensors so that backward can let each go once its node has run.
+Backward: hooks on every node record the gradient that reached it, the gradient it sent
+along each edge, and the order in which the engine ran it.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import torch
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_leaves
+
+from ..data import SavedTensor, Stats, Value
+from .summary import dtype_name, small_value, stats
+from .walk import storage_key
+
+# Calls that change their first argument in place but return nothing useful.
+_SETITEM = {"__setitem__"}
+
+
+@dataclass
+class OpRecord:
+    """What the forward pass knew about one autograd node's output."""
+
+    op: str | None  # None: made outside any torch call we saw (a custom Function)
+    shape: tuple[int, ...]
+    dtype: str
+    value: Value
+    value_stats: Stats | None
+    modules: tuple[str, ...]
+    saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
+
+
+class _Held:
+    """One tensor saved for backward; ``tensor`` is None once it has been let go."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: torch.Tensor):
+        self.tensor = tensor
+
+
+class SavedForBackward:
+    """The tensors autograd saved during a recording, each let go once the backward node
+    that unpacked it has run, as a plain ``backward()`` frees them.
+
+    vizlib runs backward with ``retain_graph=True``: the graph may reach into tensors the
+    caller made before the call, and their saved tensors must survive for the caller's own
+    backward. Without this, everything saved inside the call would stay alive until
+    backward ends: for a GPT-2-sized model, hundreds of MB above a plain training step.
+    The backward hooks call ``node_started``/``node_done`` around each node (per thread:
+    the engine runs each device's nodes on its own thread).
+    """
+
+    def __init__(self):
+        self._local = threading.local()  # .unpacked: holders the running node unpacked
+
+    def pack(self, t: torch.Tensor) -> _Held:
+        return _Held(t)
+
+    def unpack(self, held: _Held) -> torch.Tensor:
+        if held.tensor is None:
+            raise RuntimeError(
+                "vz.graph already ran backward through this graph and let go of the tensors it "
+                "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph.")
+        unpacked = getattr(self._local, "unpacked", None)
+        if unpacked is not None:  # None: read outside backward (vizlib naming saved tensors)
+            unpacked.append(held)
+        return held.tensor
+
+    def node_started(self) -> None:
+        self._local.unpacked = []
+
+    def node_done(self) -> None:
+        for held in getattr(self._local, "unpacked", None) or ():
+            held.tensor = None
+        self._local.unpacked = None
+
+
+class ForwardRecorder(TorchFunctionMode):
+    """Context manager recording every autograd node created by torch calls inside it."""
+
+    def __init__(self, module_names: dict):
+        super().__init__()
+        self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
+        self.ops: dict = {}  # autograd node -> OpRecord
+        self._scope: list[str] = []
+        self._calls: dict = {}  # module -> how many times it has been entered
+        self._packed: list[tuple[SavedTensor, tuple]] = []
+        self._hooks: list = []
+        self.saved = SavedForBackward()
+        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
+
+    # -- context management: the function mode, the module hooks, the pack hook --
+    def __enter__(self):
+        self._hooks = [register_module_forward_pre_hook(self._enter_module),
+                       register_module_forward_hook(self._leave_module, always_call=True)]
+        self._saved_hooks.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self._saved_hooks.__exit__(*exc)
+            for h in self._hooks:
+                h.remove()
+
+    def _enter_module(self, module, args):
+        # A module run several times (an RNN cell) is a separate box per call: one box for
+        # all calls would draw a cycle.
+        path = self.module_names.get(module) or type(module).__name__
+        calls = self._calls[module] = self._calls.get(module, 0) + 1
+        self._scope.append(path if calls == 1 else f"{path} (call {calls})")
+
+    def _leave_module(self, module, args, output):
+        if self._scope:
+            self._scope.pop()
+
+    def _pack(self, t: torch.Tensor) -> _Held:
+        if t.untyped_storage().nbytes():
+            name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
+            self._packed.append((SavedTensor(name, tuple(t.shape), dtype_name(t.dtype),
+                                             t.untyped_storage().nbytes()), storage_key(t)))
+        return self.saved.pack(t)
+
+    # -- the op recording itself --
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
+        # recorded when it is first used. Saved tensors stay pending until a node takes them.
+        for a in tree_leaves((args, kwargs)):
+            self.adopt(a)
+        out = func(*args, **kwargs)
+        name = getattr(func, "__name__", str(func)).strip("_")
+        produced = [args[0]] if name in _SETITEM and args else tree_leaves(out)
+        for t in produced:
+            self._record(t, name)
+        return out
+
+    def adopt(self, t) -> None:
+        """Record a tensor whose autograd node no call of ours produced (named by its node)."""
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
+            self._record(t, None)
+
+    def _record(self, t, op: str | None) -> None:
+        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
+            self.ops[t.grad_fn] = OpRecord(
+                op=op, shape=tuple(t.shape), dtype=dtype_name(t.dtype), value=small_value(t),
+                value_stats=stats(t), modules=tuple(self._scope), saved=self._packed)
+            self._packed = []
+
+@dataclass
+class BackwardRecord:
+    """What the backward pass reported: order of execution, gradients per node and per edge."""
+
+    order: list[int] = field(default_factory=list)  # positions in Walked.fns
+    grads: dict[int, torch.Tensor] = field(default_factory=dict)  # small copies only
+    grad_stats: dict[int, Stats | None] = field(default_factory=dict)
+    edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
+
+
+def hook_backward(fns: list, edges_of: dict[int, list[tuple[int, int]]],
+                  saved: SavedForBackward) -> tuple[BackwardRecord, list]:
+    """Put a pre-hook and a post-hook on every op node; return the record and the handles.
+
+    ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
+    post-hook can say which gradient went down which edge. The hooks also tell ``saved``
+    when each node starts and ends, so that it can let go of what the node has used.
+    """
+    rec = BackwardRecord()
+    handles = []
+    for i, fn in enumerate(fns):
+        if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
+            continue
+
+        def pre(grad_outputs, i=i):
+            saved.node_started()
+            rec.order.append(i)
+            g = grad_outputs[0] if grad_outputs else None
+            if g is not None:
+                rec.grads[i] = small_value(g)
+                rec.grad_stats[i] = stats(g, extremes=False)
+
+        def post(grad_inputs, grad_outputs, i=i):
+            saved.node_done()
+            for slot, src in edges_of.get(i, ()):
+                g = grad_inputs[slot] if slot < len(grad_inputs) else None
+                if g is not None:
+                    rec.edge_norms[(src, i, slot)] = _norm(g)
+
+        handles += [fn.register_prehook(pre), fn.register_hook(post)]
+    return rec, handles
+
+
+def _norm(g: torch.Tensor) -> float:
+    """L2 norm of a gradient, in float32 at least (a float16 sum of squares overflows).
+
+    A complex gradient's norm is that of its magnitudes: casting it to float would drop
+    the imaginary part, and PyTorch would warn the learner about vizlib's own cast.
+    """
+    g = g.detach()
+    return torch.linalg.vector_norm(g.abs() if g.is_complex() else g.float()).item()

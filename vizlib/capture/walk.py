@@ -1,0 +1,160 @@
+"""Walk the autograd graph behind some tensors: the only place that reads autograd nodes.
+
+Starting from each root tensor's ``grad_fn``, follow ``next_functions`` down to the
+leaves (``AccumulateGrad`` nodes, whose ``.variable`` is the leaf tensor). The result
+lists the nodes in forward topological order (inputs before the ops that use them), so
+ids handed out by a counter are deterministic and read naturally from top to bottom.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+import torch
+
+from ..data import SavedTensor
+from ..errors import VizlibTypeError, VizlibValueError
+from .summary import dtype_name
+
+
+@dataclass
+class Walked:
+    """The raw structure: autograd nodes (live objects) in forward order, and edges by index."""
+
+    fns: list  # autograd nodes (grad_fn or AccumulateGrad); a root leaf tensor appears as itself
+    edges: list[tuple[int, int, int]]  # (input pos, consumer pos, slot in consumer.next_functions)
+    index: dict = field(default_factory=dict)  # autograd node -> position in fns
+
+    def leaf_tensor(self, i: int) -> torch.Tensor | None:
+        """The leaf tensor at position i, or None if that node is an op."""
+        fn = self.fns[i]
+        if isinstance(fn, torch.Tensor):
+            return fn
+        return fn.variable if type(fn).__name__ == "AccumulateGrad" else None
+
+
+def root_of(t: torch.Tensor):
+    """What the walk starts from for tensor t: its grad_fn, or the tensor if it is a leaf."""
+    if not isinstance(t, torch.Tensor):
+        raise VizlibTypeError(f"vz.graph expected a tensor (or a function and its inputs), got {type(t).__name__}.")
+    if not t.requires_grad:
+        raise VizlibValueError(
+            "This tensor does not require grad, so autograd recorded no graph behind it. "
+            "Create its inputs with requires_grad=True (e.g. torch.tensor(2.0, requires_grad=True)), "
+            "or pass the function and its inputs instead: vz.graph(fn, x, w)."
+        )
+    return t.grad_fn if t.grad_fn is not None else t
+
+
+def walk(roots: list, ran_at: dict | None = None) -> Walked:
+    """Collect every autograd node reachable from ``roots`` in forward topological order.
+
+    Iterative post-order DFS over ``next_functions``: a node is emitted after all of its
+    inputs, so deep graphs (thousands of ops) never hit Python's recursion limit. With
+    ``ran_at`` (autograd node -> position in the recorded forward pass) the order follows
+    the code as it ran, so node ids read like the program.
+    """
+    order: list = []
+    index: dict = {}
+    visiting: set = set()
+    for root in roots:
+        if root in index:
+            continue
+        stack = [(root, False)]
+        while stack:
+            fn, children_done = stack.pop()
+            if fn in index:
+                continue
+            if children_done:
+                index[fn] = len(order)
+                order.append(fn)
+                continue
+            if fn in visiting:
+                continue
+            visiting.add(fn)
+            stack.append((fn, True))
+            for nxt in reversed(_inputs(fn)):
+                if nxt not in index:
+                    stack.append((nxt, False))
+    if ran_at:
+        order = _as_ran(order, ran_at)
+        index = {fn: i for i, fn in enumerate(order)}
+    edges = [(index[nxt], index[fn], slot) for fn in order if not isinstance(fn, torch.Tensor)
+             for slot, (nxt, _) in enumerate(fn.next_functions) if nxt is not None]
+    return Walked(fns=order, edges=edges, index=index)
+
+
+def _as_ran(order: list, ran_at: dict) -> list:
+    """Re-sort a topological order by when each op ran; unrecorded nodes (leaves, the inner
+    nodes of composite calls) go just before their first consumer."""
+    consumers: dict = {}
+    for fn in order:
+        for nxt in _inputs(fn):
+            consumers.setdefault(nxt, []).append(fn)
+    when: dict = {}
+    for fn in reversed(order):  # consumers before their inputs
+        when[fn] = ran_at.get(fn, min((when[c] for c in consumers.get(fn, ())), default=float("inf")))
+    pending = {fn: len(_inputs(fn)) for fn in order}
+    position = {fn: i for i, fn in enumerate(order)}
+    ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]
+    heapq.heapify(ready)
+    result = []
+    while ready:
+        *_, fn = heapq.heappop(ready)
+        result.append(fn)
+        for c in consumers.get(fn, ()):
+            pending[c] -= 1
+            if pending[c] == 0:
+                heapq.heappush(ready, (when[c], position[c], c))
+    return result
+
+
+def _inputs(fn) -> list:
+    if isinstance(fn, torch.Tensor):
+        return []
+    return [nxt for nxt, _ in fn.next_functions if nxt is not None]
+
+
+def output_meta(fn) -> tuple[tuple[int, ...] | None, str | None]:
+    """Shape and dtype of an op's (first) forward output, from the node's own metadata."""
+    try:
+        meta = fn._input_metadata[0]
+        return tuple(meta.shape), dtype_name(meta.dtype)
+    except (AttributeError, IndexError, RuntimeError):
+        return None, None
+
+
+def storage_key(t: torch.Tensor) -> tuple:
+    """Identifies the memory a tensor keeps alive, so shared storage is counted once."""
+    s = t.untyped_storage()
+    return (str(t.device), s.data_ptr(), s.nbytes())
+
+
+def saved_tensors(fn) -> list[tuple[SavedTensor, tuple]]:
+    """The tensors node ``fn`` saved for backward, read from its ``_saved_*`` attributes.
+
+    Raises VizlibValueError if an earlier backward() already freed them.
+    """
+    found = []
+    for attr in dir(fn):
+        if not attr.startswith("_saved_"):
+            continue
+        try:
+            value = getattr(fn, attr)
+        except RuntimeError as err:
+            if "freed" in str(err) or "second time" in str(err):
+                raise VizlibValueError(
+                    "The tensors this graph saved for backward were freed by an earlier backward(). "
+                    "Call backward(retain_graph=True) the first time, or recompute the result "
+                    "before drawing it with show_saved=True."
+                ) from None
+            raise
+        items = value if isinstance(value, (tuple, list)) else (value,)
+        name = attr.removeprefix("_saved_")
+        for k, t in enumerate(items):
+            if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes():
+                label = name if len(items) == 1 else f"{name}[{k}]"
+                found.append((SavedTensor(label, tuple(t.shape), dtype_name(t.dtype),
+                                          t.untyped_storage().nbytes()), storage_key(t)))
+    return found

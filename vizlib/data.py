@@ -1,0 +1,164 @@
+"""The Graph: plain data describing one autograd computation.
+
+Capture fills it, transforms rewrite it, render draws it. It holds numbers and strings
+only (no tensors, no autograd nodes), so keeping a Graph never keeps activations alive
+and two captures of the same computation compare equal field by field.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import VizlibError
+from .render.dot import to_dot
+from .render.graphviz import dot_to, save
+from .text import fmt, fmt_value, human_bytes
+
+Value = float | int | bool | list | None
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Statistics of one tensor, enough for a tooltip and for NaN/Inf flags."""
+
+    numel: int
+    mean: float
+    std: float
+    norm: float
+    min: float | None = None  # None where not computed (gradients: their norm is what matters)
+    max: float | None = None
+
+    @property
+    def finite(self) -> bool:
+        """False when any element is NaN or ±Inf."""
+        return all(v is None or math.isfinite(v) for v in (self.mean, self.norm, self.min, self.max))
+
+
+# repr() lists every leaf's value and gradient for graphs with at most this many leaves.
+_REPR_LEAVES = 12
+
+
+@dataclass(frozen=True)
+class SavedTensor:
+    """One tensor an autograd node saved for backward (e.g. ``self`` of MulBackward0)."""
+
+    name: str  # post-hoc: autograd's attribute ("self", "other", "result"); recorded: "input 0", "output", ...
+    shape: tuple[int, ...]
+    dtype: str
+    bytes: int  # bytes of its storage, what saving it keeps alive
+
+
+@dataclass
+class Node:
+    """One box in the picture: an autograd op, a leaf tensor, or a collapsed module.
+
+    ``value`` and ``grad`` are exact copies for small tensors (a float for a scalar, a
+    nested list otherwise) and None for big ones, whose ``value_stats``/``grad_stats``
+    still say min, max, mean, std and norm. ``grad`` is the gradient of the result with
+    respect to this node's output.
+    """
+
+    id: int
+    kind: str  # "op", "leaf" or "module"
+    name: str  # "MulBackward0", a parameter/argument name, or a module path
+    shape: tuple[int, ...] | None = None
+    dtype: str | None = None
+    value: Value = None
+    grad: Value = None
+    value_stats: Stats | None = None
+    grad_stats: Stats | None = None
+    saved_bytes: int = 0
+    saved: list[SavedTensor] = field(default_factory=list)
+    op: str | None = None  # the forward call that made it, e.g. "mul", "linear"
+    module: str | None = None  # path of the innermost module that ran it, e.g. "blocks.0.attn"
+    modules: tuple[str, ...] = ()  # every enclosing module path, outermost first
+    members: int = 1  # nodes folded into this one (module boxes)
+    is_output: bool = False
+
+    @property
+    def nonfinite(self) -> bool:
+        """True when the value or the gradient holds NaN or Inf."""
+        return any(s is not None and not s.finite for s in (self.value_stats, self.grad_stats))
+
+
+@dataclass
+class Graph:
+    """An autograd graph with the values that flowed forward and the gradients that came back.
+
+    ``edges[i]`` is ``(src_id, dst_id)`` in the forward direction (input toward output);
+    ``edge_grads[i]`` is the L2 norm of the gradient that flowed back along it (None when
+    unknown, NaN or Inf when the gradient was not finite). ``backward_order`` lists node ids in the order the autograd engine ran
+    them. ``notes`` are sentences for the reader, e.g. that the picture was collapsed.
+    """
+
+    nodes: list[Node] = field(default_factory=list)
+    edges: list[tuple[int, int]] = field(default_factory=list)
+    edge_grads: list[float | None] = field(default_factory=list)
+    backward_order: list[int] = field(default_factory=list)
+    saved_bytes: int = 0
+    notes: list[str] = field(default_factory=list)
+    show_saved: bool = False
+
+    def node(self, node_id: int) -> Node:
+        """The node with this id."""
+        for n in self.nodes:
+            if n.id == node_id:
+                return n
+        raise KeyError(node_id)
+
+    def find(self, name: str) -> list[Node]:
+        """Nodes whose name is ``name``, or matches it as a glob (``"Mul*"``, ``"fc1.*"``)."""
+        return [n for n in self.nodes if n.name == name or fnmatch.fnmatchcase(n.name, name)]
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source; the same Graph always gives the same text."""
+        return to_dot(self)
+
+    def to_svg(self) -> str:
+        """The picture as SVG text (needs Graphviz's ``dot`` program)."""
+        return dot_to(self.to_dot(), "svg").decode()
+
+    def save(self, path: str | Path) -> Path:
+        """Write the picture to ``path``; the suffix picks the format (.svg .png .pdf .dot)."""
+        return save(self, Path(path))
+
+    def __repr__(self) -> str:
+        return summary_text(self)
+
+    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
+        text = repr(self)
+        try:
+            return {"image/svg+xml": self.to_svg(), "text/plain": text}
+        except VizlibError as err:  # e.g. no `dot`: still show the summary, and why no picture
+            return {"text/plain": f"{text}\n(no picture: {err})"}
+
+
+def summary_text(g: Graph) -> str:
+    """A short deterministic summary: counts by kind, and each leaf's value and grad."""
+    counts = {k: sum(n.kind == k for n in g.nodes) for k in ("leaf", "op", "module")}
+    plural = {"leaf": "leaves", "op": "ops", "module": "modules"}
+    parts = ", ".join(f"{c} {k if c == 1 else plural[k]}" for k, c in counts.items() if c)
+    lines = [f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edge{'s' if len(g.edges) != 1 else ''}, "
+             f"saved for backward {human_bytes(g.saved_bytes)}"]
+    leaves = [n for n in g.nodes if n.kind == "leaf"]
+    if len(leaves) <= _REPR_LEAVES:
+        for n in leaves:
+            line = f"  {n.name}: {_describe(n.value, n.value_stats, n.shape)}"
+            if n.grad is not None or n.grad_stats is not None:
+                line += f", grad {_describe(n.grad, n.grad_stats, n.shape)}"
+            lines.append(line)
+    for out in (n for n in g.nodes if n.is_output):
+        lines.append(f"  output {out.name}: {_describe(out.value, out.value_stats, out.shape)}")
+    lines += [f"  note: {note}" for note in g.notes]
+    return "\n".join(lines)
+
+
+def _describe(value: Value, st: Stats | None, shape: tuple[int, ...] | None) -> str:
+    if value is not None:
+        return fmt_value(value)
+    if st is not None:
+        return f"shape {list(shape or ())}, mean {fmt(st.mean)}, norm {fmt(st.norm)}"
+    return f"shape {list(shape)}" if shape is not None else "?"  # complex: no statistics

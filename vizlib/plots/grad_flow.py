@@ -1,0 +1,317 @@
+"""How big are the gradients, layer by layer? Vanishing and exploding gradients, made visible.
+
+A deep network trains only if the gradient that reaches its first layers is neither
+vanishingly small (those layers stop learning) nor huge (updates blow the weights up).
+``grad_flow(model)`` draws, for every trainable parameter, the mean and the max of
+``|grad|`` on a log scale, with the two danger zones shaded, so a learner sees the
+problem without reading a number. ``GradFlowMonitor`` records the same numbers at every
+optimizer step and draws them as a layers x steps heatmap.
+
+Parameters appear in registration order (``model.named_parameters()``): the order in
+which ``__init__`` created them. For ``nn.Sequential`` and for models that create their
+layers in the order they use them, that is forward order. Biases are kept: they are
+trained too, and their gradients vanish along with the weights'.
+
+Only ``.grad`` is read (detached, never written), and hooks are only ever added to the
+optimizer machinery, never to the model, so looking never changes training.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+from matplotlib.colors import LogNorm
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from ..errors import VizlibTypeError, VizlibValueError
+
+# Rules of thumb, on mean |grad|. Below VANISHING, a weight of size ~0.01 trained with
+# SGD at lr 0.01 moves by a millionth of itself per step: it has stopped learning.
+# Above EXPLODING, one such step moves a typical weight by more than its own size.
+VANISHING = 1e-6
+EXPLODING = 10.0
+
+# Colours shared by both plots, so a learner learns them once.
+OK_COLOUR = "tab:blue"
+VANISHING_COLOUR = "paleturquoise"
+EXPLODING_COLOUR = "tab:red"
+NO_GRAD_COLOUR = "tab:red"
+
+# Above this many parameters, only every k-th name is written on the axis.
+MAX_LABELS = 40
+
+
+@dataclass(frozen=True)
+class ParamGrad:
+    """Gradient magnitude of one parameter: the numbers behind one column of the plot."""
+
+    name: str
+    mean: float | None  # mean |grad|; None when the parameter has no .grad
+    max: float | None  # max |grad|; None when the parameter has no .grad
+
+    @property
+    def status(self) -> str:
+        """'ok', 'vanishing', 'exploding', 'non-finite' (NaN/Inf) or 'no grad'."""
+        if self.mean is None or self.max is None:
+            return "no grad"
+        if not (math.isfinite(self.mean) and math.isfinite(self.max)):
+            return "non-finite"
+        if self.mean < VANISHING:
+            return "vanishing"
+        if self.mean > EXPLODING:
+            return "exploding"
+        return "ok"
+
+
+def _trainable_parameters(model: nn.Module, caller: str) -> list[tuple[str, nn.Parameter]]:
+    """(name, parameter) for every parameter that requires grad, in registration order.
+
+    Frozen parameters are left out: they get no gradient by design, so showing them as
+    "no grad" would cry wolf.
+    """
+    if not isinstance(model, nn.Module):
+        raise VizlibTypeError(
+            f"{caller} expects an nn.Module (got {type(model).__name__}); "
+            "pass the model whose gradients you want to see, e.g. vz.grad_flow(model)."
+        )
+    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if not params:
+        raise VizlibValueError(
+            f"{caller}: {type(model).__name__} has no parameter that requires grad, so it has "
+            "no gradients to show. Check that it has layers and that they are not frozen."
+        )
+    return params
+
+
+@torch.no_grad()
+def _magnitudes(params: list[tuple[str, nn.Parameter]]) -> list[ParamGrad]:
+    """Mean and max |grad| of each parameter, read back to Python in one transfer."""
+    reductions = []
+    for _, p in params:
+        if p.grad is not None:
+            size = p.grad.detach().abs()
+            reductions += [size.mean(dtype=torch.float64).cpu(), size.max().double().cpu()]
+    numbers = iter(torch.stack(reductions).tolist() if reductions else [])
+    return [ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers))
+            for n, p in params]
+
+
+def grad_magnitudes(model: nn.Module) -> list[ParamGrad]:
+    """The numbers behind ``grad_flow(model)``: one ParamGrad per trainable parameter.
+
+    Handy to ask which layers are in trouble:
+    ``[p.name for p in grad_magnitudes(model) if p.status == "vanishing"]``.
+    """
+    return _after_backward(model, "grad_magnitudes")
+
+
+def _after_backward(model: nn.Module, caller: str) -> list[ParamGrad]:
+    """Magnitudes of a model's gradients, refusing a model that has none yet."""
+    magnitudes = _magnitudes(_trainable_parameters(model, caller))
+    if all(p.status == "no grad" for p in magnitudes):
+        raise VizlibValueError(
+            f"{caller}: no parameter of {type(model).__name__} has a gradient yet. Call "
+            "loss.backward() first (and look before optimizer.zero_grad(), which clears them)."
+        )
+    return magnitudes
+
+
+def _name_ticks(ax, names: list[str], axis: str) -> None:
+    """Write parameter names along an axis, thinning them out when there are many."""
+    every = max(1, math.ceil(len(names) / MAX_LABELS))
+    positions = list(range(0, len(names), every))
+    labels = [names[i] for i in positions]
+    if axis == "x":
+        ax.set_xticks(positions, labels, rotation=90, fontsize=8)
+    else:
+        ax.set_yticks(positions, labels, fontsize=8)
+
+
+def grad_flow(model: nn.Module) -> Figure:
+    """Plot mean and max |grad| of every trainable parameter of ``model``, after backward.
+
+    The y axis is logarithmic because gradients of a deep network differ by orders of
+    magnitude; the shaded bands mark vanishing (mean |grad| < 1e-6) and exploding
+    (> 10) gradients. Parameters without a gradient are marked "no grad" in red at the
+    bottom, NaN/Inf ones "NaN/Inf" at the top. Call it after ``loss.backward()`` and
+    before ``optimizer.zero_grad()``.
+    """
+    magnitudes = _after_backward(model, "grad_flow")
+    names = [p.name for p in magnitudes]
+    x = np.arange(len(magnitudes))
+    mean = np.array([p.mean if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
+    high = np.array([p.max if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
+
+    positive = np.concatenate([mean[mean > 0], high[high > 0]])
+    bottom = min([VANISHING, *positive]) / 30
+    top = max([EXPLODING, *positive]) * 30
+    # An all-zero gradient has no logarithm: draw it on the floor, where "vanishing" is.
+    mean = np.where(mean == 0, bottom, mean)
+    high = np.where(high == 0, bottom, high)
+
+    fig = plt.figure(figsize=(min(16.0, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
+    ax = fig.add_subplot()
+    ax.set_yscale("log")
+    ax.set_ylim(bottom, top)
+    ax.set_xlim(-0.7, len(names) - 0.3)
+    ax.axhspan(bottom, VANISHING, color=VANISHING_COLOUR, alpha=0.5, lw=0)
+    ax.axhspan(EXPLODING, top, color=EXPLODING_COLOUR, alpha=0.12, lw=0)
+    ax.text(0.005, VANISHING, f" vanishing (< {VANISHING:g})", transform=ax.get_yaxis_transform(),
+            va="top", fontsize=8, color="teal")
+    ax.text(0.005, EXPLODING, f" exploding (> {EXPLODING:g})", transform=ax.get_yaxis_transform(),
+            va="bottom", fontsize=8, color=EXPLODING_COLOUR)
+
+    ax.vlines(x, mean, high, color="lightgrey", lw=2, zorder=1)
+    ax.plot(x, mean, color=OK_COLOUR, lw=1, alpha=0.5, zorder=2)
+    colours = {"ok": OK_COLOUR, "vanishing": "teal", "exploding": EXPLODING_COLOUR}
+    ax.scatter(x, mean, c=[colours.get(p.status, "none") for p in magnitudes], s=30, zorder=3, clip_on=False)
+    ax.scatter(x, high, marker="_", s=80, color="dimgrey", zorder=3)
+
+    for i, p in enumerate(magnitudes):
+        if p.status == "no grad":
+            ax.plot(i, bottom, "x", color=NO_GRAD_COLOUR, ms=10, mew=2, clip_on=False, zorder=4)
+            ax.annotate("no grad", (i, bottom), xytext=(0, 8), textcoords="offset points",
+                        ha="center", fontsize=7, color=NO_GRAD_COLOUR, rotation=90)
+        elif p.status == "non-finite":
+            ax.plot(i, top, "X", color=EXPLODING_COLOUR, ms=10, clip_on=False, zorder=4)
+            ax.annotate("NaN/Inf", (i, top), xytext=(0, -8), textcoords="offset points", ha="center",
+                        va="top", fontsize=7, color=EXPLODING_COLOUR, rotation=90)
+
+    _name_ticks(ax, names, "x")
+    ax.set_ylabel("|grad| (log scale)")
+    ax.set_title(f"Gradient flow through {type(model).__name__} (parameters in registration order)",
+                 fontsize=10)
+    ax.grid(axis="y", which="major", alpha=0.3)
+    ax.legend(handles=[
+        Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
+        Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
+        Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"),
+    ], loc="upper right", fontsize=8, framealpha=0.8)
+    fig.tight_layout()
+    # Closed so that Jupyter shows it once, through the returned value, not twice.
+    plt.close(fig)
+    return fig
+
+
+class GradFlowMonitor:
+    """Record gradient magnitudes at every optimizer step, then plot layers x steps.
+
+    Create it before training and train as usual; every ``optimizer.step()`` of an
+    optimizer that holds this model's parameters records one row, just before the step
+    uses the gradients::
+
+        with vz.GradFlowMonitor(model) as mon:
+            for x, y in data:
+                opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
+        mon.plot()
+
+    A hand-written update (``p -= lr * p.grad``) has no optimizer to watch: call
+    ``mon.record()`` after ``backward()`` instead. ``close()`` (or leaving the ``with``
+    block) stops recording; so does dropping the monitor.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        self._params = _trainable_parameters(model, "GradFlowMonitor")
+        self._ids = {id(p) for _, p in self._params}
+        self.model_name = type(model).__name__
+        self.layers: list[str] = [n for n, _ in self._params]
+        self.history: list[list[ParamGrad]] = []  # one row per step, one entry per layer
+        handle = register_optimizer_step_pre_hook(_weak_hook(self))
+        # Removes the hook on close(), or when the monitor is garbage-collected.
+        self._unhook = weakref.finalize(self, handle.remove)
+
+    def record(self) -> None:
+        """Record the current gradients as one more step."""
+        self.history.append(_magnitudes(self._params))
+
+    def _on_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if any(id(p) in self._ids for group in optimizer.param_groups for p in group["params"]):
+            self.record()
+
+    @property
+    def recording(self) -> bool:
+        """True until close(): optimizer steps are being recorded."""
+        return self._unhook.alive
+
+    def close(self) -> None:
+        """Stop recording (the history stays)."""
+        self._unhook()
+
+    def __enter__(self) -> GradFlowMonitor:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "recording" if self.recording else "closed"
+        return f"<GradFlowMonitor of {self.model_name}: {len(self.layers)} layers, {len(self.history)} steps, {state}>"
+
+    def plot(self) -> Figure:
+        """Heatmap of mean |grad|: one row per parameter (forward order top to bottom), one
+        column per recorded step. Vanishing cells are pale turquoise, exploding or NaN/Inf
+        ones red, cells without a gradient grey.
+        """
+        if not self.history:
+            raise VizlibValueError(
+                "GradFlowMonitor has recorded nothing yet: train with an optimizer (each "
+                "optimizer.step() records a step) or call mon.record() after loss.backward()."
+            )
+        # rows = layers, columns = steps. Clipping puts zero gradients in the "under"
+        # colour and NaN/Inf ones (+inf here) in the "over" one; NaN (no grad) stays "bad".
+        grid = np.array([[_cell(p) for p in row] for row in self.history]).T
+        grid = np.clip(grid, VANISHING / 10, EXPLODING * 10)
+        cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
+        steps = grid.shape[1]
+
+        fig = plt.figure(figsize=(min(14.0, 5.0 + 0.05 * steps), min(12.0, 2.0 + 0.25 * len(self.layers))))
+        ax = fig.add_subplot()
+        image = ax.imshow(np.ma.masked_invalid(grid),
+                          aspect="auto", interpolation="nearest", cmap=cmap,
+                          norm=LogNorm(VANISHING, EXPLODING), extent=(0.5, steps + 0.5, len(self.layers) - 0.5, -0.5))
+        colourbar = fig.colorbar(image, ax=ax, extend="both")
+        colourbar.set_label("mean |grad|   (turquoise: vanishing, red: exploding or NaN/Inf)", fontsize=8)
+        _name_ticks(ax, self.layers, "y")
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.set_xlabel("recorded step")
+        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10)
+        if np.isnan(grid).any():
+            ax.legend(handles=[Patch(color="lightgrey", label="no grad")], loc="upper left",
+                      bbox_to_anchor=(0, -0.12), fontsize=8, frameon=False)
+        fig.tight_layout()
+        plt.close(fig)  # shown once, through the returned value
+        return fig
+
+
+def _cell(p: ParamGrad) -> float:
+    """One heatmap cell: mean |grad|, NaN for 'no grad' (grey), +inf for NaN/Inf (red)."""
+    if p.status == "no grad":
+        return math.nan
+    if p.status == "non-finite":
+        return math.inf
+    return p.mean
+
+
+def _weak_hook(monitor: GradFlowMonitor):
+    """An optimizer hook that does not keep the monitor (and its model) alive.
+
+    The hook is global to all optimizers; holding the monitor strongly would keep a
+    forgotten monitor, and its model, in memory until the kernel restarts.
+    """
+    ref = weakref.ref(monitor)
+
+    def hook(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
+        alive = ref()
+        if alive is not None:
+            alive._on_optimizer_step(optimizer)
+
+    return hook

@@ -1,0 +1,189 @@
+"""Graph -> DOT text: the picture's conventions, written as Graphviz's input language.
+
+Conventions of the picture: leaves are blue boxes, ops grey ellipses, modules orange
+3-D boxes; the result has a double border; when more than one dtype appears the fill
+colour shows the dtype and a legend says which is which (so autocast is visible); edges
+that carried bigger gradients are drawn heavier; NaN or Inf anywhere turns a node red.
+Node names in DOT are ``n{id}`` from the Graph's counter, so the same Graph always gives
+the same text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from ..text import fmt, fmt_value, human_bytes
+
+if TYPE_CHECKING:  # the Graph's own methods call this module: no import at run time
+    from ..data import Graph, Node, Stats
+
+KIND_STYLE = {
+    "leaf": 'shape=box, style="rounded,filled", fillcolor="#cfe5fb"',
+    "op": 'shape=ellipse, style=filled, fillcolor="#ececec"',
+    "module": 'shape=box3d, style=filled, fillcolor="#fde2b8"',
+}
+DTYPE_COLOR = {
+    "float32": "#dbeafe", "float64": "#d1fae5", "bfloat16": "#fde68a", "float16": "#fbcfe8",
+}
+OTHER_DTYPE_COLOR = "#e5e7eb"
+CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
+# Graphviz's default layout grows superlinearly with what it lays out: the nodes, plus a
+# virtual node on every rank an edge skips. A deep network (GPT-96: 6k nodes, 10k laid
+# out, 38 s of `dot`) or a weight shared by every step of a loop (80 steps: 243 nodes,
+# 9.9k laid out, over a minute) gets a layout that skips the costly passes: ``newrank``
+# ranks in one pass, ``nslimit=0`` keeps each node at the leftmost x its rank allows, and
+# ``splines=line`` draws long edges straight instead of routing each through thousands of
+# boxes (0.5 s and 0.1 s). A chain of blocks comes out as a straight main path with side
+# branches to its right. bench/bench_layout.py has the measurements.
+FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used
+FAST_LAYOUT = "newrank=true, nslimit=0, splines=line"
+
+
+def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = None) -> str:
+    """DOT source of ``g``. With ``done`` (vz.replay), only those nodes show gradients,
+    only edges into them look travelled, and ``current`` is highlighted."""
+    dtypes = sorted({n.dtype for n in g.nodes if n.dtype})
+    by_dtype = len(dtypes) > 1
+    max_norm = max((e for e in g.edge_grads if e is not None and math.isfinite(e)), default=0.0)
+    big = layout_size(g) > FAST_LAYOUT_ABOVE
+    lines = [
+        "digraph vizlib {",
+        '  graph [rankdir=TB, nodesep=0.25, ranksep=0.3, fontname="Helvetica", fontsize=10'
+        + (f", {FAST_LAYOUT}" if big else "") + "];",
+        '  node [fontname="Helvetica", fontsize=10, height=0.3, penwidth=1];',
+        '  edge [arrowsize=0.6, color="#555555"];',
+    ]
+    for n in g.nodes:
+        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done)}];")
+        if g.show_saved:
+            for k, s in enumerate(n.saved):
+                lines.append(f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
+                             f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];')
+                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="#e8590c"];')
+    for (src, dst), eg in zip(g.edges, g.edge_grads):
+        lines.append(f"  n{src} -> n{dst}{_edge_attrs(eg, max_norm, done, dst)};")
+    if by_dtype:
+        lines += _legend(dtypes)
+    if g.notes:
+        lines.append(f'  label="{_esc(chr(10).join(g.notes))}"; labelloc=b; fontcolor="#666666";')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def layout_size(g: Graph) -> int:
+    """About how many nodes `dot` lays out for ``g``: its nodes plus one per rank an edge skips.
+
+    Ranks roughly as `dot` assigns them (it minimises the total length of the edges): each
+    node one rank below its deepest input, then, from the outputs up, each node with at
+    least as many consumers as inputs (a leaf, a transpose feeding a matmul) moved down to
+    just above its first consumer.
+    """
+    consumers: dict[int, list[int]] = {n.id: [] for n in g.nodes}
+    inputs = dict.fromkeys(consumers, 0)
+    for src, dst in g.edges:
+        consumers[src].append(dst)
+        inputs[dst] += 1
+    waiting = dict(inputs)
+    order = [i for i, k in waiting.items() if k == 0]
+    rank = dict.fromkeys(order, 0)
+    for i in order:  # grows while it is read: Kahn's topological sort
+        for dst in consumers[i]:
+            rank[dst] = max(rank.get(dst, 0), rank[i] + 1)
+            waiting[dst] -= 1
+            if waiting[dst] == 0:
+                order.append(dst)
+    for i in reversed(order):
+        if consumers[i] and len(consumers[i]) >= inputs[i]:
+            rank[i] = min(rank[dst] for dst in consumers[i]) - 1
+    # Nodes on a cycle (never in a recorded graph) are left out of the count.
+    return len(g.nodes) + sum(max(rank[dst] - rank[src] - 1, 0) for src, dst in g.edges
+                              if src in rank and dst in rank)
+
+
+def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None) -> str:
+    show_grad = done is None or n.id in done
+    attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"',
+             f'tooltip="{_esc(_tooltip(n))}"']
+    if by_dtype:
+        attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype, OTHER_DTYPE_COLOR)}"')
+    if n.is_output:
+        attrs.append("peripheries=2")
+    if n.nonfinite:
+        attrs.append('color="#d00000", fontcolor="#d00000", fillcolor="#ffc9c9", penwidth=2')
+    if n.id == current:
+        attrs.append(f'fillcolor="{CURRENT_COLOR}", penwidth=3')
+    elif done is not None and n.id not in done:
+        attrs.append('fontcolor="#777777"')
+    return ", ".join(attrs)
+
+
+def _label(n: Node, show_grad: bool) -> str:
+    """Short: name, shape (unless a scalar), value and grad for scalars."""
+    lines = [n.name if n.kind != "module" else f"{n.name} ({n.members} ops)"]
+    scalar = n.shape == () or (n.shape is not None and math.prod(n.shape) == 1)
+    if n.shape is not None and not scalar:
+        lines.append(_shape(n.shape))
+    if scalar and n.value is not None:
+        lines.append(f"= {fmt_value(n.value)}")
+    if show_grad and scalar and n.grad is not None:
+        lines.append(f"grad {fmt_value(n.grad)}")
+    return "\n".join(lines)
+
+
+def _tooltip(n: Node) -> str:
+    """Everything known about the node: what hovering it in the SVG shows."""
+    lines = [f"{n.name} ({n.kind})"]
+    if n.op:
+        lines.append(f"forward: {n.op}")
+    if n.module:
+        lines.append(f"module: {n.module}")
+    if n.shape is not None:
+        lines.append(f"shape: {_shape(n.shape)}  dtype: {n.dtype}")
+    lines += _tensor_lines("value", n.value, n.value_stats)
+    lines += _tensor_lines("grad", n.grad, n.grad_stats)
+    if n.saved:
+        lines.append(f"saved for backward: {human_bytes(n.saved_bytes)} ("
+                     + ", ".join(f"{s.name} {_shape(s.shape)}" for s in n.saved) + ")")
+    return "\n".join(lines)
+
+
+def _tensor_lines(what: str, value, st: Stats | None) -> list[str]:
+    lines = []
+    if value is not None:
+        lines.append(f"{what}: {fmt_value(value)}")
+    if st is not None:
+        extremes = f" min {fmt(st.min)} max {fmt(st.max)}" if st.min is not None else ""
+        lines.append(f"{what}{extremes} mean {fmt(st.mean)} std {fmt(st.std)} norm {fmt(st.norm)}")
+        if not st.finite:
+            lines.append(f"{what} contains NaN or Inf")
+    return lines
+
+
+def _edge_attrs(norm: float | None, max_norm: float, done: Collection[int] | None, dst: int) -> str:
+    if done is not None and dst not in done:
+        return ' [color="#bbbbbb", style=dashed]'
+    if norm is None:
+        return ""
+    if not math.isfinite(norm):
+        return ' [color="#d00000", penwidth=2.5]'
+    if max_norm <= 0 or norm <= 0:
+        return ""
+    # Four decades below the largest gradient and smaller: thinnest; the largest: 4.
+    heaviness = min(max((math.log10(norm / max_norm) + 4) / 4, 0.0), 1.0)
+    return f" [penwidth={1 + 3 * heaviness:.2f}]"
+
+
+def _legend(dtypes: list[str]) -> list[str]:
+    rows = "".join(f'<TR><TD BGCOLOR="{DTYPE_COLOR.get(d, OTHER_DTYPE_COLOR)}">{d}</TD></TR>' for d in dtypes)
+    return ["  subgraph cluster_legend {", '    label="dtype"; fontsize=9; color="#bbbbbb";',
+            f'    legend [shape=plain, label=<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>];', "  }"]
+
+
+def _shape(shape) -> str:
+    return "×".join(map(str, shape)) if shape else "scalar"
+
+
+def _esc(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

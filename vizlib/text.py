@@ -1,0 +1,33 @@
+"""Numbers and sizes as short, deterministic text: what labels, tooltips and summaries print.
+
+The same Graph must always give the same text (nbval compares it, DOT ids depend on it),
+so every number goes through ``fmt``: four significant digits, never a platform's repr.
+"""
+
+from __future__ import annotations
+
+
+def fmt(x: float) -> str:
+    """A short, deterministic number: 4 significant digits, no trailing zeros."""
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, int):
+        return str(x)
+    return format(x, ".4g")
+
+
+def fmt_value(v: float | int | bool | list) -> str:
+    """Format a small value (number or nested list) with :func:`fmt`."""
+    if isinstance(v, list):
+        return "[" + ", ".join(fmt_value(e) for e in v) + "]"
+    return fmt(v)
+
+
+def human_bytes(n: int) -> str:
+    """1536 -> '1.5 KiB'."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size)} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError("unreachable")

@@ -1,0 +1,168 @@
+"""``vz.explore(fn, x=2.0, w=3.0)``: sliders for a function's scalar inputs, and its live graph.
+
+Moving a slider re-runs ``vz.graph(fn, **values)`` and redraws the picture with the new
+forward values and gradients, so a learner sees the chain rule respond to the numbers.
+To feel instant, a drag sends one update when it ends (``continuous_update=False``; the
+arrow keys step at once), and the Graphviz layout is reused while only numbers change
+(see ``vizlib.render.svg_patch``). If ``fn`` raises for some slider values, the message takes the
+picture's place and the picture comes back when the sliders move on; calls that can
+never work (an argument ``fn`` does not take, an input that is not a number) are refused
+when the explorer is made, with a VizlibError that says what to pass instead.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import torch
+
+from ..capture import graph
+from ..data import Graph
+from ..errors import VizlibTypeError, VizlibValueError
+from ..render.dot import to_dot
+from ..render.svg_patch import LayoutCache
+from ..text import fmt
+from .widgets import GRAPH_CLASS, StaticFallback, error_html, svg_for_html
+
+# A bare number x gets a slider over [x - span, x + span] with span = max(2|x|, 1),
+# cut into about this many steps.
+STEPS = 100
+
+
+class Explorer(StaticFallback, widgets.VBox):
+    """The widget ``vz.explore`` returns: one slider per input above the live graph.
+
+    ``explorer.graph`` is the Graph of the last call that worked.
+    """
+
+    def __init__(self, fn: Callable, sliders: dict[str, widgets.FloatSlider]):
+        self._fn = fn
+        self._sliders = sliders
+        self._layout = LayoutCache()
+        self._picture = widgets.HTML()
+        self._picture.add_class(GRAPH_CLASS)
+        self.graph, self._svg = self._draw(self.values())  # the learner's own exception propagates here
+        self._picture.value = svg_for_html(self._svg)
+        for s in sliders.values():
+            s.observe(self._on_slide, names="value")
+        super().__init__(children=[*sliders.values(), self._picture])
+        self.add_class("vizlib-explore")
+
+    def values(self) -> dict[str, float]:
+        """The sliders' current values, rounded to their step (no 0.30000000000000004)."""
+        return {name: round(s.value, _decimals(s.step)) for name, s in self._sliders.items()}
+
+    def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
+        g = graph(self._fn, **values)
+        return g, self._layout.svg(to_dot(g))
+
+    def _on_slide(self, change) -> None:
+        values = self.values()
+        try:
+            self.graph, self._svg = self._draw(values)
+        except Exception as err:  # noqa: BLE001 - any failure of the learner's fn is shown, not raised
+            call = ", ".join(f"{k}={fmt(v)}" for k, v in values.items())
+            self._picture.value = error_html(
+                f"{_name(self._fn)}({call}) raised {type(err).__name__}: {err}\n"
+                "Move a slider to other values: the graph comes back when the call works.")
+            return
+        self._picture.value = svg_for_html(self._svg)
+
+    def _static_svg(self) -> str:
+        return self._svg
+
+    def _static_text(self) -> str:
+        shown = ", ".join(f"{k}={fmt(v)}" for k, v in self.values().items())
+        return (f"vz.explore({_name(self._fn)}): live sliders need a running notebook; "
+                f"the picture shows {shown}.\n{self.graph!r}")
+
+
+def explore(fn: Callable, **inputs) -> Explorer:
+    """Sliders for ``fn``'s scalar inputs and the graph of ``fn`` at their values.
+
+    Each keyword names an argument of ``fn``: a number (``x=2.0``, the slider ranges around
+    it) or a range ``x=(-5, 5)`` / ``x=(-5, 5, 0.1)`` (start in the middle). Returns a
+    widget; display it (make it a cell's last expression) to use it.
+    """
+    if not callable(fn):
+        raise VizlibTypeError(f"vz.explore needs a function first, e.g. vz.explore(f, x=2.0); got {type(fn).__name__}.")
+    if not inputs:
+        raise VizlibTypeError("vz.explore needs at least one input to make a slider for, "
+                          "e.g. vz.explore(f, x=2.0, w=(-5, 5)).")
+    sliders = {name: _slider(name, spec) for name, spec in inputs.items()}
+    _check_call(fn, inputs)
+    return Explorer(fn, sliders)
+
+
+def _check_call(fn: Callable, inputs: dict) -> None:
+    """Refuse names ``fn`` does not take (and arguments it needs but lacks) up front."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # some builtins have no signature: the call will tell
+        return
+    try:
+        sig.bind(**inputs)
+    except TypeError as err:
+        takes = ", ".join(sig.parameters)
+        raise VizlibTypeError(f"vz.explore: {_name(fn)}({takes}) cannot be called with {', '.join(inputs)} ({err}). "
+                          f"Give one keyword per argument of {_name(fn)}, named like the argument.") from None
+
+
+def _slider(name: str, spec) -> widgets.FloatSlider:
+    lo, hi, step, value = _range(name, spec)
+    digits = _decimals(step)
+    return widgets.FloatSlider(value=value, min=lo, max=hi, step=step, description=name,
+                               continuous_update=False, readout_format=f".{digits}f")
+
+
+def _range(name: str, spec) -> tuple[float, float, float, float]:
+    """(min, max, step, start) of the slider for one input."""
+    if isinstance(spec, torch.Tensor) and spec.numel() == 1 and spec.is_floating_point():
+        spec = spec.item()
+    if _is_number(spec):
+        value = float(spec)
+        span = max(2 * abs(value), 1.0)
+        step = _nice(2 * span / STEPS)
+        return _snap(value - span, step, math.floor), _snap(value + span, step, math.ceil), step, value
+    if isinstance(spec, tuple) and len(spec) in (2, 3) and all(map(_is_number, spec)):
+        lo, hi = float(spec[0]), float(spec[1])
+        step = float(spec[2]) if len(spec) == 3 else _nice((hi - lo) / STEPS) if lo < hi else 0.0
+        if not (lo < hi and step > 0):
+            raise VizlibValueError(f"vz.explore: the range {name}={spec} needs low < high and a positive step, "
+                              f"e.g. {name}=(-5, 5, 0.1).")
+        return lo, hi, step, _snap((lo + hi) / 2, step, round, lo)
+    what = f"a tensor of shape {list(spec.shape)}" if isinstance(spec, torch.Tensor) else f"{type(spec).__name__} {spec!r:.40}"
+    # A tensor, a tuple or a number of the wrong size is a wrong value; a string, a list... a wrong type.
+    error = VizlibValueError if isinstance(spec, (torch.Tensor, tuple, int, float)) else VizlibTypeError
+    raise error(f"vz.explore makes one slider per scalar input, but {name} is {what}. "
+                f"Give a number ({name}=2.0) or a range ({name}=(-5, 5) or {name}=(-5, 5, 0.1)); "
+                "to see a graph over tensors, use vz.graph(fn, ...).")
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _nice(x: float) -> float:
+    """The smallest of 1, 2, 5 times a power of ten that is at least x: steps a reader likes."""
+    power = 10.0 ** math.floor(math.log10(x))
+    return next(round(m * power, 12) for m in (1, 2, 5, 10) if m * power >= x * (1 - 1e-9))
+
+
+def _snap(x: float, step: float, how: Callable, origin: float = 0.0) -> float:
+    return round(origin + how((x - origin) / step) * step, _decimals(step))
+
+
+def _decimals(step: float) -> int:
+    """Digits after the point that show a multiple of ``step`` exactly (0.1 -> 1, 0.05 -> 2)."""
+    for digits in range(10):
+        if abs(round(step, digits) - step) < 1e-12:
+            return digits
+    return 10
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
