@@ -51,6 +51,15 @@ class SavedTensor:
     bytes: int  # bytes of its storage, what saving it keeps alive
 
 
+@dataclass(frozen=True)
+class ModuleSpec:
+    """What makes two module calls "the same block": the class and every parameter's
+    name and shape (GPT's blocks.0 ... blocks.11 share one spec)."""
+
+    type: str  # class name, e.g. "Block"
+    params: tuple[tuple[str, tuple[int, ...]], ...] = ()
+
+
 @dataclass
 class Node:
     """One box in the picture: an autograd op, a leaf tensor, or a collapsed module.
@@ -76,6 +85,8 @@ class Node:
     module: str | None = None  # path of the innermost module that ran it, e.g. "blocks.0.attn"
     modules: tuple[str, ...] = ()  # every enclosing module path, outermost first
     members: int = 1  # nodes folded into this one (module boxes)
+    module_type: str | None = None  # module boxes: the class, e.g. "CausalSelfAttention"
+    repeats: int = 1  # module boxes: identical blocks in a row drawn as this one ("Block ×12")
     is_output: bool = False
 
     @property
@@ -90,8 +101,10 @@ class Graph:
 
     ``edges[i]`` is ``(src_id, dst_id)`` in the forward direction (input toward output);
     ``edge_grads[i]`` is the L2 norm of the gradient that flowed back along it (None when
-    unknown, NaN or Inf when the gradient was not finite). ``backward_order`` lists node ids in the order the autograd engine ran
-    them. ``notes`` are sentences for the reader, e.g. that the picture was collapsed.
+    unknown, NaN or Inf when the gradient was not finite). ``backward_order`` lists node
+    ids in the order the autograd engine ran them. ``notes`` are sentences for the
+    reader, e.g. that the picture was collapsed. ``module_specs`` describes every module
+    that ran (by path), so that collapsing can tell identical blocks apart from others.
     """
 
     nodes: list[Node] = field(default_factory=list)
@@ -101,6 +114,7 @@ class Graph:
     saved_bytes: int = 0
     notes: list[str] = field(default_factory=list)
     show_saved: bool = False
+    module_specs: dict[str, ModuleSpec] = field(default_factory=dict)
 
     def node(self, node_id: int) -> Node:
         """The node with this id."""
@@ -150,6 +164,8 @@ def summary_text(g: Graph) -> str:
             if n.grad is not None or n.grad_stats is not None:
                 line += f", grad {_describe(n.grad, n.grad_stats, n.shape)}"
             lines.append(line)
+    for box in (n for n in g.nodes if n.repeats > 1):
+        lines.append(f"  {box.name}: {box.module_type} ×{box.repeats} drawn as one box")
     for out in (n for n in g.nodes if n.is_output):
         lines.append(f"  output {out.name}: {_describe(out.value, out.value_stats, out.shape)}")
     lines += [f"  note: {note}" for note in g.notes]

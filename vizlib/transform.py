@@ -2,14 +2,29 @@
 
 A transformer has thousands of autograd nodes; nobody reads that picture. Every op knows
 the chain of modules it ran in (``Node.modules``, outermost first), so collapsing to a
-depth is a group-by on one element of that chain.
+depth is a group-by on one element of that chain. A deep model is mostly the same block
+again and again, so a run of identical blocks, each feeding the next, is then drawn as
+one box that says how many there are ("Block ×12"); a deeper ``depth`` opens them up.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import re
+from dataclasses import dataclass, replace
 
-from .data import Graph, Node
+from .data import Graph, ModuleSpec, Node
+
+_CALL = re.compile(r"(.*) \(call (\d+)\)")  # the k-th call of a module run several times
+_INDEX = re.compile(r"(.*\.)?(\d+)")  # the i-th child of a list of modules: "blocks.3", "0"
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Consecutive identical blocks that collapse into one box."""
+
+    name: str  # "blocks.0-11", or "cell (calls 1-3)"
+    spec: ModuleSpec
+    paths: tuple[str, ...]
 
 
 def collapse(g: Graph, depth: int) -> Graph:
@@ -17,24 +32,40 @@ def collapse(g: Graph, depth: int) -> Graph:
 
     Nodes outside such modules (inputs, ops written in the outer function) stay as they
     are. A box takes the smallest id of its members, the shape, values and gradient of
-    the member whose output leaves the box, and the sum of their saved bytes.
+    the member whose output leaves the box, and the sum of their saved bytes. Boxes of
+    consecutive siblings (``blocks.0``, ``blocks.1``, ... or the calls of one module) with
+    the same class and parameter shapes, each feeding the next, become a single box with
+    ``repeats`` set to their number.
     """
-    key = {n.id: n.modules[depth] for n in g.nodes if len(n.modules) > depth}
-    if not key:
+    path_of = {n.id: n.modules[depth] for n in g.nodes if len(n.modules) > depth}
+    if not path_of:
         return g
-    group = {n.id: key.get(n.id, n.id) for n in g.nodes}
-    members: dict = {}
+    runs = _runs(g, path_of)
+    group: dict[int, tuple] = {}
+    for n in g.nodes:
+        path = path_of.get(n.id)
+        if path is None:
+            group[n.id] = ("node", n.id)
+        elif path in runs:
+            group[n.id] = ("run", runs[path].name)
+        else:
+            group[n.id] = ("box", path)
+    members: dict[tuple, list[Node]] = {}
     for n in g.nodes:
         members.setdefault(group[n.id], []).append(n)
     leaving = {s for s, d in g.edges if group[s] != group[d]}
 
     new_id, nodes = {}, []
     for k, ms in members.items():
-        if not isinstance(k, str):  # a node outside every box keeps its own id as key
+        kind, name = k
+        if kind == "node":
             nodes.append(ms[0])
-            new_id[k] = ms[0].id
-            continue
-        nodes.append(_box(k, ms, depth, leaving))
+        elif kind == "run":
+            run = runs[path_of[ms[0].id]]
+            nodes.append(_box(name, ms, depth, leaving, run.spec.type, len(run.paths)))
+        else:
+            spec = _spec(g, name)
+            nodes.append(_box(name, ms, depth, leaving, spec.type if spec else None, 1))
         new_id[k] = nodes[-1].id
     nodes.sort(key=lambda n: n.id)
 
@@ -50,14 +81,71 @@ def collapse(g: Graph, depth: int) -> Graph:
                    notes=list(g.notes))
 
 
-def _box(path: str, members: list[Node], depth: int, leaving: set[int]) -> Node:
+def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_type: str | None,
+         repeats: int) -> Node:
     out = [m for m in members if m.is_output] or [m for m in members if m.id in leaving] or members
     rep = out[-1]
-    return Node(id=min(m.id for m in members), kind="module", name=path, shape=rep.shape, dtype=rep.dtype,
+    return Node(id=min(m.id for m in members), kind="module", name=name, shape=rep.shape, dtype=rep.dtype,
                 value=rep.value, grad=rep.grad, value_stats=rep.value_stats, grad_stats=rep.grad_stats,
-                saved_bytes=sum(m.saved_bytes for m in members), op=rep.op, module=path,
-                modules=rep.modules[:depth + 1], members=sum(m.members for m in members),
-                is_output=any(m.is_output for m in members))
+                saved_bytes=sum(m.saved_bytes for m in members), op=rep.op, module=name,
+                modules=rep.modules[:depth] + (name,), members=sum(m.members for m in members),
+                module_type=module_type, repeats=repeats, is_output=any(m.is_output for m in members))
+
+
+def _spec(g: Graph, path: str) -> ModuleSpec | None:
+    """The class and parameter shapes of the module at ``path`` (a call's path included)."""
+    m = _CALL.fullmatch(path)
+    return g.module_specs.get(m[1] if m else path)
+
+
+def _runs(g: Graph, path_of: dict[int, str]) -> dict[str, _Run]:
+    """Each box path that belongs to a run of identical blocks -> its run."""
+    paths = list(dict.fromkeys(path_of[n.id] for n in g.nodes if n.id in path_of))
+    called_again = {m[1] for p in paths if (m := _CALL.fullmatch(p))}
+    feeds = {(path_of[s], path_of[d]) for s, d in g.edges if s in path_of and d in path_of}
+    series: dict[tuple[str, str], list[tuple[int, str]]] = {}
+    for path in paths:
+        if m := _CALL.fullmatch(path):
+            series.setdefault(("calls", m[1]), []).append((int(m[2]), path))
+        elif path in called_again:
+            series.setdefault(("calls", path), []).append((1, path))
+        elif m := _INDEX.fullmatch(path):
+            series.setdefault(("index", m[1] or ""), []).append((int(m[2]), path))
+    runs: dict[str, _Run] = {}
+    for (how, base), items in series.items():
+        items.sort()
+        run = [items[0]]
+        for pos, path in items[1:] + [(None, None)]:
+            last_pos, last = run[-1]
+            spec = _spec(g, last)
+            if pos == last_pos + 1 and spec is not None and _spec(g, path) == spec and (last, path) in feeds:
+                run.append((pos, path))
+                continue
+            if len(run) > 1 and not _leaves_and_returns(g, path_of, {p for _, p in run}):
+                first, end = run[0][0], run[-1][0]
+                name = f"{base} (calls {first}-{end})" if how == "calls" else f"{base}{first}-{end}"
+                folded = _Run(name, spec, tuple(p for _, p in run))
+                runs.update(dict.fromkeys(folded.paths, folded))
+            run = [(pos, path)]
+    return runs
+
+
+def _leaves_and_returns(g: Graph, path_of: dict[int, str], paths: set[str]) -> bool:
+    """True when a path leads from these boxes out and back in (folding them would draw a cycle)."""
+    inside = {i for i, p in path_of.items() if p in paths}
+    consumers: dict[int, list[int]] = {}
+    for s, d in g.edges:
+        consumers.setdefault(s, []).append(d)
+    stack = [d for s in inside for d in consumers.get(s, ()) if d not in inside]
+    seen = set(stack)
+    while stack:
+        for d in consumers.get(stack.pop(), ()):
+            if d in inside:
+                return True
+            if d not in seen:
+                seen.add(d)
+                stack.append(d)
+    return False
 
 
 def simplify(g: Graph, depth: int | None, max_nodes: int | None) -> Graph:

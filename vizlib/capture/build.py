@@ -174,7 +174,7 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
         n.module = n.modules[-1] if n.modules else None
     g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges],
               edge_grads=[back.edge_norms.get(e) for e in w.edges],
-              backward_order=_with_leaves(back.order, leaf_pos, w))
+              backward_order=_with_leaves(back.order, leaf_pos, w), module_specs=dict(rec.module_specs))
     g.saved_bytes = _total_saved(nodes, {i: rec.ops[fn].saved for i, fn in enumerate(w.fns) if fn in rec.ops})
     return g
 

@@ -19,7 +19,7 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
-from ..data import SavedTensor, Stats, Value
+from ..data import ModuleSpec, SavedTensor, Stats, Value
 from .summary import dtype_name, small_value, stats
 from .walk import storage_key
 
@@ -93,6 +93,7 @@ class ForwardRecorder(TorchFunctionMode):
         super().__init__()
         self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
         self.ops: dict = {}  # autograd node -> OpRecord
+        self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes
         self._scope: list[str] = []
         self._calls: dict = {}  # module -> how many times it has been entered
         self._packed: list[tuple[SavedTensor, tuple]] = []
@@ -120,6 +121,9 @@ class ForwardRecorder(TorchFunctionMode):
         # all calls would draw a cycle.
         path = self.module_names.get(module) or type(module).__name__
         calls = self._calls[module] = self._calls.get(module, 0) + 1
+        if calls == 1:
+            self.module_specs[path] = ModuleSpec(type(module).__name__, tuple(
+                (name, tuple(p.shape)) for name, p in module.named_parameters()))
         self._scope.append(path if calls == 1 else f"{path} (call {calls})")
 
     def _leave_module(self, module, args, output):

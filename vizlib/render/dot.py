@@ -120,8 +120,9 @@ def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[i
 
 
 def _label(n: Node, show_grad: bool) -> str:
-    """Short: name, shape (unless a scalar), value and grad for scalars."""
-    lines = [n.name if n.kind != "module" else f"{n.name} ({n.members} ops)"]
+    """Short: name (a module box adds its class and size), shape (unless a scalar), value
+    and grad for scalars."""
+    lines = [n.name] if n.kind != "module" else [n.name, _module_line(n)]
     scalar = n.shape == () or (n.shape is not None and math.prod(n.shape) == 1)
     if n.shape is not None and not scalar:
         lines.append(_shape(n.shape))
@@ -132,12 +133,20 @@ def _label(n: Node, show_grad: bool) -> str:
     return "\n".join(lines)
 
 
+def _module_line(n: Node) -> str:
+    """'Block ×12, 744 ops' for folded blocks, 'Linear, 3 ops' for one module."""
+    what = f"{n.module_type} ×{n.repeats}" if n.repeats > 1 else n.module_type
+    return f"{what}, {n.members} ops" if what else f"{n.members} ops"
+
+
 def _tooltip(n: Node) -> str:
     """Everything known about the node: what hovering it in the SVG shows."""
     lines = [f"{n.name} ({n.kind})"]
     if n.op:
         lines.append(f"forward: {n.op}")
-    if n.module:
+    if n.kind == "module":
+        lines.append(f"module: {n.module}, {_module_line(n)}")
+    elif n.module:
         lines.append(f"module: {n.module}")
     if n.shape is not None:
         lines.append(f"shape: {_shape(n.shape)}  dtype: {n.dtype}")

@@ -125,7 +125,8 @@ def test_depth_collapses_modules_into_boxes():
 
     g1 = graph_of(model, x, depth=1)
     boxes = [n for n in g1.nodes if n.kind == "module"]
-    assert sorted(n.name for n in boxes) == ["0", "1", "2", "3"], "one box per top-level child"
+    # One box per top-level child; the three identical Linear+Tanh blocks fold into one.
+    assert [(n.name, n.module_type, n.repeats) for n in boxes] == [("0-2", "Sequential", 3), ("3", "Linear", 1)]
     assert all(n.members > 1 for n in boxes)
     assert len(g1.nodes) < len(full.nodes)
     ids = {n.id for n in g1.nodes}

@@ -1,0 +1,123 @@
+"""Collapsing a model by depth folds runs of identical blocks into one box ("Block ×6"),
+only where that is what the model did, and never draws a cycle."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+from coursekit.models import GPTConfig, make_gpt
+
+TINY = GPTConfig(n_layer=6, n_embd=16, n_head=2, block_size=4, vocab=20)
+
+
+def boxes(g) -> list[tuple[str, str | None, int]]:
+    return [(n.name, n.module_type, n.repeats) for n in g.nodes if n.kind == "module"]
+
+
+def acyclic(g) -> bool:
+    inputs = {n.id: {s for s, d in g.edges if d == n.id} for n in g.nodes}
+    done: set[int] = set()
+    while len(done) < len(inputs):
+        ready = [i for i, ins in inputs.items() if i not in done and ins <= done]
+        if not ready:
+            return False
+        done.update(ready)
+    return True
+
+
+@pytest.fixture(scope="module")
+def gpt():
+    model, batch = make_gpt(TINY)
+    return model, batch, vz.graph(model, *batch, max_nodes=None)
+
+
+def test_identical_blocks_fold_into_one_box_with_their_count(gpt):
+    model, batch, full = gpt
+    g = vz.graph(model, *batch, depth=1)
+    assert boxes(g) == [("wte", "Embedding", 1), ("wpe", "Embedding", 1), ("blocks.0-5", "Block", 6),
+                        ("ln_f", "LayerNorm", 1), ("lm_head", "Linear", 1)]
+    (folded,) = [n for n in g.nodes if n.repeats > 1]
+    in_blocks = [n for n in full.nodes if len(n.modules) > 1 and n.modules[1].startswith("blocks.")]
+    assert folded.members == len(in_blocks), "the box holds every op and parameter of the six blocks"
+    assert folded.saved_bytes == sum(n.saved_bytes for n in in_blocks)
+    assert acyclic(g) and "blocks.0-5: Block ×6 drawn as one box" in repr(g)
+    (out,), (full_out,) = [n for n in g.nodes if n.is_output], [n for n in full.nodes if n.is_output]
+    assert out.value == full_out.value
+
+
+def test_the_folded_box_is_labelled_with_class_and_count(gpt, dot_json):
+    model, batch, _ = gpt
+    nodes, _ = dot_json(vz.graph(model, *batch, depth=1).to_dot())
+    labels = [o["label"] for o in nodes.values() if "label" in o]
+    assert any(label.startswith("blocks.0-5\\nBlock ×6, ") for label in labels), labels
+    assert any(label.startswith("lm_head\\nLinear, ") for label in labels), labels
+
+
+def test_a_deeper_depth_opens_the_blocks(gpt):
+    model, batch, _ = gpt
+    g = vz.graph(model, *batch, depth=2)
+    assert all(repeats == 1 for _, _, repeats in boxes(g))
+    assert [name for name, _, _ in boxes(g) if name.endswith(".attn")] == [f"blocks.{i}.attn" for i in range(6)]
+
+
+def test_automatic_collapse_folds_too_and_says_so(gpt):
+    model, batch, full = gpt
+    g = vz.graph(model, *batch, max_nodes=20)
+    assert len(g.nodes) <= 20 < len(full.nodes) and ("blocks.0-5", "Block", 6) in boxes(g)
+    assert any("max_nodes=20" in note for note in g.notes)
+
+
+class Stack(nn.Module):
+    """Blocks that differ (widths), that are the same but do not feed each other, and a
+    cell called three times in a row."""
+
+    def __init__(self):
+        super().__init__()
+        self.wide = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 8), nn.Linear(8, 8)])
+        self.cell = nn.Linear(8, 8)
+
+    def forward(self, x):
+        for layer in self.wide:
+            x = layer(x)
+        return self.cell(self.cell(self.cell(x))).sum()
+
+
+def test_only_identical_consecutive_blocks_fold():
+    torch.manual_seed(0)
+    g = vz.graph(Stack(), torch.ones(1, 4), depth=1)
+    assert boxes(g) == [("wide.0", "Linear", 1), ("wide.1", "Linear", 1), ("wide.2", "Linear", 1),
+                        ("cell (calls 1-3)", "Linear", 3)]
+    assert acyclic(g)
+
+
+class Mix(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, extra=0.0):
+        return self.lin(x) + extra
+
+
+class SkipOver(nn.Module):
+    """Three identical blocks, each feeding the next, but block 2 also reads block 0's
+    output through an op outside the blocks: one box for all three would draw an arrow
+    out of the box and back in."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList(Mix() for _ in range(3))
+
+    def forward(self, x):
+        x0 = self.blocks[0](x)
+        x1 = self.blocks[1](x0)
+        return self.blocks[2](x1, extra=torch.sin(x0)).sum()
+
+
+def test_blocks_are_not_folded_where_that_would_draw_a_cycle():
+    torch.manual_seed(0)
+    g = vz.graph(SkipOver(), torch.ones(1, 3), depth=1)
+    assert boxes(g) == [("blocks.0", "Mix", 1), ("blocks.1", "Mix", 1), ("blocks.2", "Mix", 1)] and acyclic(g)
