@@ -175,3 +175,15 @@ def test_infinite_loop_and_killed_kernel_cost_only_their_task(graded):
 def test_another_chapters_notebook_is_a_clear_error(graded):
     error = graded(CHAPTERS[0]).entries[f"mixed_up/{CHAPTERS[0]}"]["error"]
     assert f"named for chapter {CHAPTERS[0]} but is the exercise notebook of chapter {CHAPTERS[-1]}" in error
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_the_grading_command_in_each_exercise_notebook_works_from_the_course_folder(name):
+    """The intro and the last cell tell the learner what to run from the top folder of the
+    course; that command must name the file where it really is."""
+    exercise = nbformat.read(EXERCISES / f"{name}.ipynb", as_version=4)
+    command = f".venv/bin/python -m grader grade exercises/{name}.ipynb"
+    for cell in (exercise.cells[0], exercise.cells[-1]):
+        assert command in cell.source, f"{name}: {cell.get('id')} must show `{command}`"
+    assert (ROOT / "exercises" / f"{name}.ipynb").is_file()
+    assert "stored under each check cell is the output the check" in exercise.cells[0].source

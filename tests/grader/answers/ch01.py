@@ -2,6 +2,17 @@
 
 from . import Task, Wrong
 
+# An answer that "equals" anything: checks that compare with == would let it pass.
+EQUALS_ANYTHING = """\
+class Anything:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+"""
+
 TASKS = {
     "1.1": Task(
         alternative="""\
@@ -18,6 +29,12 @@ shape_b = (2, 3, 4)
 shape_c = (5, 4)
 shape_d = (8, 7, 6, 5)
 shape_e = (6, 4)
+"""),
+            Wrong("Shapes that compare equal to anything.", hint="tuple of ints", code=EQUALS_ANYTHING + """\
+shape_a = shape_e = (Anything(),) * 2
+shape_b = (Anything(),) * 3
+shape_c = None
+shape_d = (Anything(),) * 4
 """),
         ],
     ),
@@ -81,6 +98,23 @@ shares_storage.update({
     "base.float()": False,
 })
 """),
+            Wrong("Predictions that compare equal to anything.", hint="must be True or False", code="""\
+base = torch.arange(12).reshape(3, 4)
+shares_storage = {
+    "base[1]": None,
+    "base[:, 1]": None,
+    "base[::2]": None,
+    "base[None]": None,
+    "base[[0, 2]]": None,
+    "base[base > 5]": None,
+    "base.t()": None,
+    "base.view(2, 6)": None,
+    "base.t().reshape(12)": None,
+    "base.float()": None,
+}
+""" + EQUALS_ANYTHING + """\
+shares_storage.update({key: Anything() for key in shares_storage})
+"""),
         ],
     ),
     "1.3": Task(
@@ -97,6 +131,15 @@ mt_flat = mt.contiguous().view(-1)
 m = torch.arange(6.).reshape(2, 3)
 mt = m.t()
 mt_stride = (3, 1)
+mt_is_contiguous = False
+mt_contig = mt.contiguous()
+mt_flat = mt.reshape(6)
+"""),
+            Wrong("Strides that compare equal to anything.", hint="swaps the strides", code="""\
+m = torch.arange(6.).reshape(2, 3)
+mt = m.t()
+""" + EQUALS_ANYTHING + """\
+mt_stride = (Anything(), Anything())
 mt_is_contiguous = False
 mt_contig = mt.contiguous()
 mt_flat = mt.reshape(6)
@@ -119,6 +162,13 @@ def make_masks(lengths, T):
     pad_mask = positions[:, None] < lengths[None, :]
     causal = positions[None, :] <= positions[:, None]
     attn_mask = causal[None, None, :, :] & pad_mask.T[:, None, None, :]
+    return pad_mask, attn_mask
+"""),
+            # Right masks, built element by element in Python: the task asks for no loops.
+            Wrong("Python loops instead of broadcasting.", hint="Python loops", code="""\
+def make_masks(lengths, T):
+    pad_mask = torch.tensor([[t < n for t in range(T)] for n in lengths.tolist()])
+    attn_mask = torch.tensor([[[[j <= i and j < n for j in range(T)] for i in range(T)]] for n in lengths.tolist()])
     return pad_mask, attn_mask
 """),
         ],
@@ -164,6 +214,12 @@ fp16_max = torch.finfo(torch.float16).max
 bf16_eps = torch.finfo(torch.float16).eps
 overflow_dtype = torch.float16
 int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+"""),
+            Wrong("An int8 range that compares equal to anything.", hint="int8_range is wrong", code=EQUALS_ANYTHING + """\
+fp16_max = torch.finfo(torch.float16).max
+bf16_eps = torch.finfo(torch.bfloat16).eps
+overflow_dtype = torch.float16
+int8_range = (Anything(), Anything())
 """),
         ],
     ),

@@ -2,6 +2,18 @@
 
 from . import Task, Wrong
 
+# A tensor that "equals" and is "close to" anything: checks must insist on plain tensors.
+CLOSE_TO_ANYTHING = """\
+class Anything(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+"""
+
 TASKS = {
     "2.1": Task(
         alternative="""\
@@ -9,17 +21,6 @@ w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
 L = (w_t * x_t + b_t) ** 2
 L.backward()
 dL_dw, dL_dx, dL_db = w_t.grad, x_t.grad, b_t.grad
-""",
-        wrong=[
-            Wrong("Only the local derivatives of y, without the outer factor dL/dy = 2y.", hint="chain rule", code="""\
-dL_dw = 2
-dL_dx = 3
-dL_db = 1
-"""),
-        ],
-    ),
-    "2.2": Task(
-        alternative="""\
 a, b, c = 2.0, -3.0, 4.0
 y = (a + b) * c
 dz_da = y + a * c
@@ -27,14 +28,23 @@ dz_db = a * c
 dz_dc = a * (a + b)
 """,
         wrong=[
-            Wrong("Only the path through y for a.", hint="two paths", code="""\
+            Wrong("Only the local derivatives of y, without the outer factor dL/dy = 2y.", hint="chain rule", code="""\
+dL_dw = 2
+dL_dx = 3
+dL_db = 1
+dz_da = -4 + 2 * 4
+dz_db = 2 * 4
+dz_dc = 2 * (-1)
+"""),
+            Wrong("Only the path through y for a, which is used twice.", hint="two paths", code="""\
+dL_dw, dL_dx, dL_db = 20, 30, 10
 dz_da = 2 * 4
 dz_db = 2 * 4
 dz_dc = 2 * (-1)
 """),
         ],
     ),
-    "2.3": Task(
+    "2.2": Task(
         alternative="""\
 def manual_grads(X, y, W1, b1, W2):
     N = X.shape[0]
@@ -56,42 +66,96 @@ def manual_grads(X, y, W1, b1, W2):
     dh = (dout @ W2.T) * (h > 0)
     return X.T @ dh, dh.sum(dim=0), dW2
 """),
+            # Right numbers, but from autograd: the task says by hand.
+            Wrong("Autograd switched back on inside the function.", hint="by hand", code="""\
+def manual_grads(X, y, W1, b1, W2):
+    with torch.enable_grad():
+        W1, b1, W2 = (p.clone().requires_grad_() for p in (W1, b1, W2))
+        loss = ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+        return torch.autograd.grad(loss, (W1, b1, W2))
+"""),
+            Wrong("Tensors that claim to be close to anything.", hint="plain torch.Tensor", code=CLOSE_TO_ANYTHING + """\
+def manual_grads(X, y, W1, b1, W2):
+    return tuple(torch.zeros_like(p).as_subclass(Anything) for p in (W1, b1, W2))
+"""),
         ],
     ),
-    "2.4": Task(
+    "2.3": Task(
         alternative="""\
-def train(model, xs, ys, steps=20, lr=0.1):
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for _ in range(steps):
-        loss = torch.nn.functional.mse_loss(model(xs), ys)
-        loss.backward()
-        opt.step()
         for p in model.parameters():
             p.grad = None
-        losses.append(loss.item())
+        total = 0.0
+        for start in range(0, len(xs), micro_batch):
+            xb, yb = xs[start:start + micro_batch], ys[start:start + micro_batch]
+            part = torch.nn.functional.mse_loss(model(xb), yb, reduction="sum") / len(xs)
+            part.backward()
+            total += part.item()
+        opt.step()
+        losses.append(total)
     return losses
 """,
         wrong=[
-            Wrong("The buggy loop unchanged: no zero_grad, gradients accumulate.", hint="zero_grad", code="""\
-def train(model, xs, ys, steps=20, lr=0.1):
+            Wrong("The buggy loop as given: zero_grad between micro-batches.", hint="once per step", code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    return train_buggy(model, xs, ys, micro_batch, steps, lr)
+"""),
+            Wrong("No zero_grad at all: gradients pile up across steps.", hint="once per step", code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
     for _ in range(steps):
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+"""),
+            Wrong("The whole batch at once: right numbers, but not in micro-batches.", hint="micro-batches of", code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
         loss = ((model(xs) - ys) ** 2).mean()
         loss.backward()
         opt.step()
         losses.append(loss.item())
     return losses
 """),
+            # Right when the micro-batches are equal, wrong when the last one is smaller.
+            Wrong("Each micro-batch weighted by 1 / (number of micro-batches).", hint="len(xb) / len(xs)", code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        pieces = list(zip(xs.split(micro_batch), ys.split(micro_batch)))
+        step_loss = 0.0
+        for xb, yb in pieces:
+            loss = ((model(xb) - yb) ** 2).mean() / len(pieces)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+"""),
         ],
     ),
-    "2.5": Task(
+    "2.4": Task(
         alternative="""\
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 h = torch.tanh(x)
 loss = (h ** 2).sum()
-h_grad, x_grad = torch.autograd.grad(loss, (h, x))
+h.retain_grad()
+torch.autograd.backward(loss)
+h_grad, x_grad = h.grad.clone(), x.grad.clone()
 """,
         wrong=[
             Wrong("retain_grad called too late, after backward.", hint="retain_grad", code="""\
@@ -102,6 +166,69 @@ loss.backward()
 h.retain_grad()
 h_grad = h.grad
 x_grad = x.grad
+"""),
+            Wrong("h's gradient derived by hand: autograd was never asked to keep it.", hint="retain_grad", code="""\
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+h = torch.tanh(x)
+loss = (h ** 2).sum()
+loss.backward()
+h_grad = 2 * h.detach()
+x_grad = x.grad
+"""),
+            Wrong("torch.autograd.grad returns the numbers but keeps nothing in .grad.", hint="retain_grad", code="""\
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+h = torch.tanh(x)
+loss = (h ** 2).sum()
+h_grad, x_grad = torch.autograd.grad(loss, (h, x))
+"""),
+        ],
+    ),
+    "2.5": Task(
+        alternative="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+
+def vjp(f, x, v):
+    (v * f(x)).sum().backward()
+    return x.grad
+
+
+rows = [vjp(f, x0.clone().requires_grad_(), one_hot) for one_hot in torch.eye(2)]
+J = torch.stack(rows)
+""",
+        wrong=[
+            Wrong("The whole Jacobian built first: one backward pass per output.", hint="ONE backward pass", code="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+
+def vjp(f, x, v):
+    return v @ torch.autograd.functional.jacobian(f, x)
+
+
+J = torch.autograd.functional.jacobian(f, x0)
+"""),
+            Wrong("Backward seeded with ones, whatever v is.", hint="seed backward with v", code="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+
+def vjp(f, x, v):
+    f(x).sum().backward()
+    return x.grad
+
+
+J = torch.autograd.functional.jacobian(f, x0)
 """),
         ],
     ),
@@ -157,6 +284,15 @@ def fixed_loss(x):
     y *= 2
     return (y * x).sum()
 """),
+            Wrong("A culprit that only mentions sigmoid, naming the in-place op.", hint="culprit is wrong", code="""\
+culprit = "mul_, which overwrote the output of sigmoid"
+
+
+def fixed_loss(x):
+    y = torch.sigmoid(x)
+    y = y * 2
+    return (y * x).sum()
+"""),
         ],
     ),
     "2.8": Task(
@@ -199,6 +335,139 @@ def stop_grad_loss(w):
     pred = 3 * w
     target = w * w
     return (pred - target) ** 2
+"""),
+            Wrong("predict detaches after a recorded forward.", hint="without recording", code="""\
+def predict(model, xs):
+    return model(xs).detach()
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+"""),
+        ],
+    ),
+    "2.10": Task(
+        alternative="""\
+def backprop(loss, leaves):
+    # Topological order by depth-first search: every node after all of its consumers.
+    order, seen = [], set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for nxt, _ in node.next_functions:
+            visit(nxt)
+        order.append(node)
+
+    visit(loss.grad_fn)
+    grads = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+    with torch.no_grad():
+        for node in reversed(order):
+            grad = grads.get(node)
+            if grad is None:
+                continue
+            if type(node).__name__ == "AccumulateGrad":
+                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
+                continue
+            outs = node(grad)
+            if isinstance(outs, torch.Tensor):
+                outs = (outs,)
+            for (nxt, _), g in zip(node.next_functions, outs):
+                if nxt is not None and g is not None:
+                    grads[nxt] = g if nxt not in grads else grads[nxt] + g
+    return [found.get(id(leaf)) for leaf in leaves]
+""",
+        wrong=[
+            Wrong("autograd.grad does the work: the task is to be the engine.", hint="autograd's own engine", code="""\
+def backprop(loss, leaves):
+    needed = [leaf for leaf in leaves]
+    grads = torch.autograd.grad(loss, needed, allow_unused=True, retain_graph=True)
+    return list(grads)
+"""),
+            # Right numbers, but a node runs once per path instead of once: exponential on deep graphs.
+            Wrong("Each arriving gradient pushed down at once, node by node, path by path.", hint="more than once", code="""\
+def backprop(loss, leaves):
+    found = {}
+
+    def push(node, grad):
+        if node is None or grad is None:
+            return
+        if hasattr(node, "variable"):
+            g = grad.sum_to_size(node.variable.shape)
+            found[id(node.variable)] = found[id(node.variable)] + g if id(node.variable) in found else g
+            return
+        outs = node(grad)
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for (nxt, _), g in zip(node.next_functions, outs):
+            push(nxt, g)
+
+    with torch.no_grad():
+        push(loss.grad_fn, torch.ones_like(loss))
+    return [found.get(id(t)) for t in leaves]
+"""),
+            Wrong("A broadcast leaf's gradient kept in the broadcast shape.", hint="sum_to_size", code="""\
+def backprop(loss, leaves):
+    order, seen = [], set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for nxt, _ in node.next_functions:
+            visit(nxt)
+        order.append(node)
+
+    visit(loss.grad_fn)
+    grads = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+    with torch.no_grad():
+        for node in reversed(order):
+            grad = grads.get(node)
+            if grad is None:
+                continue
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for (nxt, _), g in zip(node.next_functions, outs):
+                if nxt is not None and g is not None:
+                    grads[nxt] = g if nxt not in grads else grads[nxt] + g
+    return [found.get(id(t)) for t in leaves]
+"""),
+            Wrong("Gradients from several consumers overwrite each other instead of adding up.", hint="added up", code="""\
+def backprop(loss, leaves):
+    order, seen = [], set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for nxt, _ in node.next_functions:
+            visit(nxt)
+        order.append(node)
+
+    visit(loss.grad_fn)
+    grads = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+    with torch.no_grad():
+        for node in reversed(order):
+            grad = grads.get(node)
+            if grad is None:
+                continue
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
+                continue
+            outs = node(grad)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for (nxt, _), g in zip(node.next_functions, outs):
+                if nxt is not None and g is not None:
+                    grads[nxt] = g
+    return [found.get(id(t)) for t in leaves]
 """),
         ],
     ),
