@@ -10,22 +10,13 @@ from torch import nn
 import vizlib as vz
 from coursekit.models import GPTConfig, make_gpt
 
+from .graph_checks import acyclic
+
 TINY = GPTConfig(n_layer=6, n_embd=16, n_head=2, block_size=4, vocab=20)
 
 
 def boxes(g) -> list[tuple[str, str | None, int]]:
     return [(n.name, n.module_type, n.repeats) for n in g.nodes if n.kind == "module"]
-
-
-def acyclic(g) -> bool:
-    inputs = {n.id: {s for s, d in g.edges if d == n.id} for n in g.nodes}
-    done: set[int] = set()
-    while len(done) < len(inputs):
-        ready = [i for i, ins in inputs.items() if i not in done and ins <= done]
-        if not ready:
-            return False
-        done.update(ready)
-    return True
 
 
 @pytest.fixture(scope="module")

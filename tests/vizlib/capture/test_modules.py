@@ -9,6 +9,8 @@ from torch import nn
 
 import vizlib as vz
 
+from ..graph_checks import acyclic
+
 
 class Net(nn.Module):
     """Every layer kind the issue names: Embedding, Dropout, MultiheadAttention, LayerNorm, BatchNorm."""
@@ -131,7 +133,7 @@ def test_depth_collapses_modules_into_boxes():
     assert len(g1.nodes) < len(full.nodes)
     ids = {n.id for n in g1.nodes}
     assert all(s in ids and d in ids and s != d for s, d in g1.edges)
-    assert _acyclic(g1)
+    assert acyclic(g1)
 
     g2 = graph_of(model, x, depth=2)
     names = {n.name for n in g2.nodes if n.kind == "module"}
@@ -161,7 +163,7 @@ def test_a_module_called_three_times_gets_a_box_per_call():
     g = vz.graph(Recurrent(), torch.ones(1, 3), depth=1)
     boxes = [n for n in g.nodes if n.kind == "module"]
     assert len(boxes) == 3 and all(n.name.startswith("cell") for n in boxes)
-    assert _acyclic(g), f"one box for three calls makes a cycle: {g.edges}"
+    assert acyclic(g), f"one box for three calls makes a cycle: {g.edges}"
 
 
 def test_backward_order_stays_valid_after_collapsing():
@@ -203,14 +205,3 @@ def test_max_nodes_on_a_long_function_without_modules_still_says_so():
     g = vz.graph(f, torch.ones(2), max_nodes=50)
     assert g.notes, "more than max_nodes nodes and nothing to collapse: the reader is told"
     assert len(g.nodes) <= 50 or any("max_nodes" in n for n in g.notes)
-
-
-def _acyclic(g) -> bool:
-    inputs = {n.id: {s for s, d in g.edges if d == n.id} for n in g.nodes}
-    done: set[int] = set()
-    while len(done) < len(inputs):
-        ready = [i for i, ins in inputs.items() if i not in done and ins <= done]
-        if not ready:
-            return False
-        done.update(ready)
-    return True
