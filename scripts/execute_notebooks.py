@@ -32,7 +32,9 @@ def execute(path: Path) -> float:
     """Execute the notebook at ``path`` in place; the seconds it took."""
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+    # coalesce_streams: a progress bar's redraws are stored as the text a reader sees, not
+    # as one output per redraw.
+    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", coalesce_streams=True,
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
