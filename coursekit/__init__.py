@@ -2,7 +2,15 @@
 
 - ``models``: the models the chapters build and the benchmarks draw (an MLP, a small CNN,
   a nanoGPT-style GPT with its config dataclass), written out so every op is visible;
-- ``gpu``: the one-line "no GPU: skipped ..." message of cells that need CUDA.
+- ``gpu``: the one-line "no GPU: skipped ..." message of cells that need CUDA;
+- ``training``: the training loop chapter 03 builds (``train``, ``evaluate``), with a progress
+  bar that prints the same line on every run;
+- ``launch``: ``torchrun(script, ...)`` from a notebook (chapter 05): output streamed, a time
+  limit, no process left behind, one ``LaunchError`` naming the rank that failed or hung;
+- ``ranks``: ``run_ranks(fn)`` runs a function defined in a cell on forked CPU processes
+  joined by gloo (chapter 05's demos and exercise checks), with the same guarantees;
+- ``draw_ranks``: pictures of each rank's tensor before and after a collective, and of a
+  ring all-reduce step by step.
 
 Notebooks import it like any installed package (``from coursekit.models import GPT``):
 `make lab` installs it with vizlib and the grader.

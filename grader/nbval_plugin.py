@@ -12,6 +12,11 @@ notebook's kernel once it is lost:
 - a cell outlived its timeout by GRACE seconds (it swallowed the interrupt and keeps
   printing): the watchdog kills the kernel and ends the run.
 
+Whenever a kernel is given up on (stopped by nbval at the end of its notebook, or killed
+by the watchdog), the processes its code started and left behind are killed too (a
+torchrun launch, a detached subprocess: see processes.py), so they cannot eat the CPU
+while later submissions are graded.
+
 The grader then resumes from the next task in a fresh kernel, and grades the notebooks
 an ended run did not reach in the next one.
 
@@ -31,6 +36,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from grader.processes import MARKER, kill_marked
 
 OUTPUT_WAIT = 15.0
 GRACE = OUTPUT_WAIT + 5.0
@@ -87,6 +94,17 @@ class Recorder:
             self.running = None
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+        yield
+        if nextitem is None or nextitem.parent is not item.parent:
+            self.kill_leftovers()  # nbval has just stopped this notebook's kernel
+
+    def kill_leftovers(self) -> None:
+        """Kill what the kernels of this run left behind (not this pytest process)."""
+        if os.environ.get(MARKER):
+            kill_marked(os.environ[MARKER], spare=os.getpid())
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
         outcome = yield
         report = outcome.get_result()
@@ -132,4 +150,5 @@ class Recorder:
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             pass
+        self.kill_leftovers()
         os._exit(3)

@@ -4,7 +4,8 @@ The subprocess is isolated from any project's pytest configuration (its own empt
 pytest.ini in a temporary folder, no plugin autoloading, only nbval and the grader's
 recording plugin), gets a sanitize file of its own (the rules shipped with the grader
 plus one, see sanitize_rules), and is killed, kernels included, if it outlives a
-generous deadline.
+generous deadline. Whatever it leaves behind (processes that learners' code started and
+that outlived their kernel) is killed when it ends: see processes.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -25,6 +27,7 @@ from nbformat import NotebookNode
 
 from grader.errors import GraderError
 from grader.notebook import COURSE_ROOT
+from grader.processes import MARKER, kill_marked
 
 SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
 
@@ -78,6 +81,7 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
         ]
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        env[MARKER] = run_id = uuid.uuid4().hex  # inherited by the kernels and all they start
         # The subprocess and its kernels import this very grader (plugin, output guard).
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE_ROOT), env.get("PYTHONPATH")]))
         log_path = folder / "pytest.log"
@@ -91,6 +95,8 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
                 process.wait(timeout=deadline)
             except subprocess.TimeoutExpired:
                 _kill_tree(process)
+            finally:
+                kill_marked(run_id)
         lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
         records: dict[str, dict[int, dict]] = {}
         for line in map(json.loads, lines):

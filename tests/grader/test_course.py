@@ -7,7 +7,11 @@
   "wrong-1", ...: the k-th wrong answer of every task that has one, the instructor's
   answer elsewhere (one failing task does not hide the others);
 - tampering with the checks changes no grade;
-- an infinite loop and a killed kernel each cost only their own task.
+- an infinite loop and a killed kernel each cost only their own task;
+- a wrong answer that deadlocks (its `why` says so) fails its own task, through the
+  check's time limit, and every other task of that submission still passes;
+- grading leaves no process behind (chapter 05's checks start processes, and one of its
+  wrong answers deadlocks them).
 
 Each chapter's submissions go to one `grade` command (a module fixture per chapter): one
 pytest start per chapter, one kernel per notebook.
@@ -16,10 +20,13 @@ pytest start per chapter, one kernel per notebook.
 from __future__ import annotations
 
 import hashlib
+import os
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from grader.notebook import load_chapter
@@ -34,6 +41,7 @@ CHAPTERS = sorted(path.stem for path in SOLUTIONS.glob("*.ipynb"))
 CELL_TIMEOUT = 30  # seconds: the infinite loop below costs this much
 WRONG = [(name, number, k) for name in CHAPTERS for number, task in ANSWERS.get(name, {}).items()
          for k in range(len(task.wrong))]
+DEADLOCKS = [(name, number, k) for name, number, k in WRONG if "deadlock" in ANSWERS[name][number].wrong[k].why]
 
 
 def test_every_chapter_has_answers_to_test_its_checks():
@@ -76,6 +84,8 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
     for k in range(max(len(task.wrong) for task in tasks.values())):
         submissions[f"wrong-{k}"] = with_answers(exercise, chapter, {
             number: task.wrong[k].code if k < len(task.wrong) else right[number] for number, task in tasks.items()})
+    for _, number, k in (d for d in DEADLOCKS if d[0] == name):
+        submissions[f"deadlock-{number}"] = with_answers(exercise, chapter, {**right, number: tasks[number].wrong[k].code})
     if name == CHAPTERS[0]:
         first, second = chapter.tasks[0].number, chapter.tasks[1].number
         submissions["lost"] = with_answers(exercise, chapter, {
@@ -93,8 +103,9 @@ def grade_chapter(name: str, root: Path) -> Graded:
         submissions[f"mixed_up/{name}"] = nbformat.read(exercises / f"{CHAPTERS[-1]}.ipynb", as_version=4)
     paths = write_submissions(root, submissions)
     before = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
-    result = grade(root, paths, CELL_TIMEOUT, timeout=1800)
-    result.before = before
+    token = uuid.uuid4().hex  # every process of this grading inherits it
+    result = grade(root, paths, CELL_TIMEOUT, timeout=1800, env={**os.environ, "COURSE_TEST_GRADING": token})
+    result.before, result.token = before, token
     return result
 
 
@@ -163,6 +174,29 @@ def test_grading_leaves_submissions_untouched_and_reports_failure(graded, name):
     for path, digest in result.before.items():
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
     assert result.run.returncode == 1 and "Traceback" not in result.run.stderr, result.run.stderr
+
+
+@pytest.mark.parametrize("name, number, k", DEADLOCKS, ids=[f"{n}-{t}" for n, t, _ in DEADLOCKS])
+def test_a_deadlock_costs_only_its_own_task(graded, name, number, k):
+    label = f"{name}-deadlock-{number}"
+    verdicts = graded(name).verdicts(label)
+    passed, message = verdicts.pop(number)
+    assert not passed and ANSWERS[name][number].wrong[k].hint in message, message
+    assert graded(name).reasons(label)[list(ANSWERS[name]).index(number)] == "check_failed"
+    assert all(passed for passed, _ in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_grading_leaves_no_process_behind(graded, name):
+    token = graded(name).token
+    left = []
+    for process in psutil.process_iter():
+        try:
+            if process.environ().get("COURSE_TEST_GRADING") == token and process.status() != psutil.STATUS_ZOMBIE:
+                left.append(process.cmdline())
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue
+    assert not left, left
 
 
 def test_infinite_loop_and_killed_kernel_cost_only_their_task(graded):

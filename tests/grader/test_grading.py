@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
 from grader.notebook import load_chapter
@@ -239,3 +240,39 @@ def test_a_setup_cell_that_always_kills_the_kernel_ends_with_a_verdict(tmp_path)
     assert run.returncode == 1 and entry["score"] == 0
     assert {t["message"] for t in entry["tasks"]} == {
         "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"}
+
+
+DETACHED = """\
+import os, subprocess, sys
+_sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+open(os.path.join(os.environ["GRADER_TEST_PIDS"], str(_sleeper.pid)), "w").close()
+"""
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (a killed orphan stays a zombie until init reaps it)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def test_processes_a_submission_leaves_behind_are_killed(tmp_path):
+    """Each answer starts a process in a session of its own (as torchrun does with its ranks),
+    which killing the kernel's process group would not reach, then loops forever, kills its
+    kernel, or ends normally. Grading still ends with none of them running, and every task
+    is graded."""
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(tmp_path, {"detached": answered(exercise, {
+        "9.1": DETACHED + "while True:\n    pass",
+        "9.2": DETACHED + "os._exit(1)",
+        "9.3": DETACHED + RIGHT["9.3"]})})
+    graded = grade(tmp_path, paths, CELL_TIMEOUT, solutions=FIXTURES, timeout=300,
+                   env={**os.environ, "GRADER_TEST_PIDS": str(pids)})
+    assert graded.reasons("detached") == ["timeout", "kernel_died", "passed"]
+    started = [int(path.name) for path in pids.iterdir()]
+    assert len(started) == 3, started
+    assert not [pid for pid in started if running(pid)]
