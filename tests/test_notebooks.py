@@ -23,7 +23,8 @@ NOTEBOOKS = sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solution
 CHAPTERS = sorted(p for p in (ROOT / "course").glob("0[1-9]_*.ipynb"))
 IGNORED_AT_MOST = 0.12  # share of the cells with output that nbval does not compare
 NOT_COMPARED = {"nbval-ignore-output", "nbval-skip"}
-MACHINE_PATH = re.compile(r"(/root/|/home/\w|/tmp/|/work/|/Users/\w|[A-Z]:\\\\Users)")
+# Home, temporary and checkout folders of the machines this course is run on.
+MACHINE_PATH = re.compile(r"/(?:root|tmp|work)/|/(?:home|Users)/\w|[A-Z]:\\\\Users")
 
 
 def cells(path: Path) -> list[dict]:

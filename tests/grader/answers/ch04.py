@@ -337,6 +337,25 @@ def bf16_step(model, optimizer, x, y):
 
 why = "A"
 """),
+            Wrong("A letter that equals every letter.", hint="must be one of the letters", code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+class Letter:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+why = Letter()
+"""),
             Wrong("Autocast dropped along with the scaler: an fp32 step.", hint="bf16 autocast", code="""\
 def bf16_step(model, optimizer, x, y):
     optimizer.zero_grad()
