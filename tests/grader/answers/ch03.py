@@ -2,6 +2,35 @@
 
 from . import Task, Wrong
 
+# 3.3's wrong answers each change one thing in this right pair (a plain LoRALinear, and an
+# add_lora that freezes everything and wraps every nn.Linear found by its path).
+LORA_LINEAR = """\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+"""
+
+ADD_LORA = """\
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        holder = model.get_submodule(parent)
+        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+
 TASKS = {
     "3.1": Task(
         alternative="""\
@@ -190,17 +219,8 @@ def add_lora(model, r=4, alpha=8.0):
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
 """,
         wrong=[
-            Wrong("Only the model's direct children are wrapped.", hint="inside submodules", code="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+            Wrong("Only the model's direct children are wrapped.", hint="inside submodules",
+                  code=LORA_LINEAR + """\
 
 
 def add_lora(model, r=4, alpha=8.0):
@@ -211,51 +231,11 @@ def add_lora(model, r=4, alpha=8.0):
             setattr(model, name, LoRALinear(child, r, alpha))
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
 """),
-            Wrong("The model is not frozen: the wrapped weights still train.", hint="Freeze everything else", code="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""),
-            Wrong("B starts random: the model changes the moment LoRA is added.", hint="B starts at zeros", code="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.randn(base.out_features, r) * 0.01)
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""),
+            Wrong("The model is not frozen: the wrapped weights still train.", hint="Freeze everything else",
+                  code=LORA_LINEAR + ADD_LORA.replace("    model.requires_grad_(False)\n", "")),
+            Wrong("B starts random: the model changes the moment LoRA is added.", hint="B starts at zeros",
+                  code=LORA_LINEAR.replace("torch.zeros(base.out_features, r)",
+                                           "torch.randn(base.out_features, r) * 0.01") + ADD_LORA),
             Wrong("The scale alpha / r is missing.", hint="alpha / r", code="""\
 class LoRALinear(nn.Module):
     def __init__(self, base, r, alpha):
@@ -266,42 +246,10 @@ class LoRALinear(nn.Module):
 
     def forward(self, x):
         return self.base(x) + x @ self.A.T @ self.B.T
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""),
+""" + ADD_LORA),
             Wrong("trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
-                  hint="excludes what was frozen already", code="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters())
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""),
+                  hint="excludes what was frozen already",
+                  code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model")),
         ],
     ),
     "3.4": Task(

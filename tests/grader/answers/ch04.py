@@ -2,6 +2,17 @@
 
 from . import Task, Wrong
 
+# A right bf16 step (no scaler) for 4.7's answers that go wrong only in `why`.
+BF16_STEP = """\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
+
 TASKS = {
     "4.1": Task(
         alternative="""\
@@ -325,26 +336,13 @@ def bf16_step(model, optimizer, x, y):
 why = "B"
 """),
             Wrong("The mantissa (precision) given as the reason, not the exponent (range).", hint="exponent bits",
-                  code="""\
-def bf16_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+                  code=BF16_STEP + """\
 
 
 why = "A"
 """),
-            Wrong("A letter that equals every letter.", hint="must be one of the letters", code="""\
-def bf16_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+            Wrong("A letter that equals every letter.", hint="must be one of the letters",
+                  code=BF16_STEP + """\
 
 
 class Letter:
