@@ -160,7 +160,7 @@ def _collect(fn: Callable[..., Any], conns: list[Connection], processes: list[mp
         left = deadline - time.monotonic()
         if left <= 0:
             late = sorted(waiting.values())
-            done = [rank for rank in results]
+            done = sorted(results)
             names = " and ".join(f"rank {r}" for r in late)
             finished = f" ({', '.join(f'rank {r}' for r in done)} returned)" if done else ""
             quoted = "".join(f"\n  last lines of rank {r}:\n{_tail(logs[r])}" for r in late if _tail(logs[r]))
