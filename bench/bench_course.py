@@ -43,8 +43,7 @@ def cpu_seconds() -> float:
 def run_notebook(path: Path) -> dict:
     """Execute a copy of the notebook in a fresh kernel; the file itself is not touched."""
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(path.parent)}})
+    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
     cpu, start = cpu_seconds(), time.perf_counter()
     client.execute()
     wall, cpu = time.perf_counter() - start, cpu_seconds() - cpu
@@ -61,8 +60,13 @@ def run_notebook(path: Path) -> dict:
 def run_grader(paths: list[Path]) -> tuple[float, float]:
     """Wall and CPU seconds of one `python -m grader grade` over the paths."""
     cpu, start = cpu_seconds(), time.perf_counter()
-    subprocess.run([sys.executable, "-m", "grader", "grade", *map(str, paths)],
-                   cwd=ROOT, capture_output=True, check=False, timeout=1800)
+    subprocess.run(
+        [sys.executable, "-m", "grader", "grade", *map(str, paths)],
+        cwd=ROOT,
+        capture_output=True,
+        check=False,
+        timeout=1800,
+    )
     return time.perf_counter() - start, cpu_seconds() - cpu
 
 
@@ -81,9 +85,16 @@ def notebooks_section(runs: int) -> str:
         results, slow = repeat(lambda: run_notebook(path), runs)
         best = sorted(results, key=lambda r: r["wall"])[len(results) // 2]
         seconds, index = best["slowest"]
-        rows.append([f"`{path.relative_to(ROOT)}`", f"{median([r['wall'] for r in results]):.1f}",
-                     f"{median([r['cpu'] for r in results]):.1f}", f"{median([r['cells'] for r in results]):.1f}",
-                     f"{seconds:.2f} (cell {index})", f"{len(results)}{' (slow: 1 run)' if slow else ''}"])
+        rows.append(
+            [
+                f"`{path.relative_to(ROOT)}`",
+                f"{median([r['wall'] for r in results]):.1f}",
+                f"{median([r['cpu'] for r in results]):.1f}",
+                f"{median([r['cells'] for r in results]):.1f}",
+                f"{seconds:.2f} (cell {index})",
+                f"{len(results)}{' (slow: 1 run)' if slow else ''}",
+            ]
+        )
     return table(["notebook", "wall s (median)", "CPU s (median)", "cells s", "slowest cell s", "runs"], rows)
 
 
@@ -97,24 +108,48 @@ def grader_section(runs: int) -> str:
             for copy in copies:
                 copy.write_bytes(path.read_bytes())
             batch_wall, batch_cpu = run_grader(copies)
-        rows.append([f"`{path.stem}`", f"{alone_wall:.1f}", f"{alone_cpu:.1f}",
-                     f"{batch_wall:.1f}", f"{batch_wall / BATCH:.1f}", f"{batch_cpu / BATCH:.1f}",
-                     f"{len(results)}{' (slow: 1 run)' if slow else ''}"])
-    return table(["chapter", "1 submission: wall s", "CPU s", f"{BATCH} submissions: wall s",
-                  "wall s each", "CPU s each", "runs (alone)"], rows)
+        rows.append(
+            [
+                f"`{path.stem}`",
+                f"{alone_wall:.1f}",
+                f"{alone_cpu:.1f}",
+                f"{batch_wall:.1f}",
+                f"{batch_wall / BATCH:.1f}",
+                f"{batch_cpu / BATCH:.1f}",
+                f"{len(results)}{' (slow: 1 run)' if slow else ''}",
+            ]
+        )
+    return table(
+        [
+            "chapter",
+            "1 submission: wall s",
+            "CPU s",
+            f"{BATCH} submissions: wall s",
+            "wall s each",
+            "CPU s each",
+            "runs (alone)",
+        ],
+        rows,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3, help="runs per measurement; the median is shown")
     args = parser.parse_args()
-    body = ("### Notebooks, fresh kernel each\n\n" + notebooks_section(args.runs)
-            + "\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n" + grader_section(args.runs))
-    how = (f"How measured: `.venv/bin/python -m bench.bench_course --runs {args.runs}`. Notebooks: nbclient, "
-           "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
-           f"Median of {args.runs} run(s); 1 run where the first took over {SLOW:.0f} s. Grader: one command "
-           f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "
-           "includes kernels and pytest.")
+    body = (
+        "### Notebooks, fresh kernel each\n\n"
+        + notebooks_section(args.runs)
+        + "\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n"
+        + grader_section(args.runs)
+    )
+    how = (
+        f"How measured: `.venv/bin/python -m bench.bench_course --runs {args.runs}`. Notebooks: nbclient, "
+        "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
+        f"Median of {args.runs} run(s); 1 run where the first took over {SLOW:.0f} s. Grader: one command "
+        f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "
+        "includes kernels and pytest."
+    )
     print(write_section("course", "Course notebooks and grading time", how, body).read_text())
 
 

@@ -62,8 +62,9 @@ def peak_mb() -> float:
 def one_run(case: str, tool: str) -> dict:
     """Time ``tool`` once on ``case``, in this (fresh) process."""
     # Imported before the baseline: their import time and memory are not the call's.
-    import vizlib as vz
     from torchviz import make_dot
+
+    import vizlib as vz
 
     # vizlib's first call in a process pays one-time costs (torch imports sympy the first
     # time autograd.grad gets explicit grad_outputs); they are measured here, not below.
@@ -99,17 +100,27 @@ def one_run(case: str, tool: str) -> dict:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         dot_cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
         nodes, edges, saved_mb = len(g.nodes), len(g.edges), g.saved_bytes / 2**20
-    return {"capture": captured - start, "render": render, "dot_cpu": dot_cpu, "nodes": nodes,
-            "edges": edges, "saved_mb": saved_mb, "extra_mb": max(peak_mb() - baseline, 0.0),
-            "peak_mb": peak_mb(), "first_call": first_call, "first_call_mb": first_call_mb}
+    return {
+        "capture": captured - start,
+        "render": render,
+        "dot_cpu": dot_cpu,
+        "nodes": nodes,
+        "edges": edges,
+        "saved_mb": saved_mb,
+        "extra_mb": max(peak_mb() - baseline, 0.0),
+        "peak_mb": peak_mb(),
+        "first_call": first_call,
+        "first_call_mb": first_call_mb,
+    }
 
 
 def runs(case: str, tool: str) -> list[dict]:
     """REPEATS fresh processes, each timing the tool once."""
     out = []
     for _ in range(REPEATS):
-        proc = subprocess.run([sys.executable, "-m", "bench.bench_graph", "--one", case, tool],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.bench_graph", "--one", case, tool], capture_output=True, text=True
+        )
         if proc.returncode:
             raise RuntimeError(f"{case} / {tool} failed:\n{proc.stderr}")
         out.append(json.loads(proc.stdout.splitlines()[-1]))
@@ -149,23 +160,52 @@ def target_rows(res: dict) -> list[list[str]]:
         def why(s: dict) -> str:
             plain = res.get((case, "plain"))
             floor = f"a plain forward+backward of the model takes {plain['capture']:.2f} s here; " if plain else ""
-            return (f"{floor}recording took {s['capture']:.2f} s and drawing {s['render']:.2f} s "
-                    f"(`dot` CPU {s['dot_cpu']:.2f} s)")
+            return (
+                f"{floor}recording took {s['capture']:.2f} s and drawing {s['render']:.2f} s "
+                f"(`dot` CPU {s['dot_cpu']:.2f} s)"
+            )
+
         return why
 
     def render_reason(s: dict) -> str:
         loaded = " (wall well above `dot`'s CPU time: the machine was busy)" if s["render"] > 1.5 * s["dot_cpu"] else ""
         return f"`dot` used {s['dot_cpu']:.2f} s CPU for {s['nodes']} nodes{loaded}"
 
-    add("GPT-12 recorded with values and gradients, default view, call → SVG ≤ 0.5 s",
-        ("GPT-12", "vizlib"), "total", 0.5, "s", floor_reason("GPT-12"))
-    add("GPT-48 full op-level graph → SVG (g.to_svg()) ≤ 1 s", ("GPT-48", "vizlib full"), "render", 1.0, "s",
-        render_reason)
-    add("GPT-96 full op-level graph → SVG (g.to_svg()) ≤ 3 s", ("GPT-96", "vizlib full"), "render", 3.0, "s",
-        render_reason)
-    add("extra peak memory while recording GPT-12 ≤ 50 MB", ("GPT-12", "vizlib"), "extra_mb", 50.0, "MB",
-        lambda s: (f"recording raised the peak {s['extra_mb']:.0f} MB above a plain forward+backward, "
-                   f"in which autograd saved {s['saved_mb']:.0f} MB of tensors for backward"))
+    add(
+        "GPT-12 recorded with values and gradients, default view, call → SVG ≤ 0.5 s",
+        ("GPT-12", "vizlib"),
+        "total",
+        0.5,
+        "s",
+        floor_reason("GPT-12"),
+    )
+    add(
+        "GPT-48 full op-level graph → SVG (g.to_svg()) ≤ 1 s",
+        ("GPT-48", "vizlib full"),
+        "render",
+        1.0,
+        "s",
+        render_reason,
+    )
+    add(
+        "GPT-96 full op-level graph → SVG (g.to_svg()) ≤ 3 s",
+        ("GPT-96", "vizlib full"),
+        "render",
+        3.0,
+        "s",
+        render_reason,
+    )
+    add(
+        "extra peak memory while recording GPT-12 ≤ 50 MB",
+        ("GPT-12", "vizlib"),
+        "extra_mb",
+        50.0,
+        "MB",
+        lambda s: (
+            f"recording raised the peak {s['extra_mb']:.0f} MB above a plain forward+backward, "
+            f"in which autograd saved {s['saved_mb']:.0f} MB of tensors for backward"
+        ),
+    )
     return rows
 
 
@@ -174,11 +214,13 @@ def first_call_note(res: dict) -> str:
     firsts = [s for s in res.values() if "first_call" in s]
     if not firsts:
         return ""
-    return (f"Not in the table: vizlib's first call in a fresh process (on a 2-element function) takes "
-            f"{median([s['first_call'] for s in firsts]):.2f} s and raises the peak by "
-            f"{median([s['first_call_mb'] for s in firsts]):.0f} MB, once: torch imports sympy the first "
-            "time torch.autograd.grad is given explicit grad_outputs. Every run above pays it before "
-            "its baseline.")
+    return (
+        f"Not in the table: vizlib's first call in a fresh process (on a 2-element function) takes "
+        f"{median([s['first_call'] for s in firsts]):.2f} s and raises the peak by "
+        f"{median([s['first_call_mb'] for s in firsts]):.0f} MB, once: torch imports sympy the first "
+        "time torch.autograd.grad is given explicit grad_outputs. Every run above pays it before "
+        "its baseline."
+    )
 
 
 def main(cases: list[str]) -> None:
@@ -196,24 +238,51 @@ def main(cases: list[str]) -> None:
             continue
         render = "" if tool == "plain" else f"{s['render']:.2f} ({s['dot_cpu']:.2f})"
         counts = "" if tool == "plain" else f"{s['nodes']} / {s['edges']}"
-        rows.append([case, tool, f"{s['capture']:.2f}", render, f"{s['total']:.2f}", counts,
-                     f"{s['extra_mb']:.0f}", f"{s['peak_mb']:.0f}"])
-    body = "\n\n".join([
-        "Targets (from the issue):",
-        table(["target", "measured", "result", "why (when missed)"], target_rows(res)),
-        "All figures:",
-        table(["model", "tool", "capture s", "render s (`dot` CPU s)", "total s", "nodes / edges",
-               "extra peak MB", "process peak MB"], rows),
-        "capture: from the call to a graph in memory (the forward pass included; for torchviz, the "
-        "forward and make_dot; for plain, forward + torch.autograd.grad). render: graph to SVG text, "
-        "with the CPU time of the `dot` process in parentheses (wall time above it means the machine "
-        "was busy). extra peak MB: how far the run raised the process's peak resident memory above a "
-        "plain forward + backward of the same model in the same process.",
-        first_call_note(res),
-    ])
-    write_section("graph", "vizlib vs torchviz: capture and render",
-                  f"Median of {REPEATS} runs, each in a fresh process after one warm-up forward + backward "
-                  "(see bench/README.md). Command: `.venv/bin/python -m bench.bench_graph`.", body)
+        rows.append(
+            [
+                case,
+                tool,
+                f"{s['capture']:.2f}",
+                render,
+                f"{s['total']:.2f}",
+                counts,
+                f"{s['extra_mb']:.0f}",
+                f"{s['peak_mb']:.0f}",
+            ]
+        )
+    body = "\n\n".join(
+        [
+            "Targets (from the issue):",
+            table(["target", "measured", "result", "why (when missed)"], target_rows(res)),
+            "All figures:",
+            table(
+                [
+                    "model",
+                    "tool",
+                    "capture s",
+                    "render s (`dot` CPU s)",
+                    "total s",
+                    "nodes / edges",
+                    "extra peak MB",
+                    "process peak MB",
+                ],
+                rows,
+            ),
+            "capture: from the call to a graph in memory (the forward pass included; for torchviz, the "
+            "forward and make_dot; for plain, forward + torch.autograd.grad). render: graph to SVG text, "
+            "with the CPU time of the `dot` process in parentheses (wall time above it means the machine "
+            "was busy). extra peak MB: how far the run raised the process's peak resident memory above a "
+            "plain forward + backward of the same model in the same process.",
+            first_call_note(res),
+        ]
+    )
+    write_section(
+        "graph",
+        "vizlib vs torchviz: capture and render",
+        f"Median of {REPEATS} runs, each in a fresh process after one warm-up forward + backward "
+        "(see bench/README.md). Command: `.venv/bin/python -m bench.bench_graph`.",
+        body,
+    )
 
 
 if __name__ == "__main__":

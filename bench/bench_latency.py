@@ -128,25 +128,29 @@ def kernel_latencies(moves: int) -> list[list[float]]:
 def report(browser_ms: list[list[float]], kernel_ms: list[list[float]], browser_version: str, moves: int) -> str:
     rows = []
     for (label, call, name), b, k in zip(CASES, browser_ms, kernel_ms):
-        rows.append(f"| {label} | `{call}` | {name} | {len(b)} | {statistics.median(b):.0f} | "
-                    f"{max(b):.0f} | {statistics.median(k):.0f} |")
-    return "\n".join([
-        "## Slider → redrawn graph latency (vz.explore)",
-        "",
-        f"How measured: `.venv/bin/python -m bench.bench_latency --moves {moves}`: JupyterLab via scripts/lab.py, "
-        "headless Chromium via Playwright; each move is one ArrowRight/ArrowLeft on the slider, timed in the page "
-        "with performance.now() from keydown to the MutationObserver seeing the new SVG. Kernel-side: the same "
-        f"slider changes in-process (vz.graph + SVG redraw). Target: median ≤ {TARGET_MS} ms for y = w*x + b.",
-        "",
-        "| graph | call | slider | moves | median ms (browser) | max ms (browser) | median ms (kernel side) |",
-        "|---|---|---|---|---|---|---|",
-        *rows,
-        "",
-        f"Machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
-        f"torch {torch.__version__}, JupyterLab {jupyterlab.__version__}, Chromium {browser_version}.",
-        f"Date: {datetime.date.today().isoformat()}",
-        "",
-    ])
+        rows.append(
+            f"| {label} | `{call}` | {name} | {len(b)} | {statistics.median(b):.0f} | "
+            f"{max(b):.0f} | {statistics.median(k):.0f} |"
+        )
+    return "\n".join(
+        [
+            "## Slider → redrawn graph latency (vz.explore)",
+            "",
+            f"How measured: `.venv/bin/python -m bench.bench_latency --moves {moves}`: JupyterLab via scripts/lab.py, "
+            "headless Chromium via Playwright; each move is one ArrowRight/ArrowLeft on the slider, timed in the page "
+            "with performance.now() from keydown to the MutationObserver seeing the new SVG. Kernel-side: the same "
+            f"slider changes in-process (vz.graph + SVG redraw). Target: median ≤ {TARGET_MS} ms for y = w*x + b.",
+            "",
+            "| graph | call | slider | moves | median ms (browser) | max ms (browser) | median ms (kernel side) |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+            f"Machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
+            f"torch {torch.__version__}, JupyterLab {jupyterlab.__version__}, Chromium {browser_version}.",
+            f"Date: {datetime.date.today().isoformat()}",
+            "",
+        ]
+    )
 
 
 def main() -> None:

@@ -33,8 +33,17 @@ REPEATS = 3
 LIMIT = 60.0  # seconds of wall-clock time before a `dot` run is stopped
 SLOW = 5.0  # a run slower than this (CPU seconds) is not repeated
 # Graph attributes that are a layout choice, removed from vizlib's DOT to get its plain form.
-LAYOUT_ATTRS = ("splines", "nslimit", "nslimit1", "mclimit", "newrank", "searchsize",
-                "remincross", "ordering", "concentrate")
+LAYOUT_ATTRS = (
+    "splines",
+    "nslimit",
+    "nslimit1",
+    "mclimit",
+    "newrank",
+    "searchsize",
+    "remincross",
+    "ordering",
+    "concentrate",
+)
 # The study's finding (see the notes below), as vizlib's render.py uses it for big graphs.
 FAST = dict(item.split("=") for item in FAST_LAYOUT.split(", "))
 LOOP_STEPS = 80
@@ -54,8 +63,7 @@ class Variant:
 def plain_dot(dot: str) -> str:
     """The DOT without any of LAYOUT_ATTRS on its `graph [...]` line: Graphviz's defaults."""
     names = "|".join(LAYOUT_ATTRS)
-    return re.sub(r"(?m)^(\s*graph \[.*)$",
-                  lambda m: re.sub(rf",\s*(?:{names})=[^,\]]+", "", m.group(1)), dot)
+    return re.sub(r"(?m)^(\s*graph \[.*)$", lambda m: re.sub(rf",\s*(?:{names})=[^,\]]+", "", m.group(1)), dot)
 
 
 def with_attrs(dot: str, attrs: dict[str, str]) -> str:
@@ -78,9 +86,11 @@ def one_line_labels(dot: str) -> str:
 
 def html_labels(dot: str) -> str:
     """Each label as an HTML-like table of its lines: a richer label format's cost."""
+
     def table_label(m: re.Match) -> str:
         rows = "".join(f"<TR><TD>{line}</TD></TR>" for line in m.group(1).split("\\n"))
         return f'label=<<TABLE BORDER="0" CELLSPACING="0">{rows}</TABLE>>'
+
     return re.sub(r'label="((?:[^"\\<>&]|\\.)*)"', table_label, dot)
 
 
@@ -98,8 +108,10 @@ VARIANTS = [
     Variant("splines=polyline", {"splines": "polyline"}),
     Variant("splines=false", {"splines": "false"}),
     Variant("splines=ortho", {"splines": "ortho"}),
-    Variant("nslimit=2, mclimit=0.5, splines=line (render.py before this study)",
-            {"splines": "line", "nslimit": "2", "mclimit": "0.5"}),
+    Variant(
+        "nslimit=2, mclimit=0.5, splines=line (render.py before this study)",
+        {"splines": "line", "nslimit": "2", "mclimit": "0.5"},
+    ),
     Variant("nslimit=0.1", {"nslimit": "0.1"}),
     Variant("nslimit=0", {"nslimit": "0"}),
     Variant("nslimit1=1", {"nslimit1": "1"}),
@@ -120,14 +132,21 @@ VARIANTS = [
     Variant("fast layout, HTML-table labels", FAST, rewrite=html_labels),
     Variant("fast layout, `dot -y`", FAST, command=["-y", "-Tsvg"]),
     Variant("fast layout, `-Tplain` (layout, no SVG)", FAST, command=["-Tplain"]),
-    Variant("positions precomputed, `neato -n2 -Tsvg` (drawing only)", rewrite=positioned,
-            command=["-Kneato", "-n2", "-Tsvg"]),
+    Variant(
+        "positions precomputed, `neato -n2 -Tsvg` (drawing only)",
+        rewrite=positioned,
+        command=["-Kneato", "-n2", "-Tsvg"],
+    ),
 ]
 
 
 # The loop's few variants: the defaults, and each part of the fast layout with and without the rest.
-LOOP_VARIANTS = [v for v in VARIANTS if v.label in (
-    "Graphviz defaults", "splines=line", "newrank=true, nslimit=0", f"**{FAST_LAYOUT} (vizlib's fast layout)**")]
+LOOP_VARIANTS = [
+    v
+    for v in VARIANTS
+    if v.label
+    in ("Graphviz defaults", "splines=line", "newrank=true, nslimit=0", f"**{FAST_LAYOUT} (vizlib's fast layout)**")
+]
 
 
 def shared_weight_loop(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -145,8 +164,7 @@ def gpt_dots(n_layer: int) -> tuple[dict[str, str], int]:
     loss = model(idx, targets)
     # vizlib's post-hoc walk: the same nodes and edges as a recording, without gradients.
     g = vz.graph(loss, params=model, depth=None, max_nodes=None)
-    dots = {"torchviz": make_dot(loss, params=dict(model.named_parameters())).source,
-            "vizlib": plain_dot(g.to_dot())}
+    dots = {"torchviz": make_dot(loss, params=dict(model.named_parameters())).source, "vizlib": plain_dot(g.to_dot())}
     estimate = layout_size(g)
     del model, loss, g
     gc.collect()
@@ -194,15 +212,23 @@ def shape_row(name: str, source: str, dot: str, estimate: int | None) -> list[st
     real + virtual count is nodes + (aux nodes - nodes - edges) / 2: what
     vizlib.render.layout_size estimates before any layout, to choose the fast one.
     """
-    err = subprocess.run(["dot", "-v", "-Tplain"], input=with_attrs(dot, FAST).encode(),
-                         capture_output=True, timeout=LIMIT).stderr.decode()
+    err = subprocess.run(
+        ["dot", "-v", "-Tplain"], input=with_attrs(dot, FAST).encode(), capture_output=True, timeout=LIMIT
+    ).stderr.decode()
     ranks = re.search(r"Maxrank = (\d+)", err)
     simplex = re.findall(r"network simplex:\s+(\d+) nodes (\d+) edges", err)
     nodes, edges = node_count(dot), dot.count("->")
     laid_out = f"{nodes + (int(simplex[-1][0]) - nodes - edges) // 2}" if simplex else "?"
-    return [name, source, str(nodes), str(edges), str(int(ranks[1]) + 1) if ranks else "?",
-            f"{simplex[-1][0]} nodes, {simplex[-1][1]} edges" if simplex else "?",
-            laid_out, "" if estimate is None else str(estimate)]
+    return [
+        name,
+        source,
+        str(nodes),
+        str(edges),
+        str(int(ranks[1]) + 1) if ranks else "?",
+        f"{simplex[-1][0]} nodes, {simplex[-1][1]} edges" if simplex else "?",
+        laid_out,
+        "" if estimate is None else str(estimate),
+    ]
 
 
 def main() -> None:
@@ -238,27 +264,36 @@ def main() -> None:
     for v in LOOP_VARIANTS:
         loop_rows.append([v.label, cell(measure(loop_dot, v))])
         print(f"{loop_name} {v.label}: {loop_rows[-1][1]}", flush=True)
-    body = "\n\n".join([
-        table(["attributes", "DOT from", *(f"GPT-{n}: CPU s (wall s)" for n in SIZES), "GPT-48 drawing, inches"], rows),
-        f"The other slow shape: `h = (h * w).tanh() + h` for {LOOP_STEPS} steps ({len(loop.nodes)} nodes, "
-        f"vizlib's DOT), where w feeds every step, so {LOOP_STEPS} edges leave the top of the picture for "
-        "every rank below it:",
-        table(["attributes", "CPU s (wall s)"], loop_rows),
-        f"The layout problem each graph poses (from `dot -v` with {FAST_LAYOUT}): the x-coordinate "
-        "problem is the auxiliary graph network simplex solves; 'laid out' counts the real nodes plus a "
-        "virtual node per rank that an edge skips, and 'estimate' is vizlib's `layout_size` of the same "
-        f"graph, which picks the fast layout above {FAST_LAYOUT_ABOVE}.",
-        table(["graph", "DOT from", "nodes", "edges", "ranks", "x-coordinate problem", "laid out", "estimate"],
-              shapes),
-        FINDINGS,
-    ])
-    write_section("layout", "Graphviz layout time on big autograd graphs",
-                  f"`dot -Tsvg` (Graphviz's defaults unless named) on the full op-level graph of GPT-12/48/96 "
-                  f"(torchviz `make_dot`, and vizlib `vz.graph(loss, depth=None, max_nodes=None).to_dot()`), "
-                  f"median of {REPEATS} runs; CPU seconds are the `dot` process's user+system time (on an "
-                  f"idle machine wall ≈ CPU: `dot` is single-threaded), runs slower than {SLOW:.0f} s CPU are "
-                  f"not repeated, runs are stopped after {LIMIT:.0f} s wall. "
-                  "Command: `.venv/bin/python -m bench.bench_layout`.", body)
+    body = "\n\n".join(
+        [
+            table(
+                ["attributes", "DOT from", *(f"GPT-{n}: CPU s (wall s)" for n in SIZES), "GPT-48 drawing, inches"], rows
+            ),
+            f"The other slow shape: `h = (h * w).tanh() + h` for {LOOP_STEPS} steps ({len(loop.nodes)} nodes, "
+            f"vizlib's DOT), where w feeds every step, so {LOOP_STEPS} edges leave the top of the picture for "
+            "every rank below it:",
+            table(["attributes", "CPU s (wall s)"], loop_rows),
+            f"The layout problem each graph poses (from `dot -v` with {FAST_LAYOUT}): the x-coordinate "
+            "problem is the auxiliary graph network simplex solves; 'laid out' counts the real nodes plus a "
+            "virtual node per rank that an edge skips, and 'estimate' is vizlib's `layout_size` of the same "
+            f"graph, which picks the fast layout above {FAST_LAYOUT_ABOVE}.",
+            table(
+                ["graph", "DOT from", "nodes", "edges", "ranks", "x-coordinate problem", "laid out", "estimate"], shapes
+            ),
+            FINDINGS,
+        ]
+    )
+    write_section(
+        "layout",
+        "Graphviz layout time on big autograd graphs",
+        f"`dot -Tsvg` (Graphviz's defaults unless named) on the full op-level graph of GPT-12/48/96 "
+        f"(torchviz `make_dot`, and vizlib `vz.graph(loss, depth=None, max_nodes=None).to_dot()`), "
+        f"median of {REPEATS} runs; CPU seconds are the `dot` process's user+system time (on an "
+        f"idle machine wall ≈ CPU: `dot` is single-threaded), runs slower than {SLOW:.0f} s CPU are "
+        f"not repeated, runs are stopped after {LIMIT:.0f} s wall. "
+        "Command: `.venv/bin/python -m bench.bench_layout`.",
+        body,
+    )
 
 
 FINDINGS = """\

@@ -30,10 +30,12 @@ def machine() -> str:
     """One line naming the machine, so a reader knows what the numbers were taken on."""
     import torch
 
-    return (f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-            f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, Python {platform.python_version()}, "
-            f"torch {torch.__version__}, {graphviz_version()}, load average "
-            f"{os.getloadavg()[0]:.1f} at the start")
+    return (
+        f"{os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
+        f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, Python {platform.python_version()}, "
+        f"torch {torch.__version__}, {graphviz_version()}, load average "
+        f"{os.getloadavg()[0]:.1f} at the start"
+    )
 
 
 def graphviz_version() -> str:
@@ -53,8 +55,9 @@ def write_section(name: str, title: str, how: str, body: str) -> Path:
     """bench/results/<name>.md: heading, how it was measured, the body, machine and date."""
     RESULTS.mkdir(exist_ok=True)
     path = RESULTS / f"{name}.md"
-    path.write_text(f"## {title}\n\n{how}\n\n{body.rstrip()}\n\n"
-                    f"_Machine: {machine()}. Date: {date.today().isoformat()}._\n")
+    path.write_text(
+        f"## {title}\n\n{how}\n\n{body.rstrip()}\n\n_Machine: {machine()}. Date: {date.today().isoformat()}._\n"
+    )
     return path
 
 
@@ -77,8 +80,9 @@ def run_dot(dot_source: str, args: list[str], limit: float) -> DotRun:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
-        out = subprocess.run(["dot", *args], input=dot_source.encode(), capture_output=True,
-                             timeout=limit, check=True).stdout
+        out = subprocess.run(
+            ["dot", *args], input=dot_source.encode(), capture_output=True, timeout=limit, check=True
+        ).stdout
     except subprocess.TimeoutExpired:
         out = None
     wall = time.perf_counter() - start

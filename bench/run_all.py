@@ -32,8 +32,9 @@ def run_scripts(bench_dir: Path) -> dict[str, int]:
         # An old section must never pass for a new one.
         (bench_dir / "results" / f"{name}.md").unlink(missing_ok=True)
         start = time.perf_counter()
-        status[name] = subprocess.run([sys.executable, "-m", f"{bench_dir.name}.{script.stem}"],
-                                      cwd=bench_dir.parent).returncode
+        status[name] = subprocess.run(
+            [sys.executable, "-m", f"{bench_dir.name}.{script.stem}"], cwd=bench_dir.parent
+        ).returncode
         print(f"== {script.name}: exit {status[name]} after {time.perf_counter() - start:.0f} s", flush=True)
     return status
 
@@ -53,9 +54,11 @@ def results_text(bench_dir: Path, status: dict[str, int], header: str) -> str:
 
 
 def header() -> str:
-    return ("# Benchmark results\n\n"
-            f"Written by `make bench` (`python -m bench.run_all`) on {datetime.now():%Y-%m-%d %H:%M}. "
-            f"Machine: {machine()}. How each figure is measured: bench/README.md.")
+    return (
+        "# Benchmark results\n\n"
+        f"Written by `make bench` (`python -m bench.run_all`) on {datetime.now():%Y-%m-%d %H:%M}. "
+        f"Machine: {machine()}. How each figure is measured: bench/README.md."
+    )
 
 
 def main() -> int:

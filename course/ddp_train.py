@@ -100,8 +100,9 @@ def fmt(t: torch.Tensor) -> str:
     return "[" + ", ".join(f"{v:7.4f}" for v in t.flatten().tolist()) + "]"
 
 
-def train(rank: int, world_size: int, device: torch.device, epochs: int, global_batch: int,
-          lr: float) -> tuple[nn.Module, torch.optim.Optimizer]:
+def train(
+    rank: int, world_size: int, device: torch.device, epochs: int, global_batch: int, lr: float
+) -> tuple[nn.Module, torch.optim.Optimizer]:
     """SGD on the mean squared error; each step sees one global batch, split over the ranks."""
     say = print if rank == 0 else (lambda *args: None)
     dataset = make_dataset()
@@ -135,8 +136,9 @@ def train(rank: int, world_size: int, device: torch.device, epochs: int, global_
     return model, optimizer
 
 
-def save_and_reload(model: nn.Module, optimizer: torch.optim.Optimizer, folder: str, rank: int,
-                    world_size: int, epochs: int) -> None:
+def save_and_reload(
+    model: nn.Module, optimizer: torch.optim.Optimizer, folder: str, rank: int, world_size: int, epochs: int
+) -> None:
     """Rank 0 writes the checkpoint, every rank reads it back. Only rank 0 writes: the
     replicas are identical, and several processes writing one file can leave it torn."""
     plain = model.module if isinstance(model, DDP) else model  # without DDP's "module." prefix
@@ -159,8 +161,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--global-batch", type=int, default=8, help="samples per step, all ranks together")
     parser.add_argument("--lr", type=float, default=0.1)
-    parser.add_argument("--backend", choices=["auto", "gloo", "nccl"], default="auto",
-                        help="auto: nccl when a GPU is there, gloo otherwise")
+    parser.add_argument(
+        "--backend",
+        choices=["auto", "gloo", "nccl"],
+        default="auto",
+        help="auto: nccl when a GPU is there, gloo otherwise",
+    )
     args = parser.parse_args(argv)
     rank, world_size, device = setup(args.backend)
     if args.global_batch % world_size:

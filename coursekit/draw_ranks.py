@@ -39,8 +39,14 @@ def _colour(value: float, world_size: int) -> tuple[float, float, float, float]:
     return SUM_COLOURS(0.35 + 0.5 * (len(ranks) - 1) / max(world_size - 1, 1))
 
 
-def _draw_ranks(ax: Axes, tensors: Sequence[torch.Tensor], title: str, world_size: int,
-                outlined: Sequence[int | None] = (), width: int | None = None) -> None:
+def _draw_ranks(
+    ax: Axes,
+    tensors: Sequence[torch.Tensor],
+    title: str,
+    world_size: int,
+    outlined: Sequence[int | None] = (),
+    width: int | None = None,
+) -> None:
     """One row of squares per rank; the square at index outlined[rank] gets a thick border.
     ``width``: room for that many squares (panels side by side share a scale)."""
     width = width or max(t.numel() for t in tensors)
@@ -50,8 +56,15 @@ def _draw_ranks(ax: Axes, tensors: Sequence[torch.Tensor], title: str, world_siz
             colour = _colour(value, world_size)
             ax.add_patch(Rectangle((i, y), 0.94, 0.9, facecolor=colour, edgecolor="grey", linewidth=0.6))
             dark = sum(colour[:3]) < 1.4
-            ax.text(i + 0.47, y + 0.45, f"{value:g}", ha="center", va="center", fontsize=8,
-                    color="white" if dark else "black")
+            ax.text(
+                i + 0.47,
+                y + 0.45,
+                f"{value:g}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if dark else "black",
+            )
         if rank < len(outlined) and outlined[rank] is not None:
             ax.add_patch(Rectangle((outlined[rank], y), 0.94, 0.9, fill=False, edgecolor="black", linewidth=2.2))
         ax.text(-0.15, y + 0.45, f"rank {rank}", ha="right", va="center", fontsize=9)
@@ -67,8 +80,13 @@ def draw_collectives(runs: dict[str, tuple[Sequence[torch.Tensor], Sequence[torc
     if not runs:
         raise ValueError("draw_collectives needs at least one collective: {name: (before, after)}")
     world_size = len(next(iter(runs.values()))[0])
-    fig, axes = plt.subplots(len(runs), 2, figsize=(9, 0.55 * world_size * len(runs) + 0.6 * len(runs)),
-                             squeeze=False, gridspec_kw={"hspace": 0.6})
+    fig, axes = plt.subplots(
+        len(runs),
+        2,
+        figsize=(9, 0.55 * world_size * len(runs) + 0.6 * len(runs)),
+        squeeze=False,
+        gridspec_kw={"hspace": 0.6},
+    )
     for row, (name, (before, after)) in enumerate(runs.items()):
         width = max(t.numel() for t in [*before, *after])
         _draw_ranks(axes[row][0], before, f"{name}: before", world_size, width=width)
@@ -77,18 +95,22 @@ def draw_collectives(runs: dict[str, tuple[Sequence[torch.Tensor], Sequence[torc
     return fig
 
 
-def draw_ring(states: Sequence[Sequence[torch.Tensor]], updated: Sequence[Sequence[int | None]],
-              titles: Sequence[str], columns: int = 4) -> Figure:
+def draw_ring(
+    states: Sequence[Sequence[torch.Tensor]],
+    updated: Sequence[Sequence[int | None]],
+    titles: Sequence[str],
+    columns: int = 4,
+) -> Figure:
     """The steps of a ring all-reduce, one panel per step: ``states[s][r]`` is rank r's
     buffer after step s, ``updated[s][r]`` the index of the element (chunk) it received in
     that step (outlined; None for none), ``titles[s]`` the panel's title."""
     if not (len(states) == len(updated) == len(titles)):
-        raise ValueError(f"one entry per step in states, updated and titles: got {len(states)}, "
-                         f"{len(updated)} and {len(titles)}")
+        raise ValueError(
+            f"one entry per step in states, updated and titles: got {len(states)}, {len(updated)} and {len(titles)}"
+        )
     world_size = len(states[0])
     rows = -(-len(states) // columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(3.1 * columns, (0.42 * world_size + 0.7) * rows),
-                             squeeze=False)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.1 * columns, (0.42 * world_size + 0.7) * rows), squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
     for ax, state, outlined, title in zip(axes.flat, states, updated, titles):

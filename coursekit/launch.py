@@ -51,8 +51,14 @@ class LaunchError(RuntimeError):
         self.ranks = list(ranks)
 
 
-def torchrun(script: str | Path, *args: str, nproc: int = 2, timeout: float = 180.0,
-             env: dict[str, str] | None = None, echo: bool = True) -> str:
+def torchrun(
+    script: str | Path,
+    *args: str,
+    nproc: int = 2,
+    timeout: float = 180.0,
+    env: dict[str, str] | None = None,
+    echo: bool = True,
+) -> str:
     """Run ``torchrun --standalone --nproc-per-node=NPROC script *args`` and return what
     the ranks printed, each line marked with its rank as torchrun marks it
     ("[default0]:..."). With ``echo``, lines are printed as they arrive.
@@ -72,11 +78,20 @@ def torchrun(script: str | Path, *args: str, nproc: int = 2, timeout: float = 18
     env.setdefault("OMP_NUM_THREADS", "1")  # what torchrun would set, minus its warning
     env["PYTHONUNBUFFERED"] = "1"  # lines reach the notebook as they are printed
     with tempfile.TemporaryDirectory(prefix="torchrun-logs-") as logs:
-        command = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                   f"--nproc-per-node={nproc}", "--tee=3", f"--log-dir={logs}",
-                   str(script), *map(str, args)]
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                   env=env, start_new_session=True)
+        command = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={nproc}",
+            "--tee=3",
+            f"--log-dir={logs}",
+            str(script),
+            *map(str, args),
+        ]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True
+        )
         lines: list[str] = []
         try:
             _follow(process, lines, time.monotonic() + timeout, echo)
@@ -176,22 +191,30 @@ def _timeout_error(script: Path, timeout: float, running: list[int], lines: list
     if running:
         names = " and ".join(f"rank {r}" for r in running)
         quoted = "\n".join(f"  last lines of rank {r}:\n{_tail(lines, r)}" for r in running)
-        what = (f"{names} still running. A rank that waits in a collective (or a recv) that another "
-                "rank never reaches waits forever: check that every rank runs the same collectives "
-                f"in the same order.\n{quoted}")
+        what = (
+            f"{names} still running. A rank that waits in a collective (or a recv) that another "
+            "rank never reaches waits forever: check that every rank runs the same collectives "
+            f"in the same order.\n{quoted}"
+        )
     else:
         what = f"no rank had started yet; torchrun's last lines:\n{_tail(lines)}"
-    return LaunchError(f"torchrun {script.name} timed out after {timeout:g} s and was stopped; {what}",
-                       reason="timeout", ranks=running)
+    return LaunchError(
+        f"torchrun {script.name} timed out after {timeout:g} s and was stopped; {what}", reason="timeout", ranks=running
+    )
 
 
 def _failure_error(script: Path, returncode: int, lines: list[str]) -> LaunchError:
     found = ROOT_CAUSE.search("\n".join(lines))
     if found is None:  # torchrun failed before starting its ranks (a bad argument, say)
-        return LaunchError(f"torchrun {script.name} failed (exit code {returncode}) before any rank ran:\n"
-                           f"{_tail(lines)}", reason="failed")
+        return LaunchError(
+            f"torchrun {script.name} failed (exit code {returncode}) before any rank ran:\n{_tail(lines)}",
+            reason="failed",
+        )
     rank, code = int(found.group(1)), int(found.group(2))
     how = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-    return LaunchError(f"torchrun {script.name} failed: rank {rank} {how}, the first rank to fail "
-                       f"(the other ranks were stopped). Its last lines:\n{_tail(lines, rank)}",
-                       reason="failed", ranks=[rank])
+    return LaunchError(
+        f"torchrun {script.name} failed: rank {rank} {how}, the first rank to fail "
+        f"(the other ranks were stopped). Its last lines:\n{_tail(lines, rank)}",
+        reason="failed",
+        ranks=[rank],
+    )

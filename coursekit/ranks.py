@@ -52,8 +52,9 @@ from coursekit.launch import TAIL, LaunchError
 RELEASE = "release"  # what the parent sends each rank once every rank has returned
 
 
-def run_ranks(fn: Callable[..., Any], world_size: int = 2, *, args: tuple = (), timeout: float = 30.0,
-              show_output: bool = True) -> list[Any]:
+def run_ranks(
+    fn: Callable[..., Any], world_size: int = 2, *, args: tuple = (), timeout: float = 30.0, show_output: bool = True
+) -> list[Any]:
     """Run ``fn(rank, world_size, *args)`` on ``world_size`` forked processes that share a
     gloo process group (``torch.distributed`` is initialised in each, so ``dist.all_reduce``
     and friends just work); return what each rank returned, in rank order.
@@ -72,9 +73,11 @@ def run_ranks(fn: Callable[..., Any], world_size: int = 2, *, args: tuple = (), 
         raise ValueError(f"world_size must be a positive int, not {world_size!r}")
     if torch.cuda.is_initialized():
         raise LaunchError(
-            "CUDA is initialised in this process, and a forked process cannot use it (\"Cannot re-initialize "
-            "CUDA in forked subprocess\"). run_ranks is for CPU code with gloo; run GPU code as a script "
-            "under torchrun (coursekit.launch.torchrun), whose ranks are fresh processes.", reason="failed")
+            'CUDA is initialised in this process, and a forked process cannot use it ("Cannot re-initialize '
+            'CUDA in forked subprocess"). run_ranks is for CPU code with gloo; run GPU code as a script '
+            "under torchrun (coursekit.launch.torchrun), whose ranks are fresh processes.",
+            reason="failed",
+        )
     _import_once_for_every_rank()
     context = mp.get_context("fork")
     with tempfile.TemporaryDirectory(prefix="ranks-") as folder:
@@ -84,8 +87,11 @@ def run_ranks(fn: Callable[..., Any], world_size: int = 2, *, args: tuple = (), 
         try:
             for rank in range(world_size):
                 process = context.Process(
-                    target=_rank_main, name=f"rank {rank}", daemon=True,
-                    args=(fn, rank, world_size, args, Path(folder, "store"), logs[rank], pipes, timeout))
+                    target=_rank_main,
+                    name=f"rank {rank}",
+                    daemon=True,
+                    args=(fn, rank, world_size, args, Path(folder, "store"), logs[rank], pipes, timeout),
+                )
                 process.start()
                 processes.append(process)
             for _, child_end in pipes:
@@ -111,8 +117,16 @@ def _import_once_for_every_rank() -> None:
     import torch._dynamo  # noqa: F401
 
 
-def _rank_main(fn: Callable[..., Any], rank: int, world_size: int, args: tuple, store: Path, log: Path,
-               pipes: list[tuple[Connection, Connection]], timeout: float) -> None:
+def _rank_main(
+    fn: Callable[..., Any],
+    rank: int,
+    world_size: int,
+    args: tuple,
+    store: Path,
+    log: Path,
+    pipes: list[tuple[Connection, Connection]],
+    timeout: float,
+) -> None:
     """One rank, in the forked child: output to its own file, join the group, run fn,
     send back what it returned (or the error), wait to be released."""
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -128,8 +142,13 @@ def _rank_main(fn: Callable[..., Any], rank: int, world_size: int, args: tuple, 
             child_end.close()
     torch.set_num_threads(1)
     try:
-        dist.init_process_group("gloo", init_method=store.as_uri(), rank=rank, world_size=world_size,
-                                timeout=timedelta(seconds=2 * timeout + 10))
+        dist.init_process_group(
+            "gloo",
+            init_method=store.as_uri(),
+            rank=rank,
+            world_size=world_size,
+            timeout=timedelta(seconds=2 * timeout + 10),
+        )
         outcome = ("returned", fn(rank, world_size, *args))
     except BaseException as error:  # noqa: BLE001 - reported to the parent, which raises
         # The traceback from fn down (this frame is of no interest to whoever reads it).
@@ -149,8 +168,9 @@ def _rank_main(fn: Callable[..., Any], rank: int, world_size: int, args: tuple, 
     os._exit(0)
 
 
-def _collect(fn: Callable[..., Any], conns: list[Connection], processes: list[mp.Process],
-             logs: list[Path], timeout: float) -> list[Any]:
+def _collect(
+    fn: Callable[..., Any], conns: list[Connection], processes: list[mp.Process], logs: list[Path], timeout: float
+) -> list[Any]:
     """Every rank's return value; LaunchError on the first failure or at the deadline."""
     name = getattr(fn, "__name__", "the function")
     deadline = time.monotonic() + timeout
@@ -168,7 +188,10 @@ def _collect(fn: Callable[..., Any], conns: list[Connection], processes: list[mp
                 f"{name} on {len(conns)} ranks did not finish within {timeout:g} s: {names} still running"
                 f"{finished}. A deadlock: a rank waits for a message or a collective that never comes. "
                 "Every rank must call the same collectives in the same order, and every recv needs a "
-                f"matching send. The ranks were stopped.{quoted}", reason="timeout", ranks=late)
+                f"matching send. The ranks were stopped.{quoted}",
+                reason="timeout",
+                ranks=late,
+            )
         for conn in wait(list(waiting), timeout=left):
             rank = waiting.pop(conn)
             try:
@@ -177,14 +200,24 @@ def _collect(fn: Callable[..., Any], conns: list[Connection], processes: list[mp
                 processes[rank].join(1)
                 code = processes[rank].exitcode
                 how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
-                raise LaunchError(f"rank {rank} died while running {name}: its process {how} without "
-                                  f"returning. The other ranks were stopped.{_quote(logs[rank])}",
-                                  reason="failed", ranks=[rank]) from None
+                raise LaunchError(
+                    f"rank {rank} died while running {name}: its process {how} without "
+                    f"returning. The other ranks were stopped.{_quote(logs[rank])}",
+                    reason="failed",
+                    ranks=[rank],
+                ) from None
             if kind == "raised":
-                hint = (" (a rank that fails makes the ranks talking to it fail too, with \"Connection "
-                        "closed by peer\": look for the first error)" if "closed by peer" in value else "")
-                raise LaunchError(f"rank {rank} raised {value}{hint}. The other ranks were stopped."
-                                  f"{_quote(logs[rank])}", reason="failed", ranks=[rank])
+                hint = (
+                    ' (a rank that fails makes the ranks talking to it fail too, with "Connection '
+                    'closed by peer": look for the first error)'
+                    if "closed by peer" in value
+                    else ""
+                )
+                raise LaunchError(
+                    f"rank {rank} raised {value}{hint}. The other ranks were stopped.{_quote(logs[rank])}",
+                    reason="failed",
+                    ranks=[rank],
+                )
             results[rank] = value
     return [results[rank] for rank in range(len(conns))]
 

@@ -43,13 +43,27 @@ class History:
 def progress_bar(items: Sequence[T], desc: str) -> tqdm:
     """Iterate over ``items`` behind a text progress bar whose output is the same every run."""
     total = len(items)
-    return tqdm(items, desc=desc, total=total, file=sys.stdout, bar_format=BAR_FORMAT,
-                mininterval=0, miniters=max(1, total // 10), maxinterval=math.inf)
+    return tqdm(
+        items,
+        desc=desc,
+        total=total,
+        file=sys.stdout,
+        bar_format=BAR_FORMAT,
+        mininterval=0,
+        miniters=max(1, total // 10),
+        maxinterval=math.inf,
+    )
 
 
-def train(model: nn.Module, optimizer: Optimizer, batches: Sequence[tuple], *,
-          scheduler: LRScheduler | None = None, max_grad_norm: float | None = None,
-          desc: str = "train") -> History:
+def train(
+    model: nn.Module,
+    optimizer: Optimizer,
+    batches: Sequence[tuple],
+    *,
+    scheduler: LRScheduler | None = None,
+    max_grad_norm: float | None = None,
+    desc: str = "train",
+) -> History:
     """Take one optimizer step per batch and return the loss, learning rate and gradient
     norm of every step.
 
@@ -59,8 +73,10 @@ def train(model: nn.Module, optimizer: Optimizer, batches: Sequence[tuple], *,
     so dropout and batch statistics are on.
     """
     if not isinstance(batches, Sized):
-        raise TypeError(f"train() needs the batches as a list (anything with len()), for its progress bar; "
-                        f"got {type(batches).__name__}. Pass list(batches).")
+        raise TypeError(
+            f"train() needs the batches as a list (anything with len()), for its progress bar; "
+            f"got {type(batches).__name__}. Pass list(batches)."
+        )
     model.train()
     history = History()
     bar = progress_bar(batches, desc)
@@ -69,8 +85,10 @@ def train(model: nn.Module, optimizer: Optimizer, batches: Sequence[tuple], *,
         loss = model(*batch)
         if not (isinstance(loss, torch.Tensor) and loss.dim() == 0):
             shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
-            raise TypeError(f"train() expects model(*batch) to return the scalar loss, as coursekit's models "
-                            f"do; got {shape}. Compute the loss inside forward (or wrap the model).")
+            raise TypeError(
+                f"train() expects model(*batch) to return the scalar loss, as coursekit's models "
+                f"do; got {shape}. Compute the loss inside forward (or wrap the model)."
+            )
         loss.backward()
         if max_grad_norm is None:
             norm = torch.nn.utils.get_total_norm([p.grad for p in model.parameters() if p.grad is not None])

@@ -33,22 +33,38 @@ def grade(submissions: list[Path], solutions: Path, report: Path | None, cell_ti
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m grader", description=(
-        "Generate exercise notebooks from solutions/ and grade learners' submissions with nbval."))
+    parser = argparse.ArgumentParser(
+        prog="python -m grader",
+        description=("Generate exercise notebooks from solutions/ and grade learners' submissions with nbval."),
+    )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--solutions", type=Path, default=COURSE_ROOT / "solutions",
-                        help="folder of instructor notebooks (default: the course's solutions/)")
+    common.add_argument(
+        "--solutions",
+        type=Path,
+        default=COURSE_ROOT / "solutions",
+        help="folder of instructor notebooks (default: the course's solutions/)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    release_command = commands.add_parser("release", parents=[common],
-                                          help="write the exercise notebooks from the solutions")
-    release_command.add_argument("--into", type=Path, default=COURSE_ROOT / "exercises",
-                     help="folder to write them to (default: the course's exercises/)")
-    grade_command = commands.add_parser("grade", parents=[common],
-                                        help="grade submissions; exit status 1 if any task failed")
+    release_command = commands.add_parser(
+        "release", parents=[common], help="write the exercise notebooks from the solutions"
+    )
+    release_command.add_argument(
+        "--into",
+        type=Path,
+        default=COURSE_ROOT / "exercises",
+        help="folder to write them to (default: the course's exercises/)",
+    )
+    grade_command = commands.add_parser(
+        "grade", parents=[common], help="grade submissions; exit status 1 if any task failed"
+    )
     grade_command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION.ipynb")
     grade_command.add_argument("--report", type=Path, help="also write the grades to this JSON file")
-    grade_command.add_argument("--cell-timeout", type=float, default=CELL_TIMEOUT,
-                               help=f"seconds one cell may run before its task fails (default {CELL_TIMEOUT:g})")
+    grade_command.add_argument(
+        "--cell-timeout",
+        type=float,
+        default=CELL_TIMEOUT,
+        help=f"seconds one cell may run before its task fails (default {CELL_TIMEOUT:g})",
+    )
     args = parser.parse_args(argv)
 
     try:

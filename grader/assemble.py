@@ -30,8 +30,9 @@ class CellRole:
     index: int | None  # the cell's index in the instructor notebook
 
 
-def grading_notebook(chapter: Chapter, answers: dict[str, str | None], graded: list[Task],
-                     replayed: list[Task]) -> tuple[NotebookNode, list[CellRole]]:
+def grading_notebook(
+    chapter: Chapter, answers: dict[str, str | None], graded: list[Task], replayed: list[Task]
+) -> tuple[NotebookNode, list[CellRole]]:
     """The notebook nbval runs, and the role of each of its code cells in order."""
     task_of = chapter.task_of_cell()
     graded_numbers = {t.number for t in graded}

@@ -30,6 +30,7 @@ from grader.scan import findings, module_aliases
 from grader.submission import chapter_of, match_solutions, read_submission
 from grader.verdicts import read_verdicts
 
+
 @dataclass
 class _Grading:
     """One submission on its way through the grading rounds."""
@@ -50,8 +51,7 @@ class _Grading:
         return [t for t in self.chapter.tasks if t.number in self.decided and t.number not in self.lost]
 
 
-def grade_files(paths: list[Path], chapters: dict[str, Chapter],
-                cell_timeout: float) -> list[SubmissionResult]:
+def grade_files(paths: list[Path], chapters: dict[str, Chapter], cell_timeout: float) -> list[SubmissionResult]:
     """Grade submissions; bad input becomes SubmissionResult.error, never an exception.
 
     All submissions still being graded go through one pytest process per round (each
@@ -73,17 +73,25 @@ def grade_files(paths: list[Path], chapters: dict[str, Chapter],
         decided = _unrunnable(chapter, answers)
         gradings.append(_Grading(result, chapter, answers, decided, set(decided)))
     while pending := [g for g in gradings if g.graded]:
-        builds = {f"{n:04d}_{g.chapter.name}": (g, *grading_notebook(g.chapter, g.answers, g.graded, g.replayed))
-                  for n, g in enumerate(pending)}
+        builds = {
+            f"{n:04d}_{g.chapter.name}": (g, *grading_notebook(g.chapter, g.answers, g.graded, g.replayed))
+            for n, g in enumerate(pending)
+        }
         records = run_nbval({name: nb for name, (_, nb, _) in builds.items()}, cell_timeout)
         progress = False
         for name, (grading, _, roles) in builds.items():
             if name not in records:
                 continue  # the round ended before this notebook's turn
             progress = True
-            verdicts, fatal_task = read_verdicts(grading.chapter, roles, records[name], grading.graded,
-                                                 cell_timeout, grading.result.notes,
-                                                 retry_setup=not grading.setup_retried)
+            verdicts, fatal_task = read_verdicts(
+                grading.chapter,
+                roles,
+                records[name],
+                grading.graded,
+                cell_timeout,
+                grading.result.notes,
+                retry_setup=not grading.setup_retried,
+            )
             if not verdicts:  # lost before any task: once more, in the next round
                 grading.setup_retried = True
             grading.decided.update(verdicts)
@@ -107,11 +115,24 @@ def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, T
     for task in chapter.tasks:
         code = answers[task.number]
         if code is None:
-            decided[task.number] = TaskResult(task.number, task.points, "unmatched", (
-                f"no solution cell found for Exercise {task.number}: it was deleted, or moved "
-                "away from its heading. Put your answer back in the exercise's solution cell."))
+            decided[task.number] = TaskResult(
+                task.number,
+                task.points,
+                "unmatched",
+                (
+                    f"no solution cell found for Exercise {task.number}: it was deleted, or moved "
+                    "away from its heading. Put your answer back in the exercise's solution cell."
+                ),
+            )
         elif flags := findings(code, modules):
-            decided[task.number] = TaskResult(task.number, task.points, "flagged", (
-                "not run: the solution reaches into the checking machinery ("
-                + "; ".join(flags) + "). Answers must not change modules, builtins or the kernel."))
+            decided[task.number] = TaskResult(
+                task.number,
+                task.points,
+                "flagged",
+                (
+                    "not run: the solution reaches into the checking machinery ("
+                    + "; ".join(flags)
+                    + "). Answers must not change modules, builtins or the kernel."
+                ),
+            )
     return decided

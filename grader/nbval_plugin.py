@@ -45,8 +45,9 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--grader-results", default=None,
-                     help="JSON-lines file that receives one verdict per notebook cell")
+    parser.addoption(
+        "--grader-results", default=None, help="JSON-lines file that receives one verdict per notebook cell"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -110,8 +111,7 @@ class Recorder:
         report = outcome.get_result()
         if call.when == "teardown" or (call.when == "setup" and report.passed) or str(item.path) in self.lost:
             return
-        record = {"file": str(item.path), "cell": item.cell_num, "outcome": report.outcome,
-                  "error": _error_of(item)}
+        record = {"file": str(item.path), "cell": item.cell_num, "outcome": report.outcome, "error": _error_of(item)}
         if call.excinfo is not None:
             exc = call.excinfo.value
             record["problem"] = ANSI.sub("", str(exc)).strip()

@@ -102,7 +102,8 @@ def load_chapter(path: Path) -> Chapter:
         if len(current["solution"]) != 1:
             raise GraderError(
                 f"{where}: expected exactly one code cell tagged 'solution', found "
-                f"{len(current['solution'])}. Tag the answer cell 'solution'.")
+                f"{len(current['solution'])}. Tag the answer cell 'solution'."
+            )
         if not current["checks"]:
             raise GraderError(f"{where}: no code cell tagged 'check'. Add one after the solution cell.")
         source = nb.cells[current["solution"][0]].source
@@ -111,29 +112,48 @@ def load_chapter(path: Path) -> Chapter:
         for index in current["checks"] + current["hidden"]:
             cell = nb.cells[index]
             if NBVAL_MARKERS & set(cell.metadata.get("tags", [])) or NBVAL_COMMENT.search(cell.source):
-                raise GraderError(f"{where}: cell {index} is a check, so nbval must run it and compare "
-                                  "its output: remove its nbval-skip/raises-exception tag or NBVAL_ comment.")
+                raise GraderError(
+                    f"{where}: cell {index} is a check, so nbval must run it and compare "
+                    "its output: remove its nbval-skip/raises-exception tag or NBVAL_ comment."
+                )
             if cell.outputs and cell.execution_count is None:
                 # nbval refuses such a cell ("Unrun reference cell has outputs").
-                raise GraderError(f"{where}: cell {index} has outputs but no execution count. "
-                                  "Re-execute the notebook (jupyter nbconvert --execute --inplace).")
-        tasks.append(Task(current["number"], current["points"], current["heading"],
-                          current["solution"][0], tuple(current["checks"]), tuple(current["hidden"])))
+                raise GraderError(
+                    f"{where}: cell {index} has outputs but no execution count. "
+                    "Re-execute the notebook (jupyter nbconvert --execute --inplace)."
+                )
+        tasks.append(
+            Task(
+                current["number"],
+                current["points"],
+                current["heading"],
+                current["solution"][0],
+                tuple(current["checks"]),
+                tuple(current["hidden"]),
+            )
+        )
 
     for index, cell in enumerate(nb.cells):
         kind = role(cell)
         match = HEADING.search(cell.source) if kind == "markdown" else None
         if match:
             finish()
-            current = {"number": match["number"], "points": float(match["points"]), "heading": index,
-                       "solution": [], "checks": [], "hidden": []}
+            current = {
+                "number": match["number"],
+                "points": float(match["points"]),
+                "heading": index,
+                "solution": [],
+                "checks": [],
+                "hidden": [],
+            }
         elif kind == "conflict":
             raise GraderError(f"{path.name}, cell {index}: a cell can have only one of the tags {ROLES}.")
         elif kind in ROLES:
             if current is None:
                 raise GraderError(
                     f"{path.name}, cell {index}: a '{kind}' cell before the first "
-                    "'### Exercise N.M (P points)' heading. Add the heading above it.")
+                    "'### Exercise N.M (P points)' heading. Add the heading above it."
+                )
             key = {"solution": "solution", "check": "checks", "hidden": "hidden"}[kind]
             current[key].append(index)
     finish()

@@ -36,8 +36,8 @@ def install(limit: int = LIMIT) -> None:
             return True
         if threading.current_thread() is threading.main_thread():
             raise OutputLimitExceeded(
-                f"this cell printed more than {limit:,} characters; print a summary "
-                "(a shape, a few values) instead")
+                f"this cell printed more than {limit:,} characters; print a summary (a shape, a few values) instead"
+            )
         return False
 
     def reset(*_args: object) -> None:

@@ -20,8 +20,14 @@ def table(result: SubmissionResult) -> str:
     total = sum(task.points for task in result.tasks)
     lines = [f"{result.path} (chapter {result.chapter}): {_points(score)}/{_points(total)} points"]
     rows = [("task", "points", "result", "message")] + [
-        (task.number, f"{_points(task.score)}/{_points(task.points)}", "passed" if task.passed else "FAILED",
-         task.message) for task in result.tasks]
+        (
+            task.number,
+            f"{_points(task.score)}/{_points(task.points)}",
+            "passed" if task.passed else "FAILED",
+            task.message,
+        )
+        for task in result.tasks
+    ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         first, *more = row[3].splitlines() or [""]
@@ -33,16 +39,30 @@ def table(result: SubmissionResult) -> str:
 
 def as_json(results: list[SubmissionResult]) -> dict:
     """Everything the table shows, for a gradebook import."""
-    return {"submissions": [{
-        "file": str(result.path),
-        "chapter": result.chapter,
-        "error": result.error,
-        "score": sum(task.score for task in result.tasks),
-        "max_score": sum(task.points for task in result.tasks),
-        "notes": result.notes,
-        "tasks": [{"task": t.number, "points": t.points, "score": t.score, "passed": t.passed,
-                   "reason": t.reason, "message": t.message} for t in result.tasks],
-    } for result in results]}
+    return {
+        "submissions": [
+            {
+                "file": str(result.path),
+                "chapter": result.chapter,
+                "error": result.error,
+                "score": sum(task.score for task in result.tasks),
+                "max_score": sum(task.points for task in result.tasks),
+                "notes": result.notes,
+                "tasks": [
+                    {
+                        "task": t.number,
+                        "points": t.points,
+                        "score": t.score,
+                        "passed": t.passed,
+                        "reason": t.reason,
+                        "message": t.message,
+                    }
+                    for t in result.tasks
+                ],
+            }
+            for result in results
+        ]
+    }
 
 
 def write_json(results: list[SubmissionResult], path: Path) -> None:

@@ -51,8 +51,10 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
     if not kept:
         return rules
     alternatives = "|".join(sorted(re.escape(line) for line in kept))
-    return (rules + "\n[grader: keep only lines that a check prints]\n"
-            f"regex: (?m)^(?!(?:{alternatives})$).*(?:\\n|$)\nreplace: \n")
+    return (
+        rules + "\n[grader: keep only lines that a check prints]\n"
+        f"regex: (?m)^(?!(?:{alternatives})$).*(?:\\n|$)\nreplace: \n"
+    )
 
 
 def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[str, dict[int, dict]]:
@@ -61,8 +63,10 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
     record; a notebook the run did not reach is absent."""
     missing = [name for name in ("pytest", "nbval") if importlib.util.find_spec(name) is None]
     if missing:
-        raise GraderError(f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
-                          "`make lab` or `make test` installs them (or pip install -e '.[course]').")
+        raise GraderError(
+            f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
+            "`make lab` or `make test` installs them (or pip install -e '.[course]')."
+        )
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
         folder = Path(tmp)
         paths = []
@@ -73,11 +77,31 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
         sanitize.write_text(sanitize_rules(list(notebooks.values())), encoding="utf-8")
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         command = [
-            sys.executable, "-m", "pytest", *map(str, paths), "-q", "-c", str(folder / "pytest.ini"),
-            "--rootdir", str(folder), "-o", "addopts=", "-p", "no:cacheprovider",
-            "-p", "nbval.plugin", "-p", "grader.nbval_plugin", "--nbval", "--nbval-current-env",
-            "--nbval-sanitize-with", str(sanitize),
-            "--nbval-cell-timeout", str(cell_timeout), "--grader-results", str(results),
+            sys.executable,
+            "-m",
+            "pytest",
+            *map(str, paths),
+            "-q",
+            "-c",
+            str(folder / "pytest.ini"),
+            "--rootdir",
+            str(folder),
+            "-o",
+            "addopts=",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "nbval.plugin",
+            "-p",
+            "grader.nbval_plugin",
+            "--nbval",
+            "--nbval-current-env",
+            "--nbval-sanitize-with",
+            str(sanitize),
+            "--nbval-cell-timeout",
+            str(cell_timeout),
+            "--grader-results",
+            str(results),
         ]
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -89,8 +113,9 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
         # A backstop only: the plugin itself ends runs whose kernel is lost.
         deadline = code_cells * (cell_timeout + 60) + 60 * (1 + len(notebooks))
         with log_path.open("w") as log:
-            process = subprocess.Popen(command, cwd=folder, stdout=log, stderr=subprocess.STDOUT,
-                                       env=env, start_new_session=True)
+            process = subprocess.Popen(
+                command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
             try:
                 process.wait(timeout=deadline)
             except subprocess.TimeoutExpired:

@@ -102,16 +102,26 @@ def findings(source: str, modules: dict[str, str]) -> list[str]:
                         flag(node, f"imports sys.{sorted(bad)[0]}")
             for alias in node.names:
                 bound = alias.asname or alias.name.split(".")[0]
-                if bound in modules and isinstance(node, ast.Import) and \
-                        (alias.name if alias.asname else alias.name.split(".")[0]) != modules[bound]:
+                if (
+                    bound in modules
+                    and isinstance(node, ast.Import)
+                    and (alias.name if alias.asname else alias.name.split(".")[0]) != modules[bound]
+                ):
                     flag(node, f"rebinds {bound}, which the checks use")
         elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and node.id != "get_ipython":
             flag(node, f"uses {FORBIDDEN_NAMES[node.id]}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
-                node.value in ("__builtins__", "builtins"):
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value in ("__builtins__", "builtins")
+        ):
             flag(node, f"names {node.value!r}")
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                modules.get(node.value.id, node.value.id) == "sys" and node.attr in FORBIDDEN_SYS:
+        elif (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and modules.get(node.value.id, node.value.id) == "sys"
+            and node.attr in FORBIDDEN_SYS
+        ):
             flag(node, f"uses sys.{node.attr}")
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
@@ -121,13 +131,18 @@ def findings(source: str, modules: dict[str, str]) -> list[str]:
                         root = _root(leaf)
                         if isinstance(root, ast.Name) and root.id in modules:
                             flag(node, f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")
-                    elif isinstance(leaf, ast.Name) and leaf.id in modules and \
-                            isinstance(leaf.ctx, (ast.Store, ast.Del)):
+                    elif (
+                        isinstance(leaf, ast.Name) and leaf.id in modules and isinstance(leaf.ctx, (ast.Store, ast.Del))
+                    ):
                         flag(node, f"rebinds {leaf.id}, which the checks use")
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in modules:
             flag(node, f"rebinds {node.name}, which the checks use")
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-                node.func.id in ("setattr", "delattr") and node.args:
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+            and node.args
+        ):
             root = _root(node.args[0])
             if isinstance(root, ast.Name) and root.id in modules:
                 flag(node, f"changes {ast.unparse(node.args[0])} with {node.func.id}()")

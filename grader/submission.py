@@ -74,8 +74,7 @@ def _overlap(chapter: Chapter, nb: NotebookNode) -> int:
     """How many of the chapter's task cells (by id) and task headings the notebook has."""
     ids = {chapter.nb.cells[i].get("id") for t in chapter.tasks for i in (t.heading, *t.cells)} - {None}
     numbers = {task.number for task in chapter.tasks}
-    return sum(cell.get("id") in ids for cell in nb.cells) + sum(
-        heading_number(cell) in numbers for cell in nb.cells)
+    return sum(cell.get("id") in ids for cell in nb.cells) + sum(heading_number(cell) in numbers for cell in nb.cells)
 
 
 def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
@@ -89,12 +88,13 @@ def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
     named = _chapter_in_name(path, names)
     if declared is not None and declared not in chapters:
         raise GraderError(
-            f"{path}: its metadata names chapter {declared!r}, which has no exercises "
-            f"(chapters: {', '.join(names)}).")
+            f"{path}: its metadata names chapter {declared!r}, which has no exercises (chapters: {', '.join(names)})."
+        )
     if declared and named and declared != named:
         raise GraderError(
             f"{path}: the file is named for chapter {named} but is the exercise notebook of "
-            f"chapter {declared}. Hand in your {named} notebook, or rename the file.")
+            f"chapter {declared}. Hand in your {named} notebook, or rename the file."
+        )
     name = declared or named
     if name is None:
         scores = {candidate: _overlap(chapter, nb) for candidate, chapter in chapters.items()}
@@ -103,14 +103,14 @@ def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
         if best == 0 or len(winners) > 1:
             raise GraderError(
                 f"{path}: cannot tell which chapter's exercises this is. Name the file after "
-                f"its chapter ({', '.join(n + '.ipynb' for n in names)}).")
+                f"its chapter ({', '.join(n + '.ipynb' for n in names)})."
+            )
         name = winners[0]
     chapter = chapters[name]
     if _overlap(chapter, nb) == 0:
         others = [other for other, c in chapters.items() if other != name and _overlap(c, nb) > 0]
         where = f"it looks like chapter {others[0]}'s" if others else "it has none of its exercises"
-        raise GraderError(
-            f"{path}: graded as chapter {name}, but {where}. Hand in the {name} exercise notebook.")
+        raise GraderError(f"{path}: graded as chapter {name}, but {where}. Hand in the {name} exercise notebook.")
     return chapter
 
 
@@ -133,13 +133,13 @@ def match_solutions(chapter: Chapter, submission: Submission) -> dict[str, str |
 
     def from_heading(number: str) -> NotebookNode | None:
         candidates = [
-            cell for cell in sections.get(number, [])
-            if cell.get("id") not in other_ids and cell.source.strip() not in other_sources
+            cell
+            for cell in sections.get(number, [])
+            if cell.get("id") not in other_ids
+            and cell.source.strip() not in other_sources
             and (cell.get("id") not in solution_ids or solution_ids[cell.get("id")].number == number)
         ]
-        for wanted in (lambda c: "solution" in c.metadata.get("tags", []),
-                       lambda c: BEGIN in c.source,
-                       lambda c: True):
+        for wanted in (lambda c: "solution" in c.metadata.get("tags", []), lambda c: BEGIN in c.source, lambda c: True):
             chosen = [cell for cell in candidates if wanted(cell)]
             if chosen:
                 return chosen[0]

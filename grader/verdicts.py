@@ -11,13 +11,22 @@ from grader.assemble import CellRole
 from grader.notebook import Chapter, Task
 from grader.results import TaskResult
 
-WHERE = {"solution": "your solution cell", "check": "the check on your answer",
-         "hidden": "a hidden check on your answer"}
+WHERE = {
+    "solution": "your solution cell",
+    "check": "the check on your answer",
+    "hidden": "a hidden check on your answer",
+}
 
 
-def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, dict], graded: list[Task],
-                  cell_timeout: float, notes: list[str],
-                  retry_setup: bool = False) -> tuple[dict[str, TaskResult], str | None]:
+def read_verdicts(
+    chapter: Chapter,
+    roles: list[CellRole],
+    records: dict[int, dict],
+    graded: list[Task],
+    cell_timeout: float,
+    notes: list[str],
+    retry_setup: bool = False,
+) -> tuple[dict[str, TaskResult], str | None]:
     """Per-task verdicts from one nbval run, and the task that lost the kernel (if any).
     Tasks after a lost kernel get no verdict: they go into the next round. So do all of
     them when the kernel was lost before any task's cell ran and ``retry_setup`` is set:
@@ -55,15 +64,18 @@ def read_verdicts(chapter: Chapter, roles: list[CellRole], records: dict[int, di
     return verdicts, fatal_task
 
 
-def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[int, dict],
-                         notes: list[str]) -> None:
+def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[int, dict], notes: list[str]) -> None:
     """Cells before the first task run no learner code: a failure there is the
     instructor's or the machine's problem, worth telling whoever grades."""
     first_task = min(task.heading for task in chapter.tasks)
     for n, r in enumerate(roles):
         record = records.get(n)
-        if r.kind in ("setup", "guard") and (r.index is None or r.index < first_task) and \
-                record and record["outcome"] == "failed":
+        if (
+            r.kind in ("setup", "guard")
+            and (r.index is None or r.index < first_task)
+            and record
+            and record["outcome"] == "failed"
+        ):
             where = f"setup cell {r.index}" if r.index is not None else "the grader's output guard"
             note = f"{where} of {chapter.path.name} failed: {_describe(record)}"
             if note not in notes:
@@ -89,8 +101,9 @@ def _describe(record: dict) -> str:
     return record.get("problem", "failed").splitlines()[0]
 
 
-def _verdict(chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, dict],
-             cells: list[int]) -> TaskResult:
+def _verdict(
+    chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, dict], cells: list[int]
+) -> TaskResult:
     def fail(reason: str, message: str) -> TaskResult:
         return TaskResult(task.number, task.points, reason, message)
 

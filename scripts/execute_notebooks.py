@@ -34,8 +34,13 @@ def execute(path: Path) -> float:
     start = time.perf_counter()
     # coalesce_streams: a progress bar's redraws are stored as the text a reader sees, not
     # as one output per redraw.
-    NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3", coalesce_streams=True,
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=CELL_TIMEOUT,
+        kernel_name="python3",
+        coalesce_streams=True,
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
     nbformat.write(nb, path)
@@ -44,8 +49,9 @@ def execute(path: Path) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path,
-                        help="notebooks to run (default: every notebook of course/ and solutions/)")
+    parser.add_argument(
+        "notebooks", nargs="*", type=Path, help="notebooks to run (default: every notebook of course/ and solutions/)"
+    )
     args = parser.parse_args(argv)
     paths = args.notebooks or sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
     failed = False

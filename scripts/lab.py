@@ -54,14 +54,20 @@ def has_display() -> bool:
 
 def lab_command(folder: Path, port: int, open_browser: bool) -> list[str]:
     """The JupyterLab command line; it holds no secret (the token travels in the environment)."""
-    cmd = [sys.executable, "-m", "jupyterlab",
-           f"--ServerApp.ip={HOST}", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-           f"--ServerApp.root_dir={folder}",
-           f"--ServerApp.open_browser={open_browser}",
-           # No news feed, no update check, no extension listing fetched from PyPI.
-           "--LabApp.news_url=None",
-           "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-           "--LabApp.extension_manager=readonly"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.ip={HOST}",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={folder}",
+        f"--ServerApp.open_browser={open_browser}",
+        # No news feed, no update check, no extension listing fetched from PyPI.
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         cmd.append("--allow-root")  # containers and CI run as root; JupyterLab refuses otherwise
     return cmd
@@ -83,14 +89,20 @@ def wait_until_ready(proc: subprocess.Popen, url: str, token: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Open a course folder in JupyterLab on 127.0.0.1 with a random token.")
     parser.add_argument("folder", type=Path, help="the folder to open, e.g. course")
-    parser.add_argument("--port", type=int, default=None,
-                        help=f"port to listen on (default {DEFAULT_PORT}, or a free one if that is taken)")
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port to listen on (default {DEFAULT_PORT}, or a free one if that is taken)",
+    )
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser window")
     args = parser.parse_args(argv)
 
     folder = args.folder.resolve()
     if not folder.is_dir():
-        parser.error(f"{args.folder} is not a folder; run it from the repository root, e.g. `python scripts/lab.py course`")
+        parser.error(
+            f"{args.folder} is not a folder; run it from the repository root, e.g. `python scripts/lab.py course`"
+        )
     if args.port is not None and not port_is_free(args.port):
         parser.error(f"port {args.port} is already in use; pick another with --port, or leave it out to get a free one")
     port = args.port or (DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port())
@@ -104,10 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
     try:
         if wait_until_ready(proc, url, token):
-            print(f"\n    JupyterLab is serving {folder}\n"
-                  f"    Open this URL in your browser (the token is the password):\n\n"
-                  f"        {url}/lab?token={token}\n\n"
-                  f"    Stop it with Ctrl-C (twice).\n", flush=True)
+            print(
+                f"\n    JupyterLab is serving {folder}\n"
+                f"    Open this URL in your browser (the token is the password):\n\n"
+                f"        {url}/lab?token={token}\n\n"
+                f"    Stop it with Ctrl-C (twice).\n",
+                flush=True,
+            )
         while True:
             try:
                 return proc.wait()

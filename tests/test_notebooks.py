@@ -47,7 +47,8 @@ def label(path: Path) -> str:
 def test_stored_executed_in_order(path):
     counts = [c["execution_count"] for c in code_cells(path)]
     assert counts == list(range(1, len(counts) + 1)), (
-        f"{label(path)}: run it top to bottom in a fresh kernel (scripts/execute_notebooks.py)")
+        f"{label(path)}: run it top to bottom in a fresh kernel (scripts/execute_notebooks.py)"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
@@ -55,7 +56,8 @@ def test_most_outputs_are_compared_by_nbval(path):
     with_output = [c for c in code_cells(path) if c["outputs"]]
     ignored = [c.get("id") for c in with_output if tags(c) & NOT_COMPARED]
     assert len(ignored) <= IGNORED_AT_MOST * len(with_output), (
-        f"{label(path)}: {len(ignored)} of {len(with_output)} cells with output escape nbval: {ignored}")
+        f"{label(path)}: {len(ignored)} of {len(with_output)} cells with output escape nbval: {ignored}"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
@@ -66,7 +68,8 @@ def test_no_warning_or_error_unless_shown_on_purpose(path):
                 assert "shows-warning" in tags(cell), (
                     f"{label(path)}, cell {cell.get('id')}: prints to stderr: "
                     f"{''.join(output['text'])[:300]!r}. Fix the cause, or tag the cell shows-warning "
-                    "if the chapter shows this warning on purpose.")
+                    "if the chapter shows this warning on purpose."
+                )
             if output["output_type"] == "error":
                 assert "raises-exception" in tags(cell), f"{label(path)}, cell {cell.get('id')}: {output['ename']}"
 

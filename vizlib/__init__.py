@@ -21,5 +21,16 @@ from .errors import VizlibError
 from .plots import GradFlowMonitor, float_bits, grad_flow, tensor_layout
 from .views import explore, replay
 
-__all__ = ["graph", "Graph", "Node", "SavedTensor", "VizlibError", "explore", "replay",
-           "grad_flow", "GradFlowMonitor", "tensor_layout", "float_bits"]
+__all__ = [
+    "graph",
+    "Graph",
+    "Node",
+    "SavedTensor",
+    "VizlibError",
+    "explore",
+    "replay",
+    "grad_flow",
+    "GradFlowMonitor",
+    "tensor_layout",
+    "float_bits",
+]

@@ -155,8 +155,10 @@ def summary_text(g: Graph) -> str:
     counts = {k: sum(n.kind == k for n in g.nodes) for k in ("leaf", "op", "module")}
     plural = {"leaf": "leaves", "op": "ops", "module": "modules"}
     parts = ", ".join(f"{c} {k if c == 1 else plural[k]}" for k, c in counts.items() if c)
-    lines = [f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edge{'s' if len(g.edges) != 1 else ''}, "
-             f"saved for backward {human_bytes(g.saved_bytes)}"]
+    lines = [
+        f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edge{'s' if len(g.edges) != 1 else ''}, "
+        f"saved for backward {human_bytes(g.saved_bytes)}"
+    ]
     leaves = [n for n in g.nodes if n.kind == "leaf"]
     if len(leaves) <= _REPR_LEAVES:
         for n in leaves:

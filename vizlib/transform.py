@@ -77,19 +77,31 @@ def collapse(g: Graph, depth: int) -> Graph:
             edges.append(e)
             edge_grads.append(eg)
     order = list(dict.fromkeys(new_id[group[i]] for i in g.backward_order))
-    return replace(g, nodes=nodes, edges=edges, edge_grads=edge_grads, backward_order=order,
-                   notes=list(g.notes))
+    return replace(g, nodes=nodes, edges=edges, edge_grads=edge_grads, backward_order=order, notes=list(g.notes))
 
 
-def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_type: str | None,
-         repeats: int) -> Node:
+def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_type: str | None, repeats: int) -> Node:
     out = [m for m in members if m.is_output] or [m for m in members if m.id in leaving] or members
     rep = out[-1]
-    return Node(id=min(m.id for m in members), kind="module", name=name, shape=rep.shape, dtype=rep.dtype,
-                value=rep.value, grad=rep.grad, value_stats=rep.value_stats, grad_stats=rep.grad_stats,
-                saved_bytes=sum(m.saved_bytes for m in members), op=rep.op, module=name,
-                modules=rep.modules[:depth] + (name,), members=sum(m.members for m in members),
-                module_type=module_type, repeats=repeats, is_output=any(m.is_output for m in members))
+    return Node(
+        id=min(m.id for m in members),
+        kind="module",
+        name=name,
+        shape=rep.shape,
+        dtype=rep.dtype,
+        value=rep.value,
+        grad=rep.grad,
+        value_stats=rep.value_stats,
+        grad_stats=rep.grad_stats,
+        saved_bytes=sum(m.saved_bytes for m in members),
+        op=rep.op,
+        module=name,
+        modules=rep.modules[:depth] + (name,),
+        members=sum(m.members for m in members),
+        module_type=module_type,
+        repeats=repeats,
+        is_output=any(m.is_output for m in members),
+    )
 
 
 def _spec(g: Graph, path: str) -> ModuleSpec | None:
@@ -161,9 +173,15 @@ def simplify(g: Graph, depth: int | None, max_nodes: int | None) -> Graph:
             small.notes.append(
                 f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, so modules nested {d} "
                 f"level{'s' if d != 1 else ''} deep are drawn as one box each "
-                f"({len(small.nodes)} nodes); pass depth= to choose, or max_nodes=None to see every op")
+                f"({len(small.nodes)} nodes); pass depth= to choose, or max_nodes=None to see every op"
+            )
             return small
-    g = replace(g, notes=g.notes + [
-        f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, but no modules ran to collapse; "
-        "showing every op (pass max_nodes=None to silence this note)"])
+    g = replace(
+        g,
+        notes=g.notes
+        + [
+            f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, but no modules ran to collapse; "
+            "showing every op (pass max_nodes=None to silence this note)"
+        ],
+    )
     return g

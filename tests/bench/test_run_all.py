@@ -16,18 +16,24 @@ def _script(path: Path, body: str) -> None:
 
 
 def test_run_all_runs_each_script_and_concatenates_sections_in_order(tmp_path):
-    _script(tmp_path / "bench_b.py", """
+    _script(
+        tmp_path / "bench_b.py",
+        """
         from pathlib import Path
         out = Path(__file__).parent / "results"
         out.mkdir(exist_ok=True)
         (out / "b.md").write_text("## section b\\n")
-    """)
-    _script(tmp_path / "bench_a.py", """
+    """,
+    )
+    _script(
+        tmp_path / "bench_a.py",
+        """
         from pathlib import Path
         out = Path(__file__).parent / "results"
         out.mkdir(exist_ok=True)
         (out / "a.md").write_text("## section a\\n")
-    """)
+    """,
+    )
     status = run_all.run_scripts(tmp_path)
     assert status == {"a": 0, "b": 0}
     text = run_all.results_text(tmp_path, status, "# header")

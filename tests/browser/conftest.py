@@ -10,6 +10,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from .labsession import CHROMIUM_ARGS, REPO, chromium, lab_server
 
 

@@ -29,21 +29,33 @@ T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[2]
 LAB_SCRIPT = REPO / "scripts" / "lab.py"
 WAIT_MS = 60_000
-URL_LINE = re.compile(r"(http://127\.0\.0\.1:\d+)/lab\?token=([\w-]{16,})")  # not JupyterLab's own masked "token=..." line
+URL_LINE = re.compile(
+    r"(http://127\.0\.0\.1:\d+)/lab\?token=([\w-]{16,})"
+)  # not JupyterLab's own masked "token=..." line
 # No "get Jupyter news?" toast (it shows even with news_url=None), no update check.
 LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
 }
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def chromium() -> str:
     """Debian's chromium (Playwright's own browser download is not used)."""
     found = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
     if not found:
-        raise RuntimeError("The browser tests need Chromium: run `scripts/system_deps.sh test` "
-                           "(or `apt-get install chromium`), or set CHROMIUM to its path.")
+        raise RuntimeError(
+            "The browser tests need Chromium: run `scripts/system_deps.sh test` "
+            "(or `apt-get install chromium`), or set CHROMIUM to its path."
+        )
     return found
 
 
@@ -69,13 +81,15 @@ def sandbox_env(sandbox: Path) -> dict[str, str]:
         f = settings / rel
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(value))
-    env = {**os.environ,
-           "JUPYTER_CONFIG_DIR": str(sandbox / "config"),
-           "JUPYTER_DATA_DIR": str(sandbox / "data"),
-           "JUPYTER_RUNTIME_DIR": str(sandbox / "runtime"),
-           "JUPYTERLAB_SETTINGS_DIR": str(settings),
-           "JUPYTERLAB_WORKSPACES_DIR": str(sandbox / "workspaces"),
-           "IPYTHONDIR": str(sandbox / "ipython")}
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(sandbox / "config"),
+        "JUPYTER_DATA_DIR": str(sandbox / "data"),
+        "JUPYTER_RUNTIME_DIR": str(sandbox / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(settings),
+        "JUPYTERLAB_WORKSPACES_DIR": str(sandbox / "workspaces"),
+        "IPYTHONDIR": str(sandbox / "ipython"),
+    }
     env.pop("JUPYTER_TOKEN", None)  # lab.py makes its own
     return env
 
@@ -85,8 +99,12 @@ def lab_server(folder: Path, sandbox: Path) -> Iterator[Lab]:
     """JupyterLab serving ``folder``, started by scripts/lab.py; stopped (by its handle) after."""
     log = sandbox / "lab.log"
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, str(LAB_SCRIPT), str(folder), "--port", str(free_port()),
-                                 "--no-browser"], stdout=out, stderr=subprocess.STDOUT, env=sandbox_env(sandbox))
+        proc = subprocess.Popen(
+            [sys.executable, str(LAB_SCRIPT), str(folder), "--port", str(free_port()), "--no-browser"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=sandbox_env(sandbox),
+        )
         try:
             url, token = _wait_for_url(proc, log)
             yield Lab(url=url, token=token, folder=folder, proc=proc, log=log)
@@ -117,7 +135,8 @@ def open_notebook(page: Page, lab: Lab, name: str) -> None:
     page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
     expect(page.locator(".jp-NotebookPanel")).to_be_visible(timeout=WAIT_MS)
     expect(page.locator(".jp-NotebookPanel-toolbar .jp-Toolbar-kernelName")).not_to_have_text(
-        "No Kernel", timeout=WAIT_MS)
+        "No Kernel", timeout=WAIT_MS
+    )
     expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_be_attached(timeout=WAIT_MS)
 
 
@@ -129,7 +148,9 @@ def run_all(page: Page) -> None:
         """() => {
             const prompts = [...document.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
             return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-        }""", timeout=WAIT_MS)
+        }""",
+        timeout=WAIT_MS,
+    )
     expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_be_attached(timeout=WAIT_MS)
 
 

@@ -54,6 +54,10 @@ def test_api_refuses_missing_or_wrong_token(lab, token):
 def test_server_listens_on_loopback_only_and_keeps_token_off_argv(lab):
     processes = [psutil.Process(lab.proc.pid), *psutil.Process(lab.proc.pid).children(recursive=True)]
     assert all(lab.token not in " ".join(p.cmdline()) for p in processes)
-    listening = {c.laddr.ip for p in processes for c in p.net_connections(kind="tcp")
-                 if c.status == psutil.CONN_LISTEN and c.laddr.port == int(lab.url.rsplit(":", 1)[1])}
+    listening = {
+        c.laddr.ip
+        for p in processes
+        for c in p.net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN and c.laddr.port == int(lab.url.rsplit(":", 1)[1])
+    }
     assert listening == {"127.0.0.1"}

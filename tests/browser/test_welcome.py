@@ -11,8 +11,9 @@ import re
 
 import pytest
 import torch
-from .labsession import WAIT_MS, open_notebook, run_all, wait_until
 from playwright.sync_api import Locator, Page, expect
+
+from .labsession import WAIT_MS, open_notebook, run_all, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -23,7 +24,8 @@ LABELS_JS = """root => Object.fromEntries([...root.querySelectorAll('svg g.node'
     return [lines[0], lines.slice(1)];
 }))"""
 # Record, at every redraw of the replay's picture, its step line and the highlighted node.
-RECORD_STEPS_JS = """root => {
+RECORD_STEPS_JS = (
+    """root => {
     window.replaySteps = [];
     const record = () => {
         const text = root.querySelector('.vizlib-replay-step').textContent;
@@ -33,7 +35,9 @@ RECORD_STEPS_JS = """root => {
         window.replaySteps.push([text, lit]);
     };
     new MutationObserver(record).observe(root.querySelector('.vizlib-graph'), {childList: true, subtree: true});
-}""" % HIGHLIGHT
+}"""
+    % HIGHLIGHT
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +65,10 @@ def line_labels(x: float, w: float, b: float) -> dict[str, list[str]]:
     for t in (wx, y):
         t.retain_grad()
     y.backward()
-    return {name: [f"= {fmt(t)}", f"grad {fmt(t.grad)}"]
-            for name, t in [("x", xt), ("w", wt), ("b", bt), ("MulBackward0", wx), ("AddBackward0", y)]}
+    return {
+        name: [f"= {fmt(t)}", f"grad {fmt(t.grad)}"]
+        for name, t in [("x", xt), ("w", wt), ("b", bt), ("MulBackward0", wx), ("AddBackward0", y)]
+    }
 
 
 def root_labels(x: float) -> dict[str, list[str]]:
@@ -78,7 +84,8 @@ def labels(widget: Locator) -> dict[str, list[str]]:
 
 def slider(widget: Locator, name: str) -> Locator:
     return widget.locator(".widget-slider").filter(
-        has=widget.page.locator(".widget-label", has_text=re.compile(f"^{name}$")))
+        has=widget.page.locator(".widget-label", has_text=re.compile(f"^{name}$"))
+    )
 
 
 def press(widget: Locator, name: str, key: str, times: int) -> float:
@@ -125,8 +132,11 @@ def test_explore_slider_redraws_values_and_gradients(welcome, tmp_path):
 
     x = press(explorer, "x", "ArrowRight", 3)
     assert x == pytest.approx(2.3)
-    wait_until(lambda: labels(explorer), lambda got: got == line_labels(**readouts(explorer, "xwb")),
-               "the graph to show x=2.3: grad of w = x, y = w*x + b")
+    wait_until(
+        lambda: labels(explorer),
+        lambda got: got == line_labels(**readouts(explorer, "xwb")),
+        "the graph to show x=2.3: grad of w = x, y = w*x + b",
+    )
     w = press(explorer, "w", "ArrowLeft", 2)
     assert w < 3.0
     now = readouts(explorer, "xwb")
@@ -184,11 +194,16 @@ def test_replay_play_walks_the_whole_backward_order(welcome, tmp_path):
 
     player.evaluate(RECORD_STEPS_JS)
     player.locator(".widget-play button").first.click()
-    steps = wait_until(lambda: page.evaluate("window.replaySteps"),
-                       lambda seen: bool(seen) and seen[-1][0].startswith(f"step {n}/{n}"),
-                       "the player to reach the last step", timeout_s=n * 5 + 10)
+    steps = wait_until(
+        lambda: page.evaluate("window.replaySteps"),
+        lambda seen: bool(seen) and seen[-1][0].startswith(f"step {n}/{n}"),
+        "the player to reach the last step",
+        timeout_s=n * 5 + 10,
+    )
     shown = [s for i, s in enumerate(steps) if i == 0 or s != steps[i - 1]]
-    assert [text.split(" — ")[0] for text, _ in shown] == [f"step {k}/{n}: {name}" for k, name in enumerate(expected, 1)]
+    assert [text.split(" — ")[0] for text, _ in shown] == [
+        f"step {k}/{n}: {name}" for k, name in enumerate(expected, 1)
+    ]
     assert [lit for _, lit in shown] == [[name] for name in expected]
     assert shown[-1][0] == f"step {n}/{n}: x — grad 3 is complete: backward would add it to x.grad"
     screenshot(page, player, tmp_path / "replay.png")

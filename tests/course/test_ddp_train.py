@@ -29,8 +29,13 @@ def runs(tmp_path_factory):
     output, the two checkpoints)."""
     ddp_dir, single_dir = tmp_path_factory.mktemp("ddp"), tmp_path_factory.mktemp("single")
     ddp_output = torchrun(SCRIPT, "--checkpoint-dir", str(ddp_dir), "--backend", "gloo", nproc=2, echo=False)
-    single = subprocess.run([sys.executable, str(SCRIPT), "--checkpoint-dir", str(single_dir)],
-                            capture_output=True, text=True, timeout=180, check=True)
+    single = subprocess.run(
+        [sys.executable, str(SCRIPT), "--checkpoint-dir", str(single_dir)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=True,
+    )
     load = lambda folder: torch.load(folder / "checkpoint.pt", weights_only=True)  # noqa: E731
     return ddp_output, single.stdout, load(ddp_dir), load(single_dir)
 
@@ -53,11 +58,14 @@ def test_only_rank_0_prints_and_saves_and_every_rank_reloads(runs):
     ddp_output = runs[0]
     assert all(line.startswith("[default0]:") for line in ddp_output.splitlines())
     assert lines_with(ddp_output, "saved") == ["rank 0 saved checkpoint.pt: ['bias', 'weight']"]
-    assert lines_with(ddp_output, "loaded") == [f"rank {r} loaded checkpoint.pt: equal to its own replica: True"
-                                                for r in range(2)]
+    assert lines_with(ddp_output, "loaded") == [
+        f"rank {r} loaded checkpoint.pt: equal to its own replica: True" for r in range(2)
+    ]
     assert lines_with(ddp_output, "environment") == [
         f"rank {r}'s environment: RANK={r} LOCAL_RANK={r} WORLD_SIZE=2 GROUP_RANK=0 LOCAL_WORLD_SIZE=2 "
-        "MASTER_ADDR=localhost" for r in range(2)]
+        "MASTER_ADDR=localhost"
+        for r in range(2)
+    ]
 
 
 def test_the_sampler_deals_disjoint_halves_reshuffled_every_epoch(runs):
@@ -90,6 +98,5 @@ def test_alone_it_trains_in_one_process_without_a_group():
 
 def test_a_global_batch_the_ranks_cannot_share_is_a_clear_error(tmp_path):
     with pytest.raises(LaunchError, match="--global-batch 7 must be a multiple of the world size 2") as caught:
-        torchrun(SCRIPT, "--checkpoint-dir", str(tmp_path), "--global-batch", "7", "--backend", "gloo",
-                 echo=False)
+        torchrun(SCRIPT, "--checkpoint-dir", str(tmp_path), "--global-batch", "7", "--backend", "gloo", echo=False)
     assert caught.value.reason == "failed"

@@ -35,8 +35,10 @@ def test_collectives_show_every_rank_before_and_after_coloured_by_origin():
 
 
 def test_ring_draws_a_panel_per_step_and_outlines_what_each_rank_received():
-    states = [[torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])],
-              [torch.tensor([1.0, 22.0]), torch.tensor([11.0, 20.0])]]
+    states = [
+        [torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])],
+        [torch.tensor([1.0, 22.0]), torch.tensor([11.0, 20.0])],
+    ]
     fig = draw_ring(states, [[None, None], [1, 0]], ["start", "step 1"], columns=2)
     assert [ax.get_title() for ax in fig.axes] == ["start", "step 1"]
     outlined = [p for p in fig.axes[1].patches if not p.get_fill()]

@@ -48,41 +48,56 @@ def token():
 
 
 def test_a_run_streams_each_ranks_lines_and_returns_them(tmp_path, token, capsys):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         total = torch.tensor([rank + 1.0])
         dist.all_reduce(total)
         print(f"rank {rank} of {dist.get_world_size()}: sum {total.item():g}, RANK={__import__('os').environ['RANK']}")
         dist.destroy_process_group()
-    """)
+    """,
+    )
     output = torchrun(path, env={"LAUNCH_TEST_TOKEN": token})
-    assert sorted(output.splitlines()) == ["[default0]:rank 0 of 2: sum 3, RANK=0", "[default1]:rank 1 of 2: sum 3, RANK=1"]
+    assert sorted(output.splitlines()) == [
+        "[default0]:rank 0 of 2: sum 3, RANK=0",
+        "[default1]:rank 1 of 2: sum 3, RANK=1",
+    ]
     assert sorted(capsys.readouterr().out.splitlines()) == sorted(output.splitlines())
 
 
 def test_script_arguments_reach_the_ranks(tmp_path, token):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         if rank == 0:
             print(sys.argv[1:])
         dist.destroy_process_group()
-    """)
+    """,
+    )
     assert torchrun(path, "--epochs", "3", nproc=2, echo=False, env={"LAUNCH_TEST_TOKEN": token}) == (
-        "[default0]:['--epochs', '3']\n")
+        "[default0]:['--epochs', '3']\n"
+    )
 
 
 def test_a_failing_rank_is_named_with_its_last_lines(tmp_path, token):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         print(f"rank {rank} starts")
         if rank == 1:
             raise ValueError("a corrupt batch")
         time.sleep(600)  # rank 0 is busy: torchrun must stop it
-    """)
+    """,
+    )
     with pytest.raises(LaunchError) as caught:
         torchrun(path, echo=False, env={"LAUNCH_TEST_TOKEN": token})
     error = caught.value
     assert (error.reason, error.ranks) == ("failed", [1])
     lines = str(error).splitlines()
-    assert lines[0] == ("torchrun job.py failed: rank 1 exited with code 1, the first rank to fail "
-                        "(the other ranks were stopped). Its last lines:")
+    assert lines[0] == (
+        "torchrun job.py failed: rank 1 exited with code 1, the first rank to fail "
+        "(the other ranks were stopped). Its last lines:"
+    )
     # torchrun tees a rank's stdout and stderr separately: their order in the quote may vary.
     quoted = lines[1:]
     assert "    [default1]:rank 1 starts" in quoted
@@ -91,12 +106,15 @@ def test_a_failing_rank_is_named_with_its_last_lines(tmp_path, token):
 
 
 def test_a_hung_run_ends_at_the_timeout_naming_the_ranks_still_running(tmp_path, token):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         print(f"rank {rank} waiting", flush=True)
         if rank == 1:
             time.sleep(600)  # never joins the all-reduce
         dist.all_reduce(torch.ones(1))
-    """)
+    """,
+    )
     with pytest.raises(LaunchError) as caught:
         torchrun(path, timeout=45, echo=False, env={"LAUNCH_TEST_TOKEN": token})
     error = caught.value
@@ -108,10 +126,13 @@ def test_a_hung_run_ends_at_the_timeout_naming_the_ranks_still_running(tmp_path,
 
 
 def test_an_interrupt_stops_every_process_and_propagates(tmp_path, token, monkeypatch):
-    path = script(tmp_path, """
+    path = script(
+        tmp_path,
+        """
         print(f"rank {rank} up", flush=True)
         time.sleep(600)
-    """)
+    """,
+    )
 
     def stop_button(*args, **kwargs):  # the notebook's stop button, once a rank has printed
         raise KeyboardInterrupt

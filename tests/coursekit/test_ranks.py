@@ -42,7 +42,8 @@ def sum_of_ranks(rank, world_size):
 def test_each_rank_is_its_own_process_in_one_group(world_size, capsys):
     results = run_ranks(sum_of_ranks, world_size)
     assert [(rank, size, total) for _, rank, size, total in results] == [
-        (r, world_size, float(sum(range(world_size)))) for r in range(world_size)]
+        (r, world_size, float(sum(range(world_size)))) for r in range(world_size)
+    ]
     pids = {pid for pid, *_ in results}
     assert len(pids) == world_size and os.getpid() not in pids
     assert capsys.readouterr().out == "".join(f"[rank {r}] rank {r} here\n" for r in range(world_size))
@@ -84,8 +85,9 @@ def test_a_deadlock_ends_at_the_timeout_with_every_rank_stopped():
         run_ranks(only_rank0_reduces, timeout=5)
     error = caught.value
     assert (error.reason, error.ranks) == ("timeout", [0])
-    assert str(error).startswith("only_rank0_reduces on 2 ranks did not finish within 5 s: rank 0 still running "
-                                 "(rank 1 returned). A deadlock")
+    assert str(error).startswith(
+        "only_rank0_reduces on 2 ranks did not finish within 5 s: rank 0 still running (rank 1 returned). A deadlock"
+    )
     assert "last lines of rank 0:\n    rank 0 started" in str(error)
     assert no_children_left()
 
@@ -103,7 +105,7 @@ def test_a_rank_that_dies_is_reported_with_its_exit_code():
 
 def test_a_return_value_that_cannot_be_pickled_is_a_clear_error():
     with pytest.raises(LaunchError, match="its return value could not be sent back"):
-        run_ranks(lambda rank, world_size: (lambda: rank), timeout=60)
+        run_ranks(lambda rank, world_size: lambda: rank, timeout=60)
     assert no_children_left()
 
 
@@ -158,11 +160,14 @@ def test_refuses_to_fork_once_cuda_is_initialised(monkeypatch):
         run_ranks(sum_of_ranks)
 
 
-@pytest.mark.parametrize("fn, world_size, error, message", [
-    ("not a function", 2, TypeError, "run_ranks runs a function"),
-    (sum_of_ranks, 0, ValueError, "world_size must be a positive int"),
-    (sum_of_ranks, "2", ValueError, "world_size must be a positive int"),
-])
+@pytest.mark.parametrize(
+    "fn, world_size, error, message",
+    [
+        ("not a function", 2, TypeError, "run_ranks runs a function"),
+        (sum_of_ranks, 0, ValueError, "world_size must be a positive int"),
+        (sum_of_ranks, "2", ValueError, "world_size must be a positive int"),
+    ],
+)
 def test_bad_arguments_are_clear_errors(fn, world_size, error, message):
     with pytest.raises(error, match=message):
         run_ranks(fn, world_size)

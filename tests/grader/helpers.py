@@ -87,16 +87,36 @@ def write_submissions(root: Path, notebooks: dict[str, NotebookNode]) -> list[Pa
     return paths
 
 
-def grade(root: Path, paths: list[Path], cell_timeout: float, solutions: Path | None = None,
-          env: dict[str, str] | None = None, timeout: float = 900) -> Graded:
+def grade(
+    root: Path,
+    paths: list[Path],
+    cell_timeout: float,
+    solutions: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 900,
+) -> Graded:
     """Run `python -m grader grade` on the files; label each report entry by its path
     under ``root`` without the suffix."""
     report = root / "grades.json"
     where = ["--solutions", str(solutions)] if solutions else []
     run = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", *where, *map(str, paths), "--report", str(report),
-         "--cell-timeout", str(cell_timeout)],
-        capture_output=True, text=True, timeout=timeout, env=env)
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "grade",
+            *where,
+            *map(str, paths),
+            "--report",
+            str(report),
+            "--cell-timeout",
+            str(cell_timeout),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     entries = {}
     for entry in json.loads(report.read_text())["submissions"]:
         entries[Path(entry["file"]).relative_to(root).with_suffix("").as_posix()] = entry

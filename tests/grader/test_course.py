@@ -39,8 +39,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
 CHAPTERS = sorted(path.stem for path in SOLUTIONS.glob("*.ipynb"))
 CELL_TIMEOUT = 30  # seconds: the infinite loop below costs this much
-WRONG = [(name, number, k) for name in CHAPTERS for number, task in ANSWERS.get(name, {}).items()
-         for k in range(len(task.wrong))]
+WRONG = [
+    (name, number, k)
+    for name in CHAPTERS
+    for number, task in ANSWERS.get(name, {}).items()
+    for k in range(len(task.wrong))
+]
 DEADLOCKS = [(name, number, k) for name, number, k in WRONG if "deadlock" in ANSWERS[name][number].wrong[k].why]
 
 
@@ -54,11 +58,13 @@ def test_every_chapter_has_answers_to_test_its_checks():
 def test_committed_exercises_equal_a_fresh_release(tmp_path):
     written = release(SOLUTIONS, tmp_path)
     assert sorted(p.name for p in EXERCISES.glob("*.ipynb")) == sorted(p.name for p in written), (
-        "exercises/ and solutions/ hold different chapters: run `python -m grader release`")
+        "exercises/ and solutions/ hold different chapters: run `python -m grader release`"
+    )
     for path in written:
         assert (EXERCISES / path.name).read_bytes() == path.read_bytes(), (
             f"exercises/{path.name} is not what release writes: run `python -m grader release` "
-            "(never edit exercises by hand)")
+            "(never edit exercises by hand)"
+        )
     again = release(SOLUTIONS, tmp_path / "again")
     assert [p.read_bytes() for p in again] == [p.read_bytes() for p in written]
 
@@ -70,8 +76,12 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
     right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
     # The exercise with each stub line replaced by `pass`: nothing answered, nothing raised.
     stubs = {c.get("id"): c.source for c in exercise.cells}
-    emptied = {t.number: stubs[chapter.nb.cells[t.solution].id].replace(
-        f'raise NotImplementedError("Exercise {t.number}")', "pass") for t in chapter.tasks}
+    emptied = {
+        t.number: stubs[chapter.nb.cells[t.solution].id].replace(
+            f'raise NotImplementedError("Exercise {t.number}")', "pass"
+        )
+        for t in chapter.tasks
+    }
     first_wrong = {number: task.wrong[0].code for number, task in tasks.items()}
     submissions = {
         "solutions": chapter.nb,
@@ -82,14 +92,20 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
         "tampered_wrong": tamper(with_answers(exercise, chapter, first_wrong), chapter),
     }
     for k in range(max(len(task.wrong) for task in tasks.values())):
-        submissions[f"wrong-{k}"] = with_answers(exercise, chapter, {
-            number: task.wrong[k].code if k < len(task.wrong) else right[number] for number, task in tasks.items()})
+        submissions[f"wrong-{k}"] = with_answers(
+            exercise,
+            chapter,
+            {number: task.wrong[k].code if k < len(task.wrong) else right[number] for number, task in tasks.items()},
+        )
     for _, number, k in (d for d in DEADLOCKS if d[0] == name):
-        submissions[f"deadlock-{number}"] = with_answers(exercise, chapter, {**right, number: tasks[number].wrong[k].code})
+        submissions[f"deadlock-{number}"] = with_answers(
+            exercise, chapter, {**right, number: tasks[number].wrong[k].code}
+        )
     if name == CHAPTERS[0]:
         first, second = chapter.tasks[0].number, chapter.tasks[1].number
-        submissions["lost"] = with_answers(exercise, chapter, {
-            **right, first: "while True:\n    pass", second: "import os\nos._exit(1)"})
+        submissions["lost"] = with_answers(
+            exercise, chapter, {**right, first: "while True:\n    pass", second: "import os\nos._exit(1)"}
+        )
     return {f"{name}-{label}": nb for label, nb in submissions.items()}
 
 
@@ -126,7 +142,8 @@ def graded(tmp_path_factory) -> Callable[[str], Graded]:
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_solutions_score_full_marks(graded, name):
     assert graded(name).verdicts(f"{name}-solutions") == {
-        number: (True, f"Exercise {number} passed") for number in ANSWERS[name]}
+        number: (True, f"Exercise {number} passed") for number in ANSWERS[name]
+    }
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
@@ -145,8 +162,11 @@ def test_checks_bite_when_nothing_was_answered(graded, name):
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_alternative_answers_pass(graded, name):
-    failed = {number: message for number, (passed, message) in
-              graded(name).verdicts(f"{name}-alternative").items() if not passed}
+    failed = {
+        number: message
+        for number, (passed, message) in graded(name).verdicts(f"{name}-alternative").items()
+        if not passed
+    }
     assert not failed, f"correct alternative answers failed: {failed}"
 
 

@@ -67,27 +67,48 @@ def graded(tmp_path_factory):
         "wrong": answered(exercise, WRONG),
         "tampered_right": tampered_right,
         "tampered_wrong": tamper(answered(exercise, WRONG), CHAPTER),
-        "hidden_only": answered(exercise, {
-            **RIGHT, "9.1": "def square(x):\n    return {3: 9, -2: 4}.get(x, 0)"}),
-        "noisy": answered(exercise, {
-            "9.1": "import warnings\ndef square(x):\n    warnings.warn('slow path')\n    print('debug: x =', x)\n"
-                   "    return x * x",
-            "9.2": "import sys\nprint('working on it', file=sys.stderr)\ntotal = sum(DATA)",
-            "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\nlargest = max(scaled)\nlargest"}),
-        "lost": answered(exercise, {
-            "9.1": "while True:\n    pass", "9.2": "import os\nos._exit(1)", "9.3": RIGHT["9.3"]}),
-        "lost_in_check": answered(exercise, {
-            "9.1": "def square(x):\n    while True:\n        pass", "9.2": RIGHT["9.2"],
-            "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)"}),
-        "stubborn": answered(exercise, {
-            **RIGHT, "9.2": "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"}),
-        "flagged": answered(exercise, {
-            "9.1": "import builtins\ndef square(x):\n    return x * x",
-            "9.2": "import sys\nsys.modules['math'] = None\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
+        "hidden_only": answered(exercise, {**RIGHT, "9.1": "def square(x):\n    return {3: 9, -2: 4}.get(x, 0)"}),
+        "noisy": answered(
+            exercise,
+            {
+                "9.1": "import warnings\ndef square(x):\n    warnings.warn('slow path')\n    print('debug: x =', x)\n"
+                "    return x * x",
+                "9.2": "import sys\nprint('working on it', file=sys.stderr)\ntotal = sum(DATA)",
+                "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\nlargest = max(scaled)\nlargest",
+            },
+        ),
+        "lost": answered(
+            exercise, {"9.1": "while True:\n    pass", "9.2": "import os\nos._exit(1)", "9.3": RIGHT["9.3"]}
+        ),
+        "lost_in_check": answered(
+            exercise,
+            {
+                "9.1": "def square(x):\n    while True:\n        pass",
+                "9.2": RIGHT["9.2"],
+                "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)",
+            },
+        ),
+        "stubborn": answered(
+            exercise,
+            {**RIGHT, "9.2": "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"},
+        ),
+        "flagged": answered(
+            exercise,
+            {
+                "9.1": "import builtins\ndef square(x):\n    return x * x",
+                "9.2": "import sys\nsys.modules['math'] = None\ntotal = sum(DATA)",
+                "9.3": RIGHT["9.3"],
+            },
+        ),
         "no_solution": no_solution,
-        "markers": answered(exercise, {
-            "9.1": "# NBVAL_RAISES_EXCEPTION\ndef square(x):\n    return x * x\nraise ValueError('oops')",
-            "9.2": "# NBVAL_SKIP\ntotal = sum(DATA)", "9.3": RIGHT["9.3"]}),
+        "markers": answered(
+            exercise,
+            {
+                "9.1": "# NBVAL_RAISES_EXCEPTION\ndef square(x):\n    return x * x\nraise ValueError('oops')",
+                "9.2": "# NBVAL_SKIP\ntotal = sum(DATA)",
+                "9.3": RIGHT["9.3"],
+            },
+        ),
         "90_fixture_other_chapter": other,
         "unlabelled/90_fixture": other_unlabelled,
     }
@@ -135,7 +156,10 @@ def test_warnings_stderr_and_debug_prints_cost_nothing(graded):
 def test_infinite_loop_and_dead_kernel_fail_only_their_task(graded):
     result = graded.verdicts("lost")
     assert result["9.1"] == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
-    assert result["9.2"] == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
+    assert result["9.2"] == (
+        False,
+        "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell",
+    )
     assert result["9.3"] == (True, "Exercise 9.3 passed")  # graded in a fresh kernel, setup replayed
     assert graded.reasons("lost") == ["timeout", "kernel_died", "passed"]
 
@@ -222,8 +246,9 @@ def grade_with_dying_setup(tmp_path: Path, how: str):
     release(solutions, tmp_path / "exercises")
     exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
     paths = write_submissions(tmp_path, {"right": answered(exercise, RIGHT)})
-    graded = grade(tmp_path, paths, CELL_TIMEOUT, solutions=solutions, env={**os.environ, "SETUP_DIES": how},
-                   timeout=300)
+    graded = grade(
+        tmp_path, paths, CELL_TIMEOUT, solutions=solutions, env={**os.environ, "SETUP_DIES": how}, timeout=300
+    )
     return graded.run, graded.entries["right"]
 
 
@@ -239,7 +264,8 @@ def test_a_setup_cell_that_always_kills_the_kernel_ends_with_a_verdict(tmp_path)
     run, entry = grade_with_dying_setup(tmp_path, "always")
     assert run.returncode == 1 and entry["score"] == 0
     assert {t["message"] for t in entry["tasks"]} == {
-        "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"}
+        "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"
+    }
 
 
 DETACHED = """\
@@ -266,12 +292,27 @@ def test_processes_a_submission_leaves_behind_are_killed(tmp_path):
     pids.mkdir()
     release(FIXTURES, tmp_path / "exercises")
     exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
-    paths = write_submissions(tmp_path, {"detached": answered(exercise, {
-        "9.1": DETACHED + "while True:\n    pass",
-        "9.2": DETACHED + "os._exit(1)",
-        "9.3": DETACHED + RIGHT["9.3"]})})
-    graded = grade(tmp_path, paths, CELL_TIMEOUT, solutions=FIXTURES, timeout=300,
-                   env={**os.environ, "GRADER_TEST_PIDS": str(pids)})
+    paths = write_submissions(
+        tmp_path,
+        {
+            "detached": answered(
+                exercise,
+                {
+                    "9.1": DETACHED + "while True:\n    pass",
+                    "9.2": DETACHED + "os._exit(1)",
+                    "9.3": DETACHED + RIGHT["9.3"],
+                },
+            )
+        },
+    )
+    graded = grade(
+        tmp_path,
+        paths,
+        CELL_TIMEOUT,
+        solutions=FIXTURES,
+        timeout=300,
+        env={**os.environ, "GRADER_TEST_PIDS": str(pids)},
+    )
     assert graded.reasons("detached") == ["timeout", "kernel_died", "passed"]
     started = [int(path.name) for path in pids.iterdir()]
     assert len(started) == 3, started

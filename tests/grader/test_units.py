@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
-from pathlib import Path
 
-from grader.errors import GraderError
 from grader.assemble import grading_notebook
-from grader.results import SubmissionResult, TaskResult
-from grader.run import sanitize_rules
+from grader.errors import GraderError
 from grader.notebook import load_chapter
 from grader.release import exercise_notebook, release, stub
 from grader.report import as_json, table
+from grader.results import SubmissionResult, TaskResult
+from grader.run import sanitize_rules
 from grader.scan import findings, module_aliases
 from grader.submission import Submission, chapter_of, match_solutions, read_submission
 
@@ -47,18 +47,22 @@ def submission(nb, name="90_fixture.ipynb") -> Submission:
 
 # --- task discovery -----------------------------------------------------------------
 
+
 def test_tasks_are_found_with_their_cells(chapter):
     found = [(t.number, t.points, len(t.checks), len(t.hidden)) for t in chapter.tasks]
     assert found == [("9.1", 2.0, 1, 1), ("9.2", 3.0, 1, 0), ("9.3", 1.0, 1, 0)]
     assert chapter.nb.cells[chapter.tasks[0].solution].id == "ex9-1-solution"
 
 
-@pytest.mark.parametrize("cell_id, change, message", [
-    ("ex9-2-check", {"tags": []}, r"Exercise 9\.2: no code cell tagged 'check'"),
-    ("ex9-2-check", {"tags": ["check", "nbval-skip"]}, r"Exercise 9\.2: cell 8 is a check, so nbval must run it"),
-    ("ex9-1-solution", {"tags": ["solution", "check"]}, r"cell 3: a cell can have only one of the tags"),
-    ("ex9-3-check", {"execution_count": None}, r"Exercise 9\.3: cell 13 has outputs but no execution count"),
-])
+@pytest.mark.parametrize(
+    "cell_id, change, message",
+    [
+        ("ex9-2-check", {"tags": []}, r"Exercise 9\.2: no code cell tagged 'check'"),
+        ("ex9-2-check", {"tags": ["check", "nbval-skip"]}, r"Exercise 9\.2: cell 8 is a check, so nbval must run it"),
+        ("ex9-1-solution", {"tags": ["solution", "check"]}, r"cell 3: a cell can have only one of the tags"),
+        ("ex9-3-check", {"execution_count": None}, r"Exercise 9\.3: cell 13 has outputs but no execution count"),
+    ],
+)
 def test_malformed_instructor_notebook_names_the_cell_to_fix(tmp_path, chapter, cell_id, change, message):
     nb = json.loads(json.dumps(chapter.nb))
     target = next(c for c in nb["cells"] if c["id"] == cell_id)
@@ -74,11 +78,13 @@ def test_malformed_instructor_notebook_names_the_cell_to_fix(tmp_path, chapter, 
 
 # --- release ------------------------------------------------------------------------
 
+
 def test_stub_keeps_code_outside_the_region_and_its_indentation():
     source = "x = 1\ndef f(y):\n    ### BEGIN SOLUTION\n    return y + x\n    ### END SOLUTION\nprint(f(2))"
     assert stub(source, "4.2") == (
         "x = 1\ndef f(y):\n    ### BEGIN SOLUTION\n"
-        '    raise NotImplementedError("Exercise 4.2")\n    ### END SOLUTION\nprint(f(2))')
+        '    raise NotImplementedError("Exercise 4.2")\n    ### END SOLUTION\nprint(f(2))'
+    )
 
 
 def test_exercise_drops_hidden_cells_and_solution_outputs_but_keeps_check_outputs(chapter):
@@ -105,6 +111,7 @@ def test_release_is_byte_identical_across_runs(tmp_path):
 
 # --- which chapter ------------------------------------------------------------------
 
+
 def test_chapter_from_metadata_even_when_the_file_is_renamed(chapters, chapter):
     assert chapter_of(submission(exercise(chapter), "alice-homework.ipynb"), chapters).name == "90_fixture"
 
@@ -117,7 +124,9 @@ def test_chapter_from_file_name_when_metadata_is_gone(chapters, chapter):
 
 def test_another_chapters_notebook_is_a_clear_error(chapters):
     other = exercise(chapters["91_other"])
-    with pytest.raises(GraderError, match="named for chapter 90_fixture but is the exercise notebook of chapter 91_other"):
+    with pytest.raises(
+        GraderError, match="named for chapter 90_fixture but is the exercise notebook of chapter 91_other"
+    ):
         chapter_of(submission(other, "90_fixture.ipynb"), chapters)
     del other.metadata["grader"]
     with pytest.raises(GraderError, match="looks like chapter 91_other's"):
@@ -130,11 +139,14 @@ def test_unknown_chapter_is_a_clear_error(chapters):
         chapter_of(submission(nb, "notes.ipynb"), chapters)
 
 
-@pytest.mark.parametrize("content, message", [
-    ("hello, not json", "not a Jupyter notebook"),
-    ('{"cells": "nope", "nbformat": 4}', "not a Jupyter notebook in nbformat 4"),
-    ("[1, 2]", "not a Jupyter notebook in nbformat 4"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("hello, not json", "not a Jupyter notebook"),
+        ('{"cells": "nope", "nbformat": 4}', "not a Jupyter notebook in nbformat 4"),
+        ("[1, 2]", "not a Jupyter notebook in nbformat 4"),
+    ],
+)
 def test_not_a_notebook_is_a_clear_error(tmp_path, content, message):
     path = tmp_path / "sub.ipynb"
     path.write_text(content)
@@ -159,6 +171,7 @@ def test_damaged_cells_do_not_crash_matching(tmp_path, chapters, chapter):
 
 
 # --- matching solution cells --------------------------------------------------------
+
 
 def answered(chapter, answers: dict[str, str]) -> nbformat.NotebookNode:
     nb = exercise(chapter)
@@ -204,40 +217,47 @@ def test_deleted_solution_cell_is_unmatched(chapter):
 MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import nn"])
 
 
-@pytest.mark.parametrize("code, reason", [
-    ("import builtins\nbuiltins.print = None", "imports the builtins module"),
-    ("__builtins__['abs'] = lambda x: 0", "__builtins__"),
-    ("import sys\nsys.modules['torch'] = None", "sys.modules"),
-    ("from sys import modules", "sys.modules"),
-    ("torch.allclose = lambda *a, **k: True", "changes torch.allclose"),
-    ("torch.Tensor.__eq__ = lambda a, b: True", "changes torch.Tensor.__eq__"),
-    ("setattr(np, 'allclose', print)", "with setattr()"),
-    ("torch = None", "rebinds torch"),
-    ("import numpy as torch", "rebinds torch"),
-    ("def nn():\n    pass", "rebinds nn"),
-    ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
-    ("import grader.output_guard", "the grader"),
-    ("import importlib\nimportlib.import_module('os')", "importlib"),
-    ("exec('x = 1')", "exec()"),
-    ("g = globals()['__builtins__']", "'__builtins__'"),
-])
+@pytest.mark.parametrize(
+    "code, reason",
+    [
+        ("import builtins\nbuiltins.print = None", "imports the builtins module"),
+        ("__builtins__['abs'] = lambda x: 0", "__builtins__"),
+        ("import sys\nsys.modules['torch'] = None", "sys.modules"),
+        ("from sys import modules", "sys.modules"),
+        ("torch.allclose = lambda *a, **k: True", "changes torch.allclose"),
+        ("torch.Tensor.__eq__ = lambda a, b: True", "changes torch.Tensor.__eq__"),
+        ("setattr(np, 'allclose', print)", "with setattr()"),
+        ("torch = None", "rebinds torch"),
+        ("import numpy as torch", "rebinds torch"),
+        ("def nn():\n    pass", "rebinds nn"),
+        ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
+        ("import grader.output_guard", "the grader"),
+        ("import importlib\nimportlib.import_module('os')", "importlib"),
+        ("exec('x = 1')", "exec()"),
+        ("g = globals()['__builtins__']", "'__builtins__'"),
+    ],
+)
 def test_scan_flags_reaching_into_the_checks(code, reason):
     found = findings(code, MODULES)
     assert any(reason in line for line in found), found
 
 
-@pytest.mark.parametrize("code", [
-    "import torch\nx = torch.ones(3)\nx.add_(1)\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()",
-    "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)",
-    "import sys\nprint('progress', file=sys.stderr)\nsys.stdout.flush()",
-    "%time y = 2 * 3",
-    "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
-])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import torch\nx = torch.ones(3)\nx.add_(1)\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()",
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)",
+        "import sys\nprint('progress', file=sys.stderr)\nsys.stdout.flush()",
+        "%time y = 2 * 3",
+        "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
+    ],
+)
 def test_scan_leaves_ordinary_answers_alone(code):
     assert findings(code, MODULES) == []
 
 
 # --- grading notebook and sanitize rule ---------------------------------------------
+
 
 def test_grading_notebook_takes_only_solution_code_from_the_submission(chapter):
     answers = {"9.1": "def square(x):\n    return x * x", "9.2": "total = 6", "9.3": "largest = 30"}
@@ -255,7 +275,13 @@ def test_grading_notebook_after_a_lost_kernel_replays_earlier_solutions_only(cha
     answers = {"9.1": "def square(x):\n    return x * x", "9.2": "total = 6", "9.3": "largest = 30"}
     _, roles = grading_notebook(chapter, answers, [chapter.tasks[2]], [chapter.tasks[0]])
     assert [(r.kind, r.task) for r in roles] == [
-        ("guard", None), ("setup", None), ("replay", "9.1"), ("setup", None), ("solution", "9.3"), ("check", "9.3")]
+        ("guard", None),
+        ("setup", None),
+        ("replay", "9.1"),
+        ("setup", None),
+        ("solution", "9.3"),
+        ("check", "9.3"),
+    ]
 
 
 def test_sanitize_rule_keeps_only_the_lines_checks_print(chapter):
@@ -276,11 +302,16 @@ def test_sanitize_rule_keeps_only_the_lines_checks_print(chapter):
 
 # --- report -------------------------------------------------------------------------
 
+
 def test_table_and_json_show_every_task():
-    result = SubmissionResult(Path("alice.ipynb"), "90_fixture", [
-        TaskResult("9.1", 2.0, "passed", "Exercise 9.1 passed"),
-        TaskResult("9.2", 3.0, "check_failed", "total should be 6\nsecond line"),
-    ])
+    result = SubmissionResult(
+        Path("alice.ipynb"),
+        "90_fixture",
+        [
+            TaskResult("9.1", 2.0, "passed", "Exercise 9.1 passed"),
+            TaskResult("9.2", 3.0, "check_failed", "total should be 6\nsecond line"),
+        ],
+    )
     text = table(result)
     assert "alice.ipynb (chapter 90_fixture): 2/5 points" in text
     assert re.search(r"9\.2\s+0/3\s+FAILED\s+total should be 6\n\s+second line", text)

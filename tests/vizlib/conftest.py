@@ -97,8 +97,16 @@ def measure(call, leaves: dict[str, torch.Tensor], grad_output=None) -> list[Ref
             nodes.append(RefNode("leaf", names.get(id(leaf), "?"), leaf.detach().clone(), None))
             targets.append(leaf)
         else:
-            nodes.append(RefNode("op", type(fn).__name__, rec.values.get(fn), None,
-                                 produced=fn in rec.produced, outputs=len(fn._input_metadata)))
+            nodes.append(
+                RefNode(
+                    "op",
+                    type(fn).__name__,
+                    rec.values.get(fn),
+                    None,
+                    produced=fn in rec.produced,
+                    outputs=len(fn._input_metadata),
+                )
+            )
             targets.append(GradientEdge(fn, 0))
         nodes[-1].inputs = [index[nxt] for nxt, _ in fn.next_functions if nxt is not None]
     if grad_output is None:
@@ -142,8 +150,9 @@ def differs(recorded, st, ref: torch.Tensor | None, require: bool, rtol: float, 
         if got is None and key in ("min", "max"):
             continue  # gradients may skip their extremes
         slack = 1e-3 if key == "std" else 1e-5  # std: see test_statistics_of_big_tensors_are_accurate
-        if not torch.isclose(torch.tensor(got, dtype=torch.float64), w, rtol=1e-4,
-                             atol=max(atol, slack * scale), equal_nan=True):
+        if not torch.isclose(
+            torch.tensor(got, dtype=torch.float64), w, rtol=1e-4, atol=max(atol, slack * scale), equal_nan=True
+        ):
             return f"{key}: vizlib {got} != autograd {w.item()}"
     return None
 
@@ -165,8 +174,9 @@ def mismatch(node, ref: RefNode, require: bool, rtol: float, atol: float) -> str
     return f"grad: {why}" if why else None
 
 
-def assert_same_graph(g, ref: list[RefNode], *, require: bool = True, rtol: float = 1e-5,
-                      atol: float = 1e-6) -> dict[int, int]:
+def assert_same_graph(
+    g, ref: list[RefNode], *, require: bool = True, rtol: float = 1e-5, atol: float = 1e-6
+) -> dict[int, int]:
     """Assert vizlib's graph ``g`` is the reference graph: same nodes, edges, values, grads.
 
     A vizlib node matches a reference node with the same kind, name, shape, dtype, value,
@@ -188,8 +198,10 @@ def assert_same_graph(g, ref: list[RefNode], *, require: bool = True, rtol: floa
         assert ready, f"the graph has a cycle among {sorted(ids - placed)}"
         order += ready
         placed.update(n.id for n in ready)
-    assert len(g.nodes) == len(ref), (f"vizlib has {len(g.nodes)} nodes, autograd {len(ref)}: "
-                                      f"{sorted(n.name for n in g.nodes)} vs {sorted(r.name for r in ref)}")
+    assert len(g.nodes) == len(ref), (
+        f"vizlib has {len(g.nodes)} nodes, autograd {len(ref)}: "
+        f"{sorted(n.name for n in g.nodes)} vs {sorted(r.name for r in ref)}"
+    )
     ref_inputs = [Counter(r.inputs) for r in ref]
     why: dict[tuple[int, int], str | None] = {}
     match: dict[int, int] = {}
@@ -213,10 +225,14 @@ def assert_same_graph(g, ref: list[RefNode], *, require: bool = True, rtol: floa
             del match[node.id]
             used.discard(i)
         if k > deepest[0]:
-            reasons = "; ".join(f"{ref[i].name}: {why[node.id, i]}" for i in free
-                                if ref[i].name in (node.name, "?") and why[node.id, i])
-            deepest[:] = [k, f"vizlib node {node.id} {node.name!r} (shape {node.shape}) matches no "
-                             f"autograd node: {reasons or 'none with the same name and inputs'}"]
+            reasons = "; ".join(
+                f"{ref[i].name}: {why[node.id, i]}" for i in free if ref[i].name in (node.name, "?") and why[node.id, i]
+            )
+            deepest[:] = [
+                k,
+                f"vizlib node {node.id} {node.name!r} (shape {node.shape}) matches no "
+                f"autograd node: {reasons or 'none with the same name and inputs'}",
+            ]
         return False
 
     assert place(0), deepest[1]
@@ -226,9 +242,11 @@ def assert_same_graph(g, ref: list[RefNode], *, require: bool = True, rtol: floa
         r = ref[match[src]]
         if require and r.outputs == 1 and [s for s, _ in g.edges].count(src) == 1:
             want = None if r.grad is None else r.grad.double().norm().item()
-            assert (norm is None or norm == 0) if want is None else norm is not None and (
-                norm == pytest.approx(want, rel=1e-4, abs=atol, nan_ok=True)), (
-                f"edge {g.node(src).name} -> {g.node(dst).name}: vizlib norm {norm}, autograd {want}")
+            assert (
+                (norm is None or norm == 0)
+                if want is None
+                else norm is not None and (norm == pytest.approx(want, rel=1e-4, abs=atol, nan_ok=True))
+            ), f"edge {g.node(src).name} -> {g.node(dst).name}: vizlib norm {norm}, autograd {want}"
     return match
 
 
@@ -268,8 +286,9 @@ def check(target, *args, grad_output=None, seed: int = 0, rtol: float = 1e-5, at
     names = [p.name for p in params.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     ref_args = [_leaf_copy(a) for a in args]
     ref_kwargs = {k: _leaf_copy(v) for k, v in kwargs.items()}
-    leaves = {n: a for n, a in [*zip(names, ref_args), *ref_kwargs.items()]
-              if isinstance(a, torch.Tensor) and a.requires_grad}
+    leaves = {
+        n: a for n, a in [*zip(names, ref_args), *ref_kwargs.items()] if isinstance(a, torch.Tensor) and a.requires_grad
+    }
     if module is not None:
         leaves.update(ref_target.named_parameters())
     torch.manual_seed(seed)

@@ -22,8 +22,11 @@ def drawn_attrs(svg: str) -> dict[str, tuple]:
         if m := re.search(r'<g id="(\w+)" class="(?:node|edge)">', piece):
             shapes = re.findall(r"<(?:path|polygon|ellipse) ([^>]*)/>", piece)
             out[m.group(1)] = (
-                sorted(tuple(sorted(re.findall(r'\b(fill|stroke|stroke-width|stroke-dasharray)="([^"]*)"', s)))
-                       for s in shapes),
+                sorted(
+                    tuple(sorted(re.findall(r'\b(fill|stroke|stroke-width|stroke-dasharray)="([^"]*)"', s)))
+                    for s in shapes
+                ),
                 sorted(re.findall(r'<text [^>]*\bfill="([^"]*)"', piece)),
-                [html.unescape(t) for t in re.findall(r'xlink:title="([^"]*)"', piece)])
+                [html.unescape(t) for t in re.findall(r'xlink:title="([^"]*)"', piece)],
+            )
     return out

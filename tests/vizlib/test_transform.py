@@ -28,8 +28,13 @@ def gpt():
 def test_identical_blocks_fold_into_one_box_with_their_count(gpt):
     model, batch, full = gpt
     g = vz.graph(model, *batch, depth=1)
-    assert boxes(g) == [("wte", "Embedding", 1), ("wpe", "Embedding", 1), ("blocks.0-5", "Block", 6),
-                        ("ln_f", "LayerNorm", 1), ("lm_head", "Linear", 1)]
+    assert boxes(g) == [
+        ("wte", "Embedding", 1),
+        ("wpe", "Embedding", 1),
+        ("blocks.0-5", "Block", 6),
+        ("ln_f", "LayerNorm", 1),
+        ("lm_head", "Linear", 1),
+    ]
     (folded,) = [n for n in g.nodes if n.repeats > 1]
     in_blocks = [n for n in full.nodes if len(n.modules) > 1 and n.modules[1].startswith("blocks.")]
     assert folded.members == len(in_blocks), "the box holds every op and parameter of the six blocks"
@@ -79,8 +84,12 @@ class Stack(nn.Module):
 def test_only_identical_consecutive_blocks_fold():
     torch.manual_seed(0)
     g = vz.graph(Stack(), torch.ones(1, 4), depth=1)
-    assert boxes(g) == [("wide.0", "Linear", 1), ("wide.1", "Linear", 1), ("wide.2", "Linear", 1),
-                        ("cell (calls 1-3)", "Linear", 3)]
+    assert boxes(g) == [
+        ("wide.0", "Linear", 1),
+        ("wide.1", "Linear", 1),
+        ("wide.2", "Linear", 1),
+        ("cell (calls 1-3)", "Linear", 3),
+    ]
     assert acyclic(g)
 
 

@@ -28,9 +28,16 @@ from .summary import small_value, stats
 from .walk import Walked, output_meta, root_of, saved_tensors, walk
 
 
-def graph(target, *args, params: dict | nn.Module | None = None, grad_output=None,
-          show_saved: bool = False, depth: int | None = None, max_nodes: int | None = 150,
-          **kwargs) -> Graph:
+def graph(
+    target,
+    *args,
+    params: dict | nn.Module | None = None,
+    grad_output=None,
+    show_saved: bool = False,
+    depth: int | None = None,
+    max_nodes: int | None = 150,
+    **kwargs,
+) -> Graph:
     """Capture the autograd graph of ``target`` with its values and gradients.
 
     ``target`` is a tensor (or a list of tensors) to walk post-hoc, or a function or
@@ -43,14 +50,17 @@ def graph(target, *args, params: dict | nn.Module | None = None, grad_output=Non
     """
     if isinstance(target, torch.Tensor) or _is_tensor_list(target):
         if args or kwargs:
-            raise VizlibTypeError("vz.graph(tensor) takes no further inputs; to record a call, "
-                              "pass the function first: vz.graph(fn, x, w).")
+            raise VizlibTypeError(
+                "vz.graph(tensor) takes no further inputs; to record a call, "
+                "pass the function first: vz.graph(fn, x, w)."
+            )
         g = _posthoc(list(target) if isinstance(target, (list, tuple)) else [target], params, show_saved)
     elif callable(target):
         g = _recorded(target, args, kwargs, params, grad_output)
     else:
-        raise VizlibTypeError(f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; "
-                          f"got {type(target).__name__}.")
+        raise VizlibTypeError(
+            f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
+        )
     g.show_saved = show_saved
     return simplify(g, depth, max_nodes)
 
@@ -60,6 +70,7 @@ def _is_tensor_list(x) -> bool:
 
 
 # ---------------------------------------------------------------- post-hoc
+
 
 def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
     w = walk([root_of(t) for t in roots])
@@ -89,12 +100,14 @@ def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
         for n in nodes:
             n.saved, n.saved_bytes = [], 0
     else:
-        g.saved_bytes = _total_saved(nodes, {i: saved_tensors(fn) for i, fn in enumerate(w.fns)
-                                             if w.leaf_tensor(i) is None})
+        g.saved_bytes = _total_saved(
+            nodes, {i: saved_tensors(fn) for i, fn in enumerate(w.fns) if w.leaf_tensor(i) is None}
+        )
     return g
 
 
 # ---------------------------------------------------------------- recorded
+
 
 def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> Graph:
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
@@ -116,7 +129,8 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> G
             if not outs:
                 raise VizlibValueError(
                     f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
-                    "so there is no graph to draw. Return a tensor computed from the inputs.")
+                    "so there is no graph to draw. Return a tensor computed from the inputs."
+                )
             seeds = _grad_outputs(outs, grad_output)
             w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
             return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
@@ -137,14 +151,16 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
             r.saved = saved_tensors(fn) or r.saved
     back, handles = hook_backward(w.fns, edges_of, rec.saved)
     try:
-        leaf_grads = torch.autograd.grad(outs, [w.leaf_tensor(i) for i in leaf_pos], seeds,
-                                         retain_graph=True, allow_unused=True)
+        leaf_grads = torch.autograd.grad(
+            outs, [w.leaf_tensor(i) for i in leaf_pos], seeds, retain_graph=True, allow_unused=True
+        )
     except RuntimeError as err:
         if "second time" in str(err) or "freed" in str(err):
             raise VizlibValueError(
                 "This graph's saved tensors were freed by an earlier backward() inside the call. "
                 "Return the result without calling backward() yourself (vizlib runs backward), "
-                "or call backward(retain_graph=True).") from None
+                "or call backward(retain_graph=True)."
+            ) from None
         raise
     finally:
         for h in handles:
@@ -161,8 +177,17 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
             shape, dtype = output_meta(fn)
             node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
         else:
-            node = Node(id=i, kind="op", name=type(fn).__name__, shape=r.shape, dtype=r.dtype, op=r.op,
-                        value=r.value, value_stats=r.value_stats, modules=r.modules)
+            node = Node(
+                id=i,
+                kind="op",
+                name=type(fn).__name__,
+                shape=r.shape,
+                dtype=r.dtype,
+                op=r.op,
+                value=r.value,
+                value_stats=r.value_stats,
+                modules=r.modules,
+            )
             _attach_saved(node, r.saved)
         node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
         nodes.append(node)
@@ -172,9 +197,13 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
     _place_params(nodes, param_names)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
-    g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges],
-              edge_grads=[back.edge_norms.get(e) for e in w.edges],
-              backward_order=_with_leaves(back.order, leaf_pos, w), module_specs=dict(rec.module_specs))
+    g = Graph(
+        nodes=nodes,
+        edges=[(s, d) for s, d, _ in w.edges],
+        edge_grads=[back.edge_norms.get(e) for e in w.edges],
+        backward_order=_with_leaves(back.order, leaf_pos, w),
+        module_specs=dict(rec.module_specs),
+    )
     g.saved_bytes = _total_saved(nodes, {i: rec.ops[fn].saved for i, fn in enumerate(w.fns) if fn in rec.ops})
     return g
 
@@ -203,6 +232,7 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
 
 # ---------------------------------------------------------------- inputs and naming
 
+
 def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
     """Give float inputs a gradient without touching the caller's tensors; name them.
 
@@ -210,6 +240,7 @@ def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dic
     require grad are copied and the copy requires grad. Returns new args, kwargs, and
     id(tensor) -> name.
     """
+
     def prepare(v):
         if isinstance(v, float):
             return torch.tensor(v, requires_grad=True)
@@ -241,14 +272,20 @@ def _param_names(params) -> dict[int, str]:
         return {id(p): name for name, p in params.named_parameters()}
     if isinstance(params, dict):
         return {id(t): name for name, t in params.items() if isinstance(t, torch.Tensor)}
-    raise VizlibTypeError("params= must be a dict of name -> tensor, or an nn.Module "
-                      f"(got {type(params).__name__}).")
+    raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
 def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None) -> Node:
     name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
-    node = Node(id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=str(leaf.dtype).removeprefix("torch."),
-                value=small_value(leaf), value_stats=stats(leaf))
+    node = Node(
+        id=i,
+        kind="leaf",
+        name=name,
+        shape=tuple(leaf.shape),
+        dtype=str(leaf.dtype).removeprefix("torch."),
+        value=small_value(leaf),
+        value_stats=stats(leaf),
+    )
     if grad is not None:
         node.grad, node.grad_stats = small_value(grad), stats(grad, extremes=False)
     return node
@@ -266,19 +303,23 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
                     f"The result has shape {list(t.shape)}, not a single number, so backward has no "
                     "natural starting gradient. Pass grad_output= a tensor of that shape "
                     f"(e.g. grad_output=torch.ones({', '.join(map(str, t.shape))})), "
-                    "or return a scalar such as y.sum().")
+                    "or return a scalar such as y.sum()."
+                )
         return [torch.ones_like(t) for t in outs]
     seeds = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
     want = ", ".join(str(list(t.shape)) for t in outs)
     if not all(isinstance(s, torch.Tensor) for s in seeds):
-        raise VizlibTypeError(f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
-                              f"of the result's shape ({want}); got {type(grad_output).__name__}.")
+        raise VizlibTypeError(
+            f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
+            f"of the result's shape ({want}); got {type(grad_output).__name__}."
+        )
     if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     return seeds
 
 
 # ---------------------------------------------------------------- module state
+
 
 def _snapshot_buffers(*objs) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Copies of every module buffer, so a forward in train mode leaves no trace."""
@@ -300,6 +341,7 @@ def _restore_buffers(saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
 
 
 # ---------------------------------------------------------------- graph details
+
 
 def _attach_saved(node: Node, saved: list) -> None:
     node.saved = [s for s, _ in saved]
@@ -327,7 +369,7 @@ def _place_params(nodes: list[Node], param_names: set[str]) -> None:
     chains: dict[str, tuple[str, ...]] = {}
     for n in nodes:
         for k in range(len(n.modules)):
-            chains.setdefault(n.modules[k], n.modules[:k + 1])
+            chains.setdefault(n.modules[k], n.modules[: k + 1])
     if not chains:
         return
     root = next(iter(chains.values()))[:1]

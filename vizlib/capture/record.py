@@ -71,7 +71,8 @@ class SavedForBackward:
         if held.tensor is None:
             raise RuntimeError(
                 "vz.graph already ran backward through this graph and let go of the tensors it "
-                "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph.")
+                "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph."
+            )
         unpacked = getattr(self._local, "unpacked", None)
         if unpacked is not None:  # None: read outside backward (vizlib naming saved tensors)
             unpacked.append(held)
@@ -103,8 +104,10 @@ class ForwardRecorder(TorchFunctionMode):
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self):
-        self._hooks = [register_module_forward_pre_hook(self._enter_module),
-                       register_module_forward_hook(self._leave_module, always_call=True)]
+        self._hooks = [
+            register_module_forward_pre_hook(self._enter_module),
+            register_module_forward_hook(self._leave_module, always_call=True),
+        ]
         self._saved_hooks.__enter__()
         return super().__enter__()
 
@@ -122,8 +125,9 @@ class ForwardRecorder(TorchFunctionMode):
         path = self.module_names.get(module) or type(module).__name__
         calls = self._calls[module] = self._calls.get(module, 0) + 1
         if calls == 1:
-            self.module_specs[path] = ModuleSpec(type(module).__name__, tuple(
-                (name, tuple(p.shape)) for name, p in module.named_parameters()))
+            self.module_specs[path] = ModuleSpec(
+                type(module).__name__, tuple((name, tuple(p.shape)) for name, p in module.named_parameters())
+            )
         self._scope.append(path if calls == 1 else f"{path} (call {calls})")
 
     def _leave_module(self, module, args, output):
@@ -133,8 +137,9 @@ class ForwardRecorder(TorchFunctionMode):
     def _pack(self, t: torch.Tensor) -> _Held:
         if t.untyped_storage().nbytes():
             name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
-            self._packed.append((SavedTensor(name, tuple(t.shape), dtype_name(t.dtype),
-                                             t.untyped_storage().nbytes()), storage_key(t)))
+            self._packed.append(
+                (SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()), storage_key(t))
+            )
         return self.saved.pack(t)
 
     # -- the op recording itself --
@@ -159,9 +164,16 @@ class ForwardRecorder(TorchFunctionMode):
     def _record(self, t, op: str | None) -> None:
         if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
             self.ops[t.grad_fn] = OpRecord(
-                op=op, shape=tuple(t.shape), dtype=dtype_name(t.dtype), value=small_value(t),
-                value_stats=stats(t), modules=tuple(self._scope), saved=self._packed)
+                op=op,
+                shape=tuple(t.shape),
+                dtype=dtype_name(t.dtype),
+                value=small_value(t),
+                value_stats=stats(t),
+                modules=tuple(self._scope),
+                saved=self._packed,
+            )
             self._packed = []
+
 
 @dataclass
 class BackwardRecord:
@@ -173,8 +185,9 @@ class BackwardRecord:
     edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
 
 
-def hook_backward(fns: list, edges_of: dict[int, list[tuple[int, int]]],
-                  saved: SavedForBackward) -> tuple[BackwardRecord, list]:
+def hook_backward(
+    fns: list, edges_of: dict[int, list[tuple[int, int]]], saved: SavedForBackward
+) -> tuple[BackwardRecord, list]:
     """Put a pre-hook and a post-hook on every op node; return the record and the handles.
 
     ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the

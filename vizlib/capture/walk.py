@@ -80,8 +80,13 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
     if ran_at:
         order = _as_ran(order, ran_at)
         index = {fn: i for i, fn in enumerate(order)}
-    edges = [(index[nxt], index[fn], slot) for fn in order if not isinstance(fn, torch.Tensor)
-             for slot, (nxt, _) in enumerate(fn.next_functions) if nxt is not None]
+    edges = [
+        (index[nxt], index[fn], slot)
+        for fn in order
+        if not isinstance(fn, torch.Tensor)
+        for slot, (nxt, _) in enumerate(fn.next_functions)
+        if nxt is not None
+    ]
     return Walked(fns=order, edges=edges, index=index)
 
 
@@ -155,6 +160,10 @@ def saved_tensors(fn) -> list[tuple[SavedTensor, tuple]]:
         for k, t in enumerate(items):
             if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes():
                 label = name if len(items) == 1 else f"{name}[{k}]"
-                found.append((SavedTensor(label, tuple(t.shape), dtype_name(t.dtype),
-                                          t.untyped_storage().nbytes()), storage_key(t)))
+                found.append(
+                    (
+                        SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()),
+                        storage_key(t),
+                    )
+                )
     return found

@@ -91,8 +91,9 @@ class FloatBits:
         return (-1) ** int(self.sign) * math.ldexp(self.significand, self.power)
 
 
-def float_fields(x: float | torch.Tensor,
-                 dtypes: Sequence[torch.dtype] | torch.dtype = DEFAULT_DTYPES) -> list[FloatBits]:
+def float_fields(
+    x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dtype = DEFAULT_DTYPES
+) -> list[FloatBits]:
     """``x`` rounded to each dtype as torch rounds it, and the bits torch stored for it."""
     number = _as_tensor(x)
     return [_fields(number.to(dt)) for dt in _checked_dtypes(dtypes)]
@@ -103,18 +104,24 @@ def _as_tensor(x: object) -> torch.Tensor:
     if isinstance(x, bool) or (isinstance(x, torch.Tensor) and x.dtype == torch.bool):
         raise VizlibTypeError("float_bits draws a number, not a bool: pass e.g. vz.float_bits(1.0).")
     if isinstance(x, complex) or (isinstance(x, torch.Tensor) and x.is_complex()):
-        raise VizlibTypeError("A complex number is two floats: draw them one at a time, "
-                              "e.g. vz.float_bits(z.real) and vz.float_bits(z.imag).")
+        raise VizlibTypeError(
+            "A complex number is two floats: draw them one at a time, "
+            "e.g. vz.float_bits(z.real) and vz.float_bits(z.imag)."
+        )
     if isinstance(x, (int, float)):
         return torch.tensor(float(x), dtype=torch.float64)
     if not isinstance(x, torch.Tensor):
-        raise VizlibTypeError(f"float_bits draws one number: pass a Python float or int, or a tensor with "
-                              f"one element, e.g. vz.float_bits(0.1); got {type(x).__name__}.")
+        raise VizlibTypeError(
+            f"float_bits draws one number: pass a Python float or int, or a tensor with "
+            f"one element, e.g. vz.float_bits(0.1); got {type(x).__name__}."
+        )
     if x.device.type == "meta":
         raise VizlibValueError("x is on the meta device: it has no value to draw. Use a real tensor.")
     if x.numel() != 1:
-        raise VizlibValueError(f"x has {x.numel()} elements (shape {tuple(x.shape)}); float_bits draws one "
-                               "number: pick one, e.g. vz.float_bits(t.flatten()[0]).")
+        raise VizlibValueError(
+            f"x has {x.numel()} elements (shape {tuple(x.shape)}); float_bits draws one "
+            "number: pick one, e.g. vz.float_bits(t.flatten()[0])."
+        )
     return x.detach().reshape(()).cpu()
 
 
@@ -123,14 +130,16 @@ def _checked_dtypes(dtypes: object) -> list[torch.dtype]:
     if isinstance(dtypes, torch.dtype):
         dtypes = [dtypes]
     if isinstance(dtypes, (str, bytes)) or not isinstance(dtypes, Sequence):
-        raise VizlibTypeError(f"dtypes must be a list of torch dtypes, e.g. dtypes=[torch.float16, "
-                              f"torch.bfloat16]; got {dtypes!r}.")
+        raise VizlibTypeError(
+            f"dtypes must be a list of torch dtypes, e.g. dtypes=[torch.float16, torch.bfloat16]; got {dtypes!r}."
+        )
     if not dtypes:
         raise VizlibValueError("dtypes is empty: name at least one format, e.g. dtypes=[torch.float16].")
     for dt in dtypes:
         if not isinstance(dt, torch.dtype):
-            raise VizlibTypeError(f"dtypes must hold torch dtypes such as torch.float16, not {dt!r} "
-                                  f"({type(dt).__name__}).")
+            raise VizlibTypeError(
+                f"dtypes must hold torch dtypes such as torch.float16, not {dt!r} ({type(dt).__name__})."
+            )
         if dt not in FORMATS:
             names = ", ".join(f"torch.{dtype_name(f)}" for f in FORMATS)
             raise VizlibValueError(f"float_bits draws {names}; {dt} is not one of them.")
@@ -143,8 +152,13 @@ def _fields(t: torch.Tensor) -> FloatBits:
     n_mantissa = round(-math.log2(torch.finfo(t.dtype).eps))
     word = t.view(_INT_OF_SIZE[t.element_size()]).item() & ((1 << n_bits) - 1)  # two's complement -> bits
     bits = format(word, f"0{n_bits}b")
-    return FloatBits(dtype=dtype_name(t.dtype), sign=bits[0], exponent=bits[1:n_bits - n_mantissa],
-                     mantissa=bits[n_bits - n_mantissa:], value=t.item())
+    return FloatBits(
+        dtype=dtype_name(t.dtype),
+        sign=bits[0],
+        exponent=bits[1 : n_bits - n_mantissa],
+        mantissa=bits[n_bits - n_mantissa :],
+        value=t.item(),
+    )
 
 
 def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dtype = DEFAULT_DTYPES) -> Figure:
@@ -174,8 +188,13 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
     exact = number.to(torch.float64).item()
     given = f"{exact!r} (tensor, dtype {dtype_name(number.dtype)})" if isinstance(x, torch.Tensor) else repr(exact)
     ax.text(0.15, 0.3, f"x = {given}", fontsize=10, weight="bold", va="center")
-    ax.legend(handles=[Patch(facecolor=c, edgecolor="black", label=k) for k, c in COLOURS.items()],
-              loc="upper right", ncol=3, fontsize=8, frameon=False)
+    ax.legend(
+        handles=[Patch(facecolor=c, edgecolor="black", label=k) for k, c in COLOURS.items()],
+        loc="upper right",
+        ncol=3,
+        fontsize=8,
+        frameon=False,
+    )
 
     boxes, colours = [], []
     for i, row in enumerate(rows):
@@ -189,8 +208,14 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
             ax.text(left + cell / 2, top + cell / 2, bit, ha="center", va="center", fontsize=min(8, 30 * cell))
         meaning, value = _explain(row, exact)
         ax.text(LABEL_INCHES, top + cell + 0.17, meaning, fontsize=7.5, va="center")
-        ax.text(LABEL_INCHES, top + cell + 0.38, value, fontsize=7.5, va="center",
-                color="darkred" if row.kind in ("inf", "nan") or (row.kind == "zero" and exact != 0) else "black")
+        ax.text(
+            LABEL_INCHES,
+            top + cell + 0.38,
+            value,
+            fontsize=7.5,
+            va="center",
+            color="darkred" if row.kind in ("inf", "nan") or (row.kind == "zero" and exact != 0) else "black",
+        )
     ax.add_collection(PatchCollection(boxes, facecolors=colours, edgecolors="black", linewidths=0.5))
     plt.close(fig)  # shown once in Jupyter, through the returned value
     return fig
@@ -224,4 +249,3 @@ def _explain(row: FloatBits, exact: float) -> tuple[str, str]:
     else:
         how_far = f"error {error:+.3g}" + (f", relative {abs(error / exact):.2g}" if exact else "")
     return meaning, f"= {sign}{row.significand!r} × 2$^{{{row.power}}}$ = {row.value!r}   ({how_far})"
-

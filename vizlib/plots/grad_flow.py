@@ -101,8 +101,9 @@ def _magnitudes(params: list[tuple[str, nn.Parameter]]) -> list[ParamGrad]:
             size = p.grad.detach().abs()
             reductions += [size.mean(dtype=torch.float64).cpu(), size.max().double().cpu()]
     numbers = iter(torch.stack(reductions).tolist() if reductions else [])
-    return [ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers))
-            for n, p in params]
+    return [
+        ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers)) for n, p in params
+    ]
 
 
 def grad_magnitudes(model: nn.Module) -> list[ParamGrad]:
@@ -165,10 +166,24 @@ def grad_flow(model: nn.Module) -> Figure:
     ax.set_xlim(-0.7, len(names) - 0.3)
     ax.axhspan(bottom, VANISHING, color=VANISHING_COLOUR, alpha=0.5, lw=0)
     ax.axhspan(EXPLODING, top, color=EXPLODING_COLOUR, alpha=0.12, lw=0)
-    ax.text(0.005, VANISHING, f" vanishing (< {VANISHING:g})", transform=ax.get_yaxis_transform(),
-            va="top", fontsize=8, color="teal")
-    ax.text(0.005, EXPLODING, f" exploding (> {EXPLODING:g})", transform=ax.get_yaxis_transform(),
-            va="bottom", fontsize=8, color=EXPLODING_COLOUR)
+    ax.text(
+        0.005,
+        VANISHING,
+        f" vanishing (< {VANISHING:g})",
+        transform=ax.get_yaxis_transform(),
+        va="top",
+        fontsize=8,
+        color="teal",
+    )
+    ax.text(
+        0.005,
+        EXPLODING,
+        f" exploding (> {EXPLODING:g})",
+        transform=ax.get_yaxis_transform(),
+        va="bottom",
+        fontsize=8,
+        color=EXPLODING_COLOUR,
+    )
 
     ax.vlines(x, mean, high, color="lightgrey", lw=2, zorder=1)
     ax.plot(x, mean, color=OK_COLOUR, lw=1, alpha=0.5, zorder=2)
@@ -179,23 +194,44 @@ def grad_flow(model: nn.Module) -> Figure:
     for i, p in enumerate(magnitudes):
         if p.status == "no grad":
             ax.plot(i, bottom, "x", color=NO_GRAD_COLOUR, ms=10, mew=2, clip_on=False, zorder=4)
-            ax.annotate("no grad", (i, bottom), xytext=(0, 8), textcoords="offset points",
-                        ha="center", fontsize=7, color=NO_GRAD_COLOUR, rotation=90)
+            ax.annotate(
+                "no grad",
+                (i, bottom),
+                xytext=(0, 8),
+                textcoords="offset points",
+                ha="center",
+                fontsize=7,
+                color=NO_GRAD_COLOUR,
+                rotation=90,
+            )
         elif p.status == "non-finite":
             ax.plot(i, top, "X", color=EXPLODING_COLOUR, ms=10, clip_on=False, zorder=4)
-            ax.annotate("NaN/Inf", (i, top), xytext=(0, -8), textcoords="offset points", ha="center",
-                        va="top", fontsize=7, color=EXPLODING_COLOUR, rotation=90)
+            ax.annotate(
+                "NaN/Inf",
+                (i, top),
+                xytext=(0, -8),
+                textcoords="offset points",
+                ha="center",
+                va="top",
+                fontsize=7,
+                color=EXPLODING_COLOUR,
+                rotation=90,
+            )
 
     _name_ticks(ax, names, "x")
     ax.set_ylabel("|grad| (log scale)")
-    ax.set_title(f"Gradient flow through {type(model).__name__} (parameters in registration order)",
-                 fontsize=10)
+    ax.set_title(f"Gradient flow through {type(model).__name__} (parameters in registration order)", fontsize=10)
     ax.grid(axis="y", which="major", alpha=0.3)
-    ax.legend(handles=[
-        Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
-        Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
-        Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"),
-    ], loc="upper right", fontsize=8, framealpha=0.8)
+    ax.legend(
+        handles=[
+            Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
+            Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
+            Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"),
+        ],
+        loc="upper right",
+        fontsize=8,
+        framealpha=0.8,
+    )
     fig.tight_layout()
     # Closed so that Jupyter shows it once, through the returned value, not twice.
     plt.close(fig)
@@ -275,9 +311,14 @@ class GradFlowMonitor:
 
         fig = plt.figure(figsize=(min(14.0, 5.0 + 0.05 * steps), min(12.0, 2.0 + 0.25 * len(self.layers))))
         ax = fig.add_subplot()
-        image = ax.imshow(np.ma.masked_invalid(grid),
-                          aspect="auto", interpolation="nearest", cmap=cmap,
-                          norm=LogNorm(VANISHING, EXPLODING), extent=(0.5, steps + 0.5, len(self.layers) - 0.5, -0.5))
+        image = ax.imshow(
+            np.ma.masked_invalid(grid),
+            aspect="auto",
+            interpolation="nearest",
+            cmap=cmap,
+            norm=LogNorm(VANISHING, EXPLODING),
+            extent=(0.5, steps + 0.5, len(self.layers) - 0.5, -0.5),
+        )
         colourbar = fig.colorbar(image, ax=ax, extend="both")
         colourbar.set_label("mean |grad|   (turquoise: vanishing, red: exploding or NaN/Inf)", fontsize=8)
         _name_ticks(ax, self.layers, "y")
@@ -285,8 +326,13 @@ class GradFlowMonitor:
         ax.set_xlabel("recorded step")
         ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10)
         if np.isnan(grid).any():
-            ax.legend(handles=[Patch(color="lightgrey", label="no grad")], loc="upper left",
-                      bbox_to_anchor=(0, -0.12), fontsize=8, frameon=False)
+            ax.legend(
+                handles=[Patch(color="lightgrey", label="no grad")],
+                loc="upper left",
+                bbox_to_anchor=(0, -0.12),
+                fontsize=8,
+                frameon=False,
+            )
         fig.tight_layout()
         plt.close(fig)  # shown once, through the returned value
         return fig

@@ -79,11 +79,18 @@ def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None =
         key = memory.data_ptr() if memory.nbytes() else -len(storages) - 1
         if key not in storages:
             storages.append(key)
-        result.append(TensorLayout(
-            name=name, shape=tuple(x.shape), stride=tuple(x.stride()), offset=x.storage_offset(),
-            contiguous=x.is_contiguous(), dtype=dtype_name(x.dtype), storage=storages.index(key),
-            storage_numel=memory.nbytes() // x.element_size(),
-        ))
+        result.append(
+            TensorLayout(
+                name=name,
+                shape=tuple(x.shape),
+                stride=tuple(x.stride()),
+                offset=x.storage_offset(),
+                contiguous=x.is_contiguous(),
+                dtype=dtype_name(x.dtype),
+                storage=storages.index(key),
+                storage_numel=memory.nbytes() // x.element_size(),
+            )
+        )
     return result
 
 
@@ -132,8 +139,10 @@ def tensor_layout(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | 
     for number, first in owners.items():
         # A big storage is drawn from the first cell any of its tensors reads.
         itemsize = tensors[first].element_size()
-        start = min((lay.offset * x.element_size() // itemsize for x, lay in zip(tensors, found)
-                     if lay.storage == number), default=0)
+        start = min(
+            (lay.offset * x.element_size() // itemsize for x, lay in zip(tensors, found) if lay.storage == number),
+            default=0,
+        )
         _draw_storage(page, number, tensors[first], found[first], start)
     panels = []
     for x, lay in zip(tensors, found):
@@ -238,8 +247,13 @@ def _draw_storage(page: _Canvas, number: int, x: torch.Tensor, lay: TensorLayout
     values = x.detach().as_strided((shown,), (1,), start).cpu().tolist()
     for i, v in enumerate(values):
         row, col = divmod(i, STORAGE_CELLS_PER_ROW)
-        page.cell(MARGIN + col * CELL, page.y + row * CELL, _colour(number, start + i, lay.storage_numel),
-                  _show(v), str(start + i))
+        page.cell(
+            MARGIN + col * CELL,
+            page.y + row * CELL,
+            _colour(number, start + i, lay.storage_numel),
+            _show(v),
+            str(start + i),
+        )
     page.y += math.ceil(shown / STORAGE_CELLS_PER_ROW) * CELL + 0.2
 
 
@@ -262,15 +276,13 @@ def _notes(lay: TensorLayout, owner: TensorLayout, first: str) -> list[str]:
     return notes
 
 
-def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner_itemsize: int,
-                  first: str) -> _Canvas:
+def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner_itemsize: int, first: str) -> _Canvas:
     """One tensor: its numbers and notes, then its elements as a grid (2-d slices of
     higher-dimensional tensors), each showing its value and storage cell."""
     panel = _Canvas()
     panel.line(lay.name, size=9, weight="bold")
     panel.line(f"shape {lay.shape}  stride {lay.stride}  offset {lay.offset}")
-    panel.line("contiguous" if lay.contiguous else "NOT contiguous",
-               color="darkgreen" if lay.contiguous else "darkred")
+    panel.line("contiguous" if lay.contiguous else "NOT contiguous", color="darkgreen" if lay.contiguous else "darkred")
     for note in _notes(lay, owner, first):
         for part in textwrap.wrap(note, NOTE_CHARS):
             panel.line(part, style="italic")

@@ -25,7 +25,10 @@ KIND_STYLE = {
     "module": 'shape=box3d, style=filled, fillcolor="#fde2b8"',
 }
 DTYPE_COLOR = {
-    "float32": "#dbeafe", "float64": "#d1fae5", "bfloat16": "#fde68a", "float16": "#fbcfe8",
+    "float32": "#dbeafe",
+    "float64": "#d1fae5",
+    "bfloat16": "#fde68a",
+    "float16": "#fbcfe8",
 }
 OTHER_DTYPE_COLOR = "#e5e7eb"
 CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
@@ -51,7 +54,8 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
     lines = [
         "digraph vizlib {",
         '  graph [rankdir=TB, nodesep=0.25, ranksep=0.3, fontname="Helvetica", fontsize=10'
-        + (f", {FAST_LAYOUT}" if big else "") + "];",
+        + (f", {FAST_LAYOUT}" if big else "")
+        + "];",
         '  node [fontname="Helvetica", fontsize=10, height=0.3, penwidth=1];',
         '  edge [arrowsize=0.6, color="#555555"];',
     ]
@@ -59,8 +63,10 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
         lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done)}];")
         if g.show_saved:
             for k, s in enumerate(n.saved):
-                lines.append(f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
-                             f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];')
+                lines.append(
+                    f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
+                    f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];'
+                )
                 lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="#e8590c"];')
     for (src, dst), eg in zip(g.edges, g.edge_grads):
         lines.append(f"  n{src} -> n{dst}{_edge_attrs(eg, max_norm, done, dst)};")
@@ -98,14 +104,12 @@ def layout_size(g: Graph) -> int:
         if consumers[i] and len(consumers[i]) >= inputs[i]:
             rank[i] = min(rank[dst] for dst in consumers[i]) - 1
     # Nodes on a cycle (never in a recorded graph) are left out of the count.
-    return len(g.nodes) + sum(max(rank[dst] - rank[src] - 1, 0) for src, dst in g.edges
-                              if src in rank and dst in rank)
+    return len(g.nodes) + sum(max(rank[dst] - rank[src] - 1, 0) for src, dst in g.edges if src in rank and dst in rank)
 
 
 def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None) -> str:
     show_grad = done is None or n.id in done
-    attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"',
-             f'tooltip="{_esc(_tooltip(n))}"']
+    attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"', f'tooltip="{_esc(_tooltip(n))}"']
     if by_dtype:
         attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype, OTHER_DTYPE_COLOR)}"')
     if n.is_output:
@@ -153,8 +157,11 @@ def _tooltip(n: Node) -> str:
     lines += _tensor_lines("value", n.value, n.value_stats)
     lines += _tensor_lines("grad", n.grad, n.grad_stats)
     if n.saved:
-        lines.append(f"saved for backward: {human_bytes(n.saved_bytes)} ("
-                     + ", ".join(f"{s.name} {_shape(s.shape)}" for s in n.saved) + ")")
+        lines.append(
+            f"saved for backward: {human_bytes(n.saved_bytes)} ("
+            + ", ".join(f"{s.name} {_shape(s.shape)}" for s in n.saved)
+            + ")"
+        )
     return "\n".join(lines)
 
 
@@ -186,8 +193,12 @@ def _edge_attrs(norm: float | None, max_norm: float, done: Collection[int] | Non
 
 def _legend(dtypes: list[str]) -> list[str]:
     rows = "".join(f'<TR><TD BGCOLOR="{DTYPE_COLOR.get(d, OTHER_DTYPE_COLOR)}">{d}</TD></TR>' for d in dtypes)
-    return ["  subgraph cluster_legend {", '    label="dtype"; fontsize=9; color="#bbbbbb";',
-            f'    legend [shape=plain, label=<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>];', "  }"]
+    return [
+        "  subgraph cluster_legend {",
+        '    label="dtype"; fontsize=9; color="#bbbbbb";',
+        f'    legend [shape=plain, label=<<TABLE BORDER="0" CELLSPACING="2">{rows}</TABLE>>];',
+        "  }",
+    ]
 
 
 def _shape(shape) -> str:

@@ -27,7 +27,8 @@ def dot_to(dot_source: str, fmt_name: str) -> bytes:
         raise VizlibError(
             "Graphviz's `dot` program was not found on PATH; vizlib needs it to draw. Install it: "
             "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), or "
-            "`conda install -c conda-forge graphviz`; then restart the kernel. g.to_dot() works without it.")
+            "`conda install -c conda-forge graphviz`; then restart the kernel. g.to_dot() works without it."
+        )
     proc = subprocess.run([exe, f"-T{fmt_name}"], input=dot_source.encode(), capture_output=True)
     if proc.returncode != 0:
         raise VizlibError(f"Graphviz's dot failed: {proc.stderr.decode(errors='replace').strip()}")
@@ -38,8 +39,9 @@ def save(g: Graph, path: Path) -> Path:
     """Write ``g`` to ``path`` in the format its suffix names."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIX_FORMAT:
-        raise VizlibValueError(f"Cannot save a graph as '{path.suffix or path.name}': use one of "
-                          + ", ".join(SUFFIX_FORMAT) + ".")
+        raise VizlibValueError(
+            f"Cannot save a graph as '{path.suffix or path.name}': use one of " + ", ".join(SUFFIX_FORMAT) + "."
+        )
     fmt_name = SUFFIX_FORMAT[suffix]
     data = g.to_dot().encode() if fmt_name is None else dot_to(g.to_dot(), fmt_name)
     path.write_bytes(data)

@@ -149,8 +149,12 @@ def _patch_node(piece: str, before: dict, attrs: dict, defaults: dict) -> str | 
         tag = re.sub(r'\by="[-\d.]+"', f'y="{y + shift:.2f}"', t.group(1))
         tag = _set("fill", None if fontcolor in (None, "black") else fontcolor, tag)
         new_texts.append(f"<text {tag}>{_svg_text(line)}</text>")
-    head, tail = piece[:texts[0].start()], piece[texts[-1].end():]
-    fill, color, width = attrs.get("fillcolor"), attrs.get("color", defaults.get("color", "black")), _stroke_width(attrs, defaults)
+    head, tail = piece[: texts[0].start()], piece[texts[-1].end() :]
+    fill, color, width = (
+        attrs.get("fillcolor"),
+        attrs.get("color", defaults.get("color", "black")),
+        _stroke_width(attrs, defaults),
+    )
 
     def shape(m: re.Match) -> str:
         tag = m.group(2)

@@ -67,7 +67,8 @@ class Explorer(StaticFallback, widgets.VBox):
             call = ", ".join(f"{k}={fmt(v)}" for k, v in values.items())
             self._picture.value = error_html(
                 f"{_name(self._fn)}({call}) raised {type(err).__name__}: {err}\n"
-                "Move a slider to other values: the graph comes back when the call works.")
+                "Move a slider to other values: the graph comes back when the call works."
+            )
             return
         self._picture.value = svg_for_html(self._svg)
 
@@ -76,8 +77,10 @@ class Explorer(StaticFallback, widgets.VBox):
 
     def _static_text(self) -> str:
         shown = ", ".join(f"{k}={fmt(v)}" for k, v in self.values().items())
-        return (f"vz.explore({_name(self._fn)}): live sliders need a running notebook; "
-                f"the picture shows {shown}.\n{self.graph!r}")
+        return (
+            f"vz.explore({_name(self._fn)}): live sliders need a running notebook; "
+            f"the picture shows {shown}.\n{self.graph!r}"
+        )
 
 
 def explore(fn: Callable, **inputs) -> Explorer:
@@ -90,8 +93,9 @@ def explore(fn: Callable, **inputs) -> Explorer:
     if not callable(fn):
         raise VizlibTypeError(f"vz.explore needs a function first, e.g. vz.explore(f, x=2.0); got {type(fn).__name__}.")
     if not inputs:
-        raise VizlibTypeError("vz.explore needs at least one input to make a slider for, "
-                          "e.g. vz.explore(f, x=2.0, w=(-5, 5)).")
+        raise VizlibTypeError(
+            "vz.explore needs at least one input to make a slider for, e.g. vz.explore(f, x=2.0, w=(-5, 5))."
+        )
     sliders = {name: _slider(name, spec) for name, spec in inputs.items()}
     _check_call(fn, inputs)
     return Explorer(fn, sliders)
@@ -107,15 +111,18 @@ def _check_call(fn: Callable, inputs: dict) -> None:
         sig.bind(**inputs)
     except TypeError as err:
         takes = ", ".join(sig.parameters)
-        raise VizlibTypeError(f"vz.explore: {_name(fn)}({takes}) cannot be called with {', '.join(inputs)} ({err}). "
-                          f"Give one keyword per argument of {_name(fn)}, named like the argument.") from None
+        raise VizlibTypeError(
+            f"vz.explore: {_name(fn)}({takes}) cannot be called with {', '.join(inputs)} ({err}). "
+            f"Give one keyword per argument of {_name(fn)}, named like the argument."
+        ) from None
 
 
 def _slider(name: str, spec) -> widgets.FloatSlider:
     lo, hi, step, value = _range(name, spec)
     digits = _decimals(step)
-    return widgets.FloatSlider(value=value, min=lo, max=hi, step=step, description=name,
-                               continuous_update=False, readout_format=f".{digits}f")
+    return widgets.FloatSlider(
+        value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, readout_format=f".{digits}f"
+    )
 
 
 def _range(name: str, spec) -> tuple[float, float, float, float]:
@@ -131,15 +138,22 @@ def _range(name: str, spec) -> tuple[float, float, float, float]:
         lo, hi = float(spec[0]), float(spec[1])
         step = float(spec[2]) if len(spec) == 3 else _nice((hi - lo) / STEPS) if lo < hi else 0.0
         if not (lo < hi and step > 0):
-            raise VizlibValueError(f"vz.explore: the range {name}={spec} needs low < high and a positive step, "
-                              f"e.g. {name}=(-5, 5, 0.1).")
+            raise VizlibValueError(
+                f"vz.explore: the range {name}={spec} needs low < high and a positive step, e.g. {name}=(-5, 5, 0.1)."
+            )
         return lo, hi, step, _snap((lo + hi) / 2, step, round, lo)
-    what = f"a tensor of shape {list(spec.shape)}" if isinstance(spec, torch.Tensor) else f"{type(spec).__name__} {spec!r:.40}"
+    what = (
+        f"a tensor of shape {list(spec.shape)}"
+        if isinstance(spec, torch.Tensor)
+        else f"{type(spec).__name__} {spec!r:.40}"
+    )
     # A tensor, a tuple or a number of the wrong size is a wrong value; a string, a list... a wrong type.
     error = VizlibValueError if isinstance(spec, (torch.Tensor, tuple, int, float)) else VizlibTypeError
-    raise error(f"vz.explore makes one slider per scalar input, but {name} is {what}. "
-                f"Give a number ({name}=2.0) or a range ({name}=(-5, 5) or {name}=(-5, 5, 0.1)); "
-                "to see a graph over tensors, use vz.graph(fn, ...).")
+    raise error(
+        f"vz.explore makes one slider per scalar input, but {name} is {what}. "
+        f"Give a number ({name}=2.0) or a range ({name}=(-5, 5) or {name}=(-5, 5, 0.1)); "
+        "to see a graph over tensors, use vz.graph(fn, ...)."
+    )
 
 
 def _is_number(x) -> bool:

@@ -72,8 +72,10 @@ class Replay(StaticFallback, widgets.VBox):
         return self.step_svg(self._slider.value)
 
     def _static_text(self) -> str:
-        return (f"vz.replay: {len(self.graph.backward_order)} backward steps; the player needs a running "
-                f"notebook. Shown: {self.step_text(self._slider.value)}\n{self.graph!r}")
+        return (
+            f"vz.replay: {len(self.graph.backward_order)} backward steps; the player needs a running "
+            f"notebook. Shown: {self.step_text(self._slider.value)}\n{self.graph!r}"
+        )
 
 
 def replay(g: Graph) -> Replay:
@@ -83,10 +85,14 @@ def replay(g: Graph) -> Replay:
     batch)``), which is when vizlib watched the backward pass. Returns a widget.
     """
     if not isinstance(g, Graph):
-        raise VizlibTypeError(f"vz.replay needs a vz.Graph, e.g. vz.replay(vz.graph(fn, x, w)); got {type(g).__name__}.")
+        raise VizlibTypeError(
+            f"vz.replay needs a vz.Graph, e.g. vz.replay(vz.graph(fn, x, w)); got {type(g).__name__}."
+        )
     if not g.backward_order:
-        raise VizlibValueError("This graph has no backward order to replay: it was drawn from a tensor after the fact. "
-                          "Record the call instead, so vizlib can watch backward run: vz.replay(vz.graph(fn, x, w)).")
+        raise VizlibValueError(
+            "This graph has no backward order to replay: it was drawn from a tensor after the fact. "
+            "Record the call instead, so vizlib can watch backward run: vz.replay(vz.graph(fn, x, w))."
+        )
     return Replay(g)
 
 

@@ -23,9 +23,11 @@ def svg_for_html(svg: str) -> str:
 
 def error_html(message: str) -> str:
     """An error shown in place of the picture, in the notebook's error colours."""
-    return ('<div class="vizlib-error" style="color:var(--jp-error-color1,#b00020);'
-            'white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace)">'
-            f"{html.escape(message)}</div>")
+    return (
+        '<div class="vizlib-error" style="color:var(--jp-error-color1,#b00020);'
+        'white-space:pre-wrap;font-family:var(--jp-code-font-family,monospace)">'
+        f"{html.escape(message)}</div>"
+    )
 
 
 class StaticFallback:

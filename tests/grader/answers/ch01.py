@@ -23,19 +23,28 @@ shape_d = (torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)).shape
 shape_e = tuple(torch.broadcast_shapes((6, 1), (1, 4)))
 """,
         wrong=[
-            Wrong("Aligning the shapes from the left instead of the right.", hint="from the right", code="""\
+            Wrong(
+                "Aligning the shapes from the left instead of the right.",
+                hint="from the right",
+                code="""\
 shape_a = (3, 4)
 shape_b = (2, 3, 4)
 shape_c = (5, 4)
 shape_d = (8, 7, 6, 5)
 shape_e = (6, 4)
-"""),
-            Wrong("Shapes that compare equal to anything.", hint="tuple of ints", code=EQUALS_ANYTHING + """\
+""",
+            ),
+            Wrong(
+                "Shapes that compare equal to anything.",
+                hint="tuple of ints",
+                code=EQUALS_ANYTHING
+                + """\
 shape_a = shape_e = (Anything(),) * 2
 shape_b = (Anything(),) * 3
 shape_c = None
 shape_d = (Anything(),) * 4
-"""),
+""",
+            ),
         ],
     ),
     "1.2": Task(
@@ -71,7 +80,10 @@ shares_storage["base.t().reshape(12)"] = same_storage(base.t().reshape(12))
 shares_storage["base.float()"] = same_storage(base.float())
 """,
         wrong=[
-            Wrong("Believing that indexing with a list of indices returns a view.", hint="fancy", code="""\
+            Wrong(
+                "Believing that indexing with a list of indices returns a view.",
+                hint="fancy",
+                code="""\
 base = torch.arange(12).reshape(3, 4)
 shares_storage = {
     "base[1]": None,
@@ -97,8 +109,12 @@ shares_storage.update({
     "base.t().reshape(12)": False,
     "base.float()": False,
 })
-"""),
-            Wrong("Predictions that compare equal to anything.", hint="must be True or False", code="""\
+""",
+            ),
+            Wrong(
+                "Predictions that compare equal to anything.",
+                hint="must be True or False",
+                code="""\
 base = torch.arange(12).reshape(3, 4)
 shares_storage = {
     "base[1]": None,
@@ -112,9 +128,12 @@ shares_storage = {
     "base.t().reshape(12)": None,
     "base.float()": None,
 }
-""" + EQUALS_ANYTHING + """\
+"""
+                + EQUALS_ANYTHING
+                + """\
 shares_storage.update({key: Anything() for key in shares_storage})
-"""),
+""",
+            ),
         ],
     ),
     "1.3": Task(
@@ -127,23 +146,33 @@ mt_contig = mt.clone(memory_format=torch.contiguous_format)
 mt_flat = mt.contiguous().view(-1)
 """,
         wrong=[
-            Wrong("Thinking that transposing reorders the data, so the strides stay row-major.", hint="swaps the strides", code="""\
+            Wrong(
+                "Thinking that transposing reorders the data, so the strides stay row-major.",
+                hint="swaps the strides",
+                code="""\
 m = torch.arange(6.).reshape(2, 3)
 mt = m.t()
 mt_stride = (3, 1)
 mt_is_contiguous = False
 mt_contig = mt.contiguous()
 mt_flat = mt.reshape(6)
-"""),
-            Wrong("Strides that compare equal to anything.", hint="swaps the strides", code="""\
+""",
+            ),
+            Wrong(
+                "Strides that compare equal to anything.",
+                hint="swaps the strides",
+                code="""\
 m = torch.arange(6.).reshape(2, 3)
 mt = m.t()
-""" + EQUALS_ANYTHING + """\
+"""
+                + EQUALS_ANYTHING
+                + """\
 mt_stride = (Anything(), Anything())
 mt_is_contiguous = False
 mt_contig = mt.contiguous()
 mt_flat = mt.reshape(6)
-"""),
+""",
+            ),
         ],
     ),
     "1.4": Task(
@@ -156,21 +185,29 @@ def make_masks(lengths, T):
     return pad_mask, attn_mask
 """,
         wrong=[
-            Wrong("Lengths as a row and positions as a column: the mask comes out (T, B).", hint="lengths[:, None]", code="""\
+            Wrong(
+                "Lengths as a row and positions as a column: the mask comes out (T, B).",
+                hint="lengths[:, None]",
+                code="""\
 def make_masks(lengths, T):
     positions = torch.arange(T)
     pad_mask = positions[:, None] < lengths[None, :]
     causal = positions[None, :] <= positions[:, None]
     attn_mask = causal[None, None, :, :] & pad_mask.T[:, None, None, :]
     return pad_mask, attn_mask
-"""),
+""",
+            ),
             # Right masks, built element by element in Python: the task asks for no loops.
-            Wrong("Python loops instead of broadcasting.", hint="Python loops", code="""\
+            Wrong(
+                "Python loops instead of broadcasting.",
+                hint="Python loops",
+                code="""\
 def make_masks(lengths, T):
     pad_mask = torch.tensor([[t < n for t in range(T)] for n in lengths.tolist()])
     attn_mask = torch.tensor([[[[j <= i and j < n for j in range(T)] for i in range(T)]] for n in lengths.tolist()])
     return pad_mask, attn_mask
-"""),
+""",
+            ),
         ],
     ),
     "1.5": Task(
@@ -186,7 +223,10 @@ clipped = torch.where(scores < 0, torch.zeros_like(scores), scores)
 picked = scores.flatten()[rows * scores.shape[1] + cols]
 """,
         wrong=[
-            Wrong("`clipped = scores` is not a copy: the masked assignment changes scores too.", hint="does not copy", code="""\
+            Wrong(
+                "`clipped = scores` is not a copy: the masked assignment changes scores too.",
+                hint="does not copy",
+                code="""\
 scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
                        [-2.0,  1.5, -0.1,  3.0,  0.2],
                        [ 1.0,  0.0, -3.0, -1.5,  2.5],
@@ -197,7 +237,8 @@ positives = scores[scores > 0]
 clipped = scores
 clipped[clipped < 0] = 0
 picked = scores[rows, cols]
-"""),
+""",
+            ),
         ],
     ),
     "1.6": Task(
@@ -209,18 +250,27 @@ overflow_dtype = (torch.float16 if torch.isinf(torch.tensor(70000.0, dtype=torch
 int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
 """,
         wrong=[
-            Wrong("float16's eps taken for bfloat16's.", hint="7 mantissa bits", code="""\
+            Wrong(
+                "float16's eps taken for bfloat16's.",
+                hint="7 mantissa bits",
+                code="""\
 fp16_max = torch.finfo(torch.float16).max
 bf16_eps = torch.finfo(torch.float16).eps
 overflow_dtype = torch.float16
 int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
-"""),
-            Wrong("An int8 range that compares equal to anything.", hint="int8_range is wrong", code=EQUALS_ANYTHING + """\
+""",
+            ),
+            Wrong(
+                "An int8 range that compares equal to anything.",
+                hint="int8_range is wrong",
+                code=EQUALS_ANYTHING
+                + """\
 fp16_max = torch.finfo(torch.float16).max
 bf16_eps = torch.finfo(torch.bfloat16).eps
 overflow_dtype = torch.float16
 int8_range = (Anything(), Anything())
-"""),
+""",
+            ),
         ],
     ),
     "1.7": Task(
@@ -232,13 +282,17 @@ t_copy = torch.from_numpy(arr).clone()
 scaled_np = scaled.detach().numpy().copy()
 """,
         wrong=[
-            Wrong("torch.tensor(arr) copies, so it does not share memory.", hint="always copies", code="""\
+            Wrong(
+                "torch.tensor(arr) copies, so it does not share memory.",
+                hint="always copies",
+                code="""\
 arr = np.arange(5, dtype=np.float32)
 scaled = torch.ones(3, requires_grad=True) * 2
 t_shared = torch.tensor(arr)
 t_copy = torch.tensor(arr)
 scaled_np = scaled.detach().numpy()
-"""),
+""",
+            ),
         ],
     ),
     "1.8": Task(
@@ -253,7 +307,10 @@ def merge_heads(heads):
     return heads.permute(0, 2, 1, 3).contiguous().view(B, T, H * hd)
 """,
         wrong=[
-            Wrong("The right shape straight away, but tokens and heads mixed up.", hint="(B, T, H, hd)", code="""\
+            Wrong(
+                "The right shape straight away, but tokens and heads mixed up.",
+                hint="(B, T, H, hd)",
+                code="""\
 def split_heads(x, n_heads):
     B, T, C = x.shape
     return x.reshape(B, n_heads, T, C // n_heads)
@@ -262,7 +319,8 @@ def split_heads(x, n_heads):
 def merge_heads(heads):
     B, H, T, hd = heads.shape
     return heads.transpose(1, 2).reshape(B, T, H * hd)
-"""),
+""",
+            ),
         ],
     ),
 }

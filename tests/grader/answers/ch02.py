@@ -28,20 +28,28 @@ dz_db = a * c
 dz_dc = a * (a + b)
 """,
         wrong=[
-            Wrong("Only the local derivatives of y, without the outer factor dL/dy = 2y.", hint="chain rule", code="""\
+            Wrong(
+                "Only the local derivatives of y, without the outer factor dL/dy = 2y.",
+                hint="chain rule",
+                code="""\
 dL_dw = 2
 dL_dx = 3
 dL_db = 1
 dz_da = -4 + 2 * 4
 dz_db = 2 * 4
 dz_dc = 2 * (-1)
-"""),
-            Wrong("Only the path through y for a, which is used twice.", hint="two paths", code="""\
+""",
+            ),
+            Wrong(
+                "Only the path through y for a, which is used twice.",
+                hint="two paths",
+                code="""\
 dL_dw, dL_dx, dL_db = 20, 30, 10
 dz_da = 2 * 4
 dz_db = 2 * 4
 dz_dc = 2 * (-1)
-"""),
+""",
+            ),
         ],
     ),
     "2.2": Task(
@@ -56,7 +64,10 @@ def manual_grads(X, y, W1, b1, W2):
     return X.t() @ dh, dh.sum(0), dW2
 """,
         wrong=[
-            Wrong("The mean's 1/N forgotten.", hint="divides by the number", code="""\
+            Wrong(
+                "The mean's 1/N forgotten.",
+                hint="divides by the number",
+                code="""\
 def manual_grads(X, y, W1, b1, W2):
     h = X @ W1 + b1
     a = h.clamp(min=0)
@@ -65,19 +76,29 @@ def manual_grads(X, y, W1, b1, W2):
     dW2 = a.T @ dout
     dh = (dout @ W2.T) * (h > 0)
     return X.T @ dh, dh.sum(dim=0), dW2
-"""),
+""",
+            ),
             # Right numbers, but from autograd: the task says by hand.
-            Wrong("Autograd switched back on inside the function.", hint="by hand", code="""\
+            Wrong(
+                "Autograd switched back on inside the function.",
+                hint="by hand",
+                code="""\
 def manual_grads(X, y, W1, b1, W2):
     with torch.enable_grad():
         W1, b1, W2 = (p.clone().requires_grad_() for p in (W1, b1, W2))
         loss = ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
         return torch.autograd.grad(loss, (W1, b1, W2))
-"""),
-            Wrong("Tensors that claim to be close to anything.", hint="plain torch.Tensor", code=CLOSE_TO_ANYTHING + """\
+""",
+            ),
+            Wrong(
+                "Tensors that claim to be close to anything.",
+                hint="plain torch.Tensor",
+                code=CLOSE_TO_ANYTHING
+                + """\
 def manual_grads(X, y, W1, b1, W2):
     return tuple(torch.zeros_like(p).as_subclass(Anything) for p in (W1, b1, W2))
-"""),
+""",
+            ),
         ],
     ),
     "2.3": Task(
@@ -99,11 +120,18 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     return losses
 """,
         wrong=[
-            Wrong("The buggy loop as given: zero_grad between micro-batches.", hint="once per step", code="""\
+            Wrong(
+                "The buggy loop as given: zero_grad between micro-batches.",
+                hint="once per step",
+                code="""\
 def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     return train_buggy(model, xs, ys, micro_batch, steps, lr)
-"""),
-            Wrong("No zero_grad at all: gradients pile up across steps.", hint="once per step", code="""\
+""",
+            ),
+            Wrong(
+                "No zero_grad at all: gradients pile up across steps.",
+                hint="once per step",
+                code="""\
 def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
@@ -116,8 +144,12 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         opt.step()
         losses.append(step_loss)
     return losses
-"""),
-            Wrong("The whole batch at once: right numbers, but not in micro-batches.", hint="micro-batches of", code="""\
+""",
+            ),
+            Wrong(
+                "The whole batch at once: right numbers, but not in micro-batches.",
+                hint="micro-batches of",
+                code="""\
 def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
@@ -128,9 +160,13 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         opt.step()
         losses.append(loss.item())
     return losses
-"""),
+""",
+            ),
             # Right when the micro-batches are equal, wrong when the last one is smaller.
-            Wrong("Each micro-batch weighted by 1 / (number of micro-batches).", hint="len(xb) / len(xs)", code="""\
+            Wrong(
+                "Each micro-batch weighted by 1 / (number of micro-batches).",
+                hint="len(xb) / len(xs)",
+                code="""\
 def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     losses = []
@@ -145,7 +181,8 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         opt.step()
         losses.append(step_loss)
     return losses
-"""),
+""",
+            ),
         ],
     ),
     "2.4": Task(
@@ -158,7 +195,10 @@ torch.autograd.backward(loss)
 h_grad, x_grad = h.grad.clone(), x.grad.clone()
 """,
         wrong=[
-            Wrong("retain_grad called too late, after backward.", hint="retain_grad", code="""\
+            Wrong(
+                "retain_grad called too late, after backward.",
+                hint="retain_grad",
+                code="""\
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 h = torch.tanh(x)
 loss = (h ** 2).sum()
@@ -166,21 +206,30 @@ loss.backward()
 h.retain_grad()
 h_grad = h.grad
 x_grad = x.grad
-"""),
-            Wrong("h's gradient derived by hand: autograd was never asked to keep it.", hint="retain_grad", code="""\
+""",
+            ),
+            Wrong(
+                "h's gradient derived by hand: autograd was never asked to keep it.",
+                hint="retain_grad",
+                code="""\
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 h = torch.tanh(x)
 loss = (h ** 2).sum()
 loss.backward()
 h_grad = 2 * h.detach()
 x_grad = x.grad
-"""),
-            Wrong("torch.autograd.grad returns the numbers but keeps nothing in .grad.", hint="retain_grad", code="""\
+""",
+            ),
+            Wrong(
+                "torch.autograd.grad returns the numbers but keeps nothing in .grad.",
+                hint="retain_grad",
+                code="""\
 x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
 h = torch.tanh(x)
 loss = (h ** 2).sum()
 h_grad, x_grad = torch.autograd.grad(loss, (h, x))
-"""),
+""",
+            ),
         ],
     ),
     "2.5": Task(
@@ -201,7 +250,10 @@ rows = [vjp(f, x0.clone().requires_grad_(), one_hot) for one_hot in torch.eye(2)
 J = torch.stack(rows)
 """,
         wrong=[
-            Wrong("The whole Jacobian built first: one backward pass per output.", hint="ONE backward pass", code="""\
+            Wrong(
+                "The whole Jacobian built first: one backward pass per output.",
+                hint="ONE backward pass",
+                code="""\
 def f(x):
     return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
 
@@ -214,8 +266,12 @@ def vjp(f, x, v):
 
 
 J = torch.autograd.functional.jacobian(f, x0)
-"""),
-            Wrong("Backward seeded with ones, whatever v is.", hint="seed backward with v", code="""\
+""",
+            ),
+            Wrong(
+                "Backward seeded with ones, whatever v is.",
+                hint="seed backward with v",
+                code="""\
 def f(x):
     return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
 
@@ -229,7 +285,8 @@ def vjp(f, x, v):
 
 
 J = torch.autograd.functional.jacobian(f, x0)
-"""),
+""",
+            ),
         ],
     ),
     "2.6": Task(
@@ -250,7 +307,10 @@ class Cube(torch.autograd.Function):
         return 3 * x.square() * grad_output
 """,
         wrong=[
-            Wrong("dy/dx returned without multiplying by grad_output.", hint="grad_output", code="""\
+            Wrong(
+                "dy/dx returned without multiplying by grad_output.",
+                hint="grad_output",
+                code="""\
 class Cube(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
@@ -261,7 +321,8 @@ class Cube(torch.autograd.Function):
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return 3 * x ** 2
-"""),
+""",
+            ),
         ],
     ),
     "2.7": Task(
@@ -275,7 +336,10 @@ def fixed_loss(x):
     return (y * x).sum()
 """,
         wrong=[
-            Wrong("`*=` is still an in-place operation on sigmoid's saved output.", hint="in-place", code="""\
+            Wrong(
+                "`*=` is still an in-place operation on sigmoid's saved output.",
+                hint="in-place",
+                code="""\
 culprit = "sigmoid"
 
 
@@ -283,8 +347,12 @@ def fixed_loss(x):
     y = torch.sigmoid(x)
     y *= 2
     return (y * x).sum()
-"""),
-            Wrong("A culprit that only mentions sigmoid, naming the in-place op.", hint="culprit is wrong", code="""\
+""",
+            ),
+            Wrong(
+                "A culprit that only mentions sigmoid, naming the in-place op.",
+                hint="culprit is wrong",
+                code="""\
 culprit = "mul_, which overwrote the output of sigmoid"
 
 
@@ -292,7 +360,8 @@ def fixed_loss(x):
     y = torch.sigmoid(x)
     y = y * 2
     return (y * x).sum()
-"""),
+""",
+            ),
         ],
     ),
     "2.8": Task(
@@ -304,12 +373,16 @@ def derivatives(f, x):
     return d1, d2
 """,
         wrong=[
-            Wrong("Without create_graph=True, d1 cannot be differentiated again.", hint="create_graph=True", code="""\
+            Wrong(
+                "Without create_graph=True, d1 cannot be differentiated again.",
+                hint="create_graph=True",
+                code="""\
 def derivatives(f, x):
     (d1,) = torch.autograd.grad(f(x), x)
     (d2,) = torch.autograd.grad(d1, x)
     return d1, d2
-"""),
+""",
+            ),
         ],
     ),
     "2.9": Task(
@@ -325,7 +398,10 @@ def stop_grad_loss(w):
     return (3 * w - target) ** 2
 """,
         wrong=[
-            Wrong("The target left in the graph: the gradient also flows through it.", hint=".detach()", code="""\
+            Wrong(
+                "The target left in the graph: the gradient also flows through it.",
+                hint=".detach()",
+                code="""\
 def predict(model, xs):
     with torch.no_grad():
         return model(xs)
@@ -335,8 +411,12 @@ def stop_grad_loss(w):
     pred = 3 * w
     target = w * w
     return (pred - target) ** 2
-"""),
-            Wrong("predict detaches after a recorded forward.", hint="without recording", code="""\
+""",
+            ),
+            Wrong(
+                "predict detaches after a recorded forward.",
+                hint="without recording",
+                code="""\
 def predict(model, xs):
     return model(xs).detach()
 
@@ -345,7 +425,8 @@ def stop_grad_loss(w):
     pred = 3 * w
     target = (w * w).detach()
     return (pred - target) ** 2
-"""),
+""",
+            ),
         ],
     ),
     "2.10": Task(
@@ -382,14 +463,21 @@ def backprop(loss, leaves):
     return [found.get(id(leaf)) for leaf in leaves]
 """,
         wrong=[
-            Wrong("autograd.grad does the work: the task is to be the engine.", hint="autograd's own engine", code="""\
+            Wrong(
+                "autograd.grad does the work: the task is to be the engine.",
+                hint="autograd's own engine",
+                code="""\
 def backprop(loss, leaves):
     needed = [leaf for leaf in leaves]
     grads = torch.autograd.grad(loss, needed, allow_unused=True, retain_graph=True)
     return list(grads)
-"""),
+""",
+            ),
             # Right numbers, but a node runs once per path instead of once: exponential on deep graphs.
-            Wrong("Each arriving gradient pushed down at once, node by node, path by path.", hint="more than once", code="""\
+            Wrong(
+                "Each arriving gradient pushed down at once, node by node, path by path.",
+                hint="more than once",
+                code="""\
 def backprop(loss, leaves):
     found = {}
 
@@ -408,8 +496,12 @@ def backprop(loss, leaves):
     with torch.no_grad():
         push(loss.grad_fn, torch.ones_like(loss))
     return [found.get(id(t)) for t in leaves]
-"""),
-            Wrong("A broadcast leaf's gradient kept in the broadcast shape.", hint="sum_to_size", code="""\
+""",
+            ),
+            Wrong(
+                "A broadcast leaf's gradient kept in the broadcast shape.",
+                hint="sum_to_size",
+                code="""\
 def backprop(loss, leaves):
     order, seen = [], set()
 
@@ -438,8 +530,12 @@ def backprop(loss, leaves):
                 if nxt is not None and g is not None:
                     grads[nxt] = g if nxt not in grads else grads[nxt] + g
     return [found.get(id(t)) for t in leaves]
-"""),
-            Wrong("Gradients from several consumers overwrite each other instead of adding up.", hint="added up", code="""\
+""",
+            ),
+            Wrong(
+                "Gradients from several consumers overwrite each other instead of adding up.",
+                hint="added up",
+                code="""\
 def backprop(loss, leaves):
     order, seen = [], set()
 
@@ -468,7 +564,8 @@ def backprop(loss, leaves):
                 if nxt is not None and g is not None:
                     grads[nxt] = g
     return [found.get(id(t)) for t in leaves]
-"""),
+""",
+            ),
         ],
     ),
 }

@@ -48,7 +48,10 @@ class Standardize(nn.Module):
         return x.sub(self.mean).div(self.std)
 """,
         wrong=[
-            Wrong("Plain tensor attributes: not buffers, not in state_dict.", hint="register_buffer", code="""\
+            Wrong(
+                "Plain tensor attributes: not buffers, not in state_dict.",
+                hint="register_buffer",
+                code="""\
 class Standardize(nn.Module):
     def __init__(self, n_features):
         super().__init__()
@@ -61,9 +64,12 @@ class Standardize(nn.Module):
 
     def forward(self, x):
         return (x - self.mean) / self.std
-"""),
-            Wrong("Parameters that do not require grad: still parameters, an optimizer would get them.",
-                  hint="not nn.Parameter", code="""\
+""",
+            ),
+            Wrong(
+                "Parameters that do not require grad: still parameters, an optimizer would get them.",
+                hint="not nn.Parameter",
+                code="""\
 class Standardize(nn.Module):
     def __init__(self, n_features):
         super().__init__()
@@ -76,8 +82,12 @@ class Standardize(nn.Module):
 
     def forward(self, x):
         return (x - self.mean) / self.std
-"""),
-            Wrong("Non-persistent buffers: left out of the state dict.", hint="persistent=False", code="""\
+""",
+            ),
+            Wrong(
+                "Non-persistent buffers: left out of the state dict.",
+                hint="persistent=False",
+                code="""\
 class Standardize(nn.Module):
     def __init__(self, n_features):
         super().__init__()
@@ -91,9 +101,12 @@ class Standardize(nn.Module):
 
     def forward(self, x):
         return (x - self.mean) / self.std
-"""),
-            Wrong("fit keeps the statistics in other attributes: the buffers never change.",
-                  hint="fresh Standardize(3)", code="""\
+""",
+            ),
+            Wrong(
+                "fit keeps the statistics in other attributes: the buffers never change.",
+                hint="fresh Standardize(3)",
+                code="""\
 class Standardize(nn.Module):
     def __init__(self, n_features):
         super().__init__()
@@ -106,8 +119,12 @@ class Standardize(nn.Module):
     def forward(self, x):
         mean, std = getattr(self, "fitted", (self.mean, self.std))
         return (x - mean) / std
-"""),
-            Wrong("The population standard deviation, not x.std(dim=0).", hint="x.std(dim=0)", code="""\
+""",
+            ),
+            Wrong(
+                "The population standard deviation, not x.std(dim=0).",
+                hint="x.std(dim=0)",
+                code="""\
 class Standardize(nn.Module):
     def __init__(self, n_features):
         super().__init__()
@@ -121,7 +138,8 @@ class Standardize(nn.Module):
 
     def forward(self, x):
         return (x - self.mean) / self.std
-"""),
+""",
+            ),
         ],
     ),
     "3.2": Task(
@@ -142,8 +160,10 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
     return val_losses
 """,
         wrong=[
-            Wrong("The buggy loop unchanged: eval mode stays on after the first validation.",
-                  hint="Call model.train() before each training step", code="""\
+            Wrong(
+                "The buggy loop unchanged: eval mode stays on after the first validation.",
+                hint="Call model.train() before each training step",
+                code="""\
 def train_with_validation(model, train_batches, val_batch, lr=0.05):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     val_losses = []
@@ -155,9 +175,12 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
         with torch.no_grad():
             val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
     return val_losses
-"""),
-            Wrong("model.train() once, before the loop: the second step is in eval mode again.",
-                  hint="Call model.train() before each training step", code="""\
+""",
+            ),
+            Wrong(
+                "model.train() once, before the loop: the second step is in eval mode again.",
+                hint="Call model.train() before each training step",
+                code="""\
 def train_with_validation(model, train_batches, val_batch, lr=0.05):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     val_losses = []
@@ -170,8 +193,12 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
         with torch.no_grad():
             val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
     return val_losses
-"""),
-            Wrong("model.eval() removed: the validation runs in training mode.", hint="measured in eval mode", code="""\
+""",
+            ),
+            Wrong(
+                "model.eval() removed: the validation runs in training mode.",
+                hint="measured in eval mode",
+                code="""\
 def train_with_validation(model, train_batches, val_batch, lr=0.05):
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     val_losses = []
@@ -182,7 +209,8 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
         with torch.no_grad():
             val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
     return val_losses
-"""),
+""",
+            ),
         ],
     ),
     "3.3": Task(
@@ -219,8 +247,11 @@ def add_lora(model, r=4, alpha=8.0):
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
 """,
         wrong=[
-            Wrong("Only the model's direct children are wrapped.", hint="inside submodules",
-                  code=LORA_LINEAR + """\
+            Wrong(
+                "Only the model's direct children are wrapped.",
+                hint="inside submodules",
+                code=LORA_LINEAR
+                + """\
 
 
 def add_lora(model, r=4, alpha=8.0):
@@ -230,13 +261,25 @@ def add_lora(model, r=4, alpha=8.0):
         if isinstance(child, nn.Linear):
             setattr(model, name, LoRALinear(child, r, alpha))
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""),
-            Wrong("The model is not frozen: the wrapped weights still train.", hint="Freeze everything else",
-                  code=LORA_LINEAR + ADD_LORA.replace("    model.requires_grad_(False)\n", "")),
-            Wrong("B starts random: the model changes the moment LoRA is added.", hint="B starts at zeros",
-                  code=LORA_LINEAR.replace("torch.zeros(base.out_features, r)",
-                                           "torch.randn(base.out_features, r) * 0.01") + ADD_LORA),
-            Wrong("The scale alpha / r is missing.", hint="alpha / r", code="""\
+""",
+            ),
+            Wrong(
+                "The model is not frozen: the wrapped weights still train.",
+                hint="Freeze everything else",
+                code=LORA_LINEAR + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
+            ),
+            Wrong(
+                "B starts random: the model changes the moment LoRA is added.",
+                hint="B starts at zeros",
+                code=LORA_LINEAR.replace(
+                    "torch.zeros(base.out_features, r)", "torch.randn(base.out_features, r) * 0.01"
+                )
+                + ADD_LORA,
+            ),
+            Wrong(
+                "The scale alpha / r is missing.",
+                hint="alpha / r",
+                code="""\
 class LoRALinear(nn.Module):
     def __init__(self, base, r, alpha):
         super().__init__()
@@ -246,10 +289,14 @@ class LoRALinear(nn.Module):
 
     def forward(self, x):
         return self.base(x) + x @ self.A.T @ self.B.T
-""" + ADD_LORA),
-            Wrong("trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
-                  hint="excludes what was frozen already",
-                  code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model")),
+"""
+                + ADD_LORA,
+            ),
+            Wrong(
+                "trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
+                hint="excludes what was frozen already",
+                code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model"),
+            ),
         ],
     ),
     "3.4": Task(
@@ -269,7 +316,10 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
         param.addcdiv_(state["exp_avg"], denom, value=-lr / (1 - b1 ** t))
 """,
         wrong=[
-            Wrong("Adam's L2 penalty in the gradient instead of decoupled decay.", hint="Adam's L2 penalty", code="""\
+            Wrong(
+                "Adam's L2 penalty in the gradient instead of decoupled decay.",
+                hint="Adam's L2 penalty",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -282,8 +332,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     m_hat = state["m"] / (1 - beta1 ** t)
     v_hat = state["v"] / (1 - beta2 ** t)
     param -= lr * m_hat / (v_hat.sqrt() + eps)
-"""),
-            Wrong("No bias correction.", hint="bias correction", code="""\
+""",
+            ),
+            Wrong(
+                "No bias correction.",
+                hint="bias correction",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -292,9 +346,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     state["m"] = beta1 * state["m"] + (1 - beta1) * grad
     state["v"] = beta2 * state["v"] + (1 - beta2) * grad * grad
     param -= lr * state["m"] / (state["v"].sqrt() + eps)
-"""),
-            Wrong("eps inside the square root (only visible with small gradients).",
-                  hint="eps goes outside the square root", code="""\
+""",
+            ),
+            Wrong(
+                "eps inside the square root (only visible with small gradients).",
+                hint="eps goes outside the square root",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -307,9 +364,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     m_hat = state["m"] / (1 - beta1 ** t)
     v_hat = state["v"] / (1 - beta2 ** t)
     param -= lr * m_hat / (v_hat + eps).sqrt()
-"""),
-            Wrong("Weight decay applied to the updated weights, after the Adam step.",
-                  hint="before the Adam update", code="""\
+""",
+            ),
+            Wrong(
+                "Weight decay applied to the updated weights, after the Adam step.",
+                hint="before the Adam update",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -322,8 +382,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     v_hat = state["v"] / (1 - beta2 ** t)
     param -= lr * m_hat / (v_hat.sqrt() + eps)
     param *= 1 - lr * weight_decay
-"""),
-            Wrong("The step count is not kept: t = 1 on every call.", hint="t counts the calls", code="""\
+""",
+            ),
+            Wrong(
+                "The step count is not kept: t = 1 on every call.",
+                hint="t counts the calls",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -335,8 +399,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     m_hat = state["m"] / (1 - beta1 ** t)
     v_hat = state["v"] / (1 - beta2 ** t)
     param -= lr * m_hat / (v_hat.sqrt() + eps)
-"""),
-            Wrong("torch.optim.AdamW does the work.", hint="not with torch.optim", code="""\
+""",
+            ),
+            Wrong(
+                "torch.optim.AdamW does the work.",
+                hint="not with torch.optim",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     if "opt" not in state:
         state["p"] = nn.Parameter(param.detach().clone())
@@ -347,8 +415,12 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     state["opt"].step()
     with torch.no_grad():
         param.copy_(state["p"])
-"""),
-            Wrong("param rebound instead of updated in place.", hint="in place", code="""\
+""",
+            ),
+            Wrong(
+                "param rebound instead of updated in place.",
+                hint="in place",
+                code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     beta1, beta2 = betas
     if not state:
@@ -362,7 +434,8 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     v_hat = state["v"] / (1 - beta2 ** t)
     param = param - lr * m_hat / (v_hat.sqrt() + eps)
     return param
-"""),
+""",
+            ),
         ],
     ),
     "3.5": Task(
@@ -379,7 +452,10 @@ def clip_grad_norm(parameters, max_norm):
     return norm
 """,
         wrong=[
-            Wrong("Each gradient clipped by its own norm.", hint="the same factor", code="""\
+            Wrong(
+                "Each gradient clipped by its own norm.",
+                hint="the same factor",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     params = [p for p in parameters if p.grad is not None]
     total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
@@ -388,8 +464,12 @@ def clip_grad_norm(parameters, max_norm):
         if own > max_norm:
             p.grad.mul_(max_norm / (own + 1e-6))
     return total
-"""),
-            Wrong("Returns the norm after clipping.", hint="the norm measured before clipping", code="""\
+""",
+            ),
+            Wrong(
+                "Returns the norm after clipping.",
+                hint="the norm measured before clipping",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     grads = [p.grad for p in parameters if p.grad is not None]
     norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
@@ -397,8 +477,12 @@ def clip_grad_norm(parameters, max_norm):
         for g in grads:
             g.mul_(max_norm / (norm + 1e-6))
     return torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
-"""),
-            Wrong("Reads the parameters generator twice: the second loop clips nothing.", hint="generator", code="""\
+""",
+            ),
+            Wrong(
+                "Reads the parameters generator twice: the second loop clips nothing.",
+                hint="generator",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in parameters if p.grad is not None))
     if norm > max_norm:
@@ -406,20 +490,32 @@ def clip_grad_norm(parameters, max_norm):
             if p.grad is not None:
                 p.grad.mul_(max_norm / (norm + 1e-6))
     return norm
-"""),
-            Wrong("Always rescales, also scaling small gradients up.", hint="leave the gradients as they are", code="""\
+""",
+            ),
+            Wrong(
+                "Always rescales, also scaling small gradients up.",
+                hint="leave the gradients as they are",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     grads = [p.grad for p in parameters if p.grad is not None]
     norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
     for g in grads:
         g.mul_(max_norm / (norm + 1e-6))
     return norm
-"""),
-            Wrong("Calls torch's clip_grad_norm_.", hint="without torch.nn.utils' clipping", code="""\
+""",
+            ),
+            Wrong(
+                "Calls torch's clip_grad_norm_.",
+                hint="without torch.nn.utils' clipping",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     return torch.nn.utils.clip_grad_norm_(parameters, max_norm).item()
-"""),
-            Wrong("Crashes on a frozen parameter's None gradient.", hint="whose .grad is None", code="""\
+""",
+            ),
+            Wrong(
+                "Crashes on a frozen parameter's None gradient.",
+                hint="whose .grad is None",
+                code="""\
 def clip_grad_norm(parameters, max_norm):
     params = list(parameters)
     norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
@@ -427,7 +523,8 @@ def clip_grad_norm(parameters, max_norm):
         for p in params:
             p.grad.mul_(max_norm / (norm + 1e-6))
     return norm
-"""),
+""",
+            ),
         ],
     ),
     "3.6": Task(
@@ -442,42 +539,59 @@ def accumulate(model, micro_batches):
         loss.mul(count / total).backward()
 """,
         wrong=[
-            Wrong("Each micro-batch's loss divided by the number of micro-batches.",
-                  hint="divided each micro-batch's loss by the number of micro-batches", code="""\
+            Wrong(
+                "Each micro-batch's loss divided by the number of micro-batches.",
+                hint="divided each micro-batch's loss by the number of micro-batches",
+                code="""\
 def accumulate(model, micro_batches):
     model.zero_grad()
     for idx, targets in micro_batches:
         (model(idx, targets) / len(micro_batches)).backward()
-"""),
-            Wrong("Weighted by the share of sequences (chapter 02's rule), not of real tokens.",
-                  hint="share of the sequences", code="""\
+""",
+            ),
+            Wrong(
+                "Weighted by the share of sequences (chapter 02's rule), not of real tokens.",
+                hint="share of the sequences",
+                code="""\
 def accumulate(model, micro_batches):
     model.zero_grad()
     total = sum(len(t) for _, t in micro_batches)
     for idx, targets in micro_batches:
         (model(idx, targets) * len(targets) / total).backward()
-"""),
-            Wrong("The micro-batches concatenated into one forward pass.", hint="never concatenate", code="""\
+""",
+            ),
+            Wrong(
+                "The micro-batches concatenated into one forward pass.",
+                hint="never concatenate",
+                code="""\
 def accumulate(model, micro_batches):
     model.zero_grad()
     idx = torch.cat([i for i, _ in micro_batches])
     targets = torch.cat([t for _, t in micro_batches])
     model(idx, targets).backward()
-"""),
-            Wrong("Old gradients not cleared first.", hint="old gradients", code="""\
+""",
+            ),
+            Wrong(
+                "Old gradients not cleared first.",
+                hint="old gradients",
+                code="""\
 def accumulate(model, micro_batches):
     total = sum(int((t != PAD).sum()) for _, t in micro_batches)
     for idx, targets in micro_batches:
         (model(idx, targets) * int((targets != PAD).sum()) / total).backward()
-"""),
-            Wrong("One backward on the summed losses: every micro-batch's graph kept until the end.",
-                  hint="backward() once per micro-batch", code="""\
+""",
+            ),
+            Wrong(
+                "One backward on the summed losses: every micro-batch's graph kept until the end.",
+                hint="backward() once per micro-batch",
+                code="""\
 def accumulate(model, micro_batches):
     model.zero_grad()
     total = sum(int((t != PAD).sum()) for _, t in micro_batches)
     loss = sum(model(idx, targets) * int((targets != PAD).sum()) / total for idx, targets in micro_batches)
     loss.backward()
-"""),
+""",
+            ),
         ],
     ),
     "3.7": Task(
@@ -489,27 +603,38 @@ def checkpointed_forward(blocks, x):
     return h
 """,
         wrong=[
-            Wrong("The plain loop: nothing checkpointed.", hint="nothing was checkpointed", code="""\
+            Wrong(
+                "The plain loop: nothing checkpointed.",
+                hint="nothing was checkpointed",
+                code="""\
 def checkpointed_forward(blocks, x):
     for block in blocks:
         x = block(x)
     return x
-"""),
-            Wrong("One checkpoint around the whole loop.", hint="one checkpoint call per block", code="""\
+""",
+            ),
+            Wrong(
+                "One checkpoint around the whole loop.",
+                hint="one checkpoint call per block",
+                code="""\
 def checkpointed_forward(blocks, x):
     def run_all(h):
         for block in blocks:
             h = block(h)
         return h
     return checkpoint(run_all, x, use_reentrant=False)
-"""),
-            Wrong("use_reentrant=True with an input that does not require grad: no gradients.",
-                  hint="use_reentrant=False", code="""\
+""",
+            ),
+            Wrong(
+                "use_reentrant=True with an input that does not require grad: no gradients.",
+                hint="use_reentrant=False",
+                code="""\
 def checkpointed_forward(blocks, x):
     for block in blocks:
         x = checkpoint(block, x, use_reentrant=True)
     return x
-"""),
+""",
+            ),
         ],
     ),
 }

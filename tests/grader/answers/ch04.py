@@ -25,23 +25,34 @@ def cast_limits(dtype):
     return overflow_at, underflow_at
 """,
         wrong=[
-            Wrong("The numbers finfo prints: max does not overflow.", hint="halfway", code="""\
+            Wrong(
+                "The numbers finfo prints: max does not overflow.",
+                hint="halfway",
+                code="""\
 def cast_limits(dtype):
     fi = torch.finfo(dtype)
     return fi.max, fi.tiny
-"""),
-            Wrong("Underflow at the smallest subnormal, which survives the cast.", hint="closer to 0 than", code="""\
+""",
+            ),
+            Wrong(
+                "Underflow at the smallest subnormal, which survives the cast.",
+                hint="closer to 0 than",
+                code="""\
 def cast_limits(dtype):
     fi = torch.finfo(dtype)
     step_at_max = 2.0 ** math.floor(math.log2(fi.max)) * fi.eps
     return fi.max + step_at_max / 2, fi.smallest_normal * fi.eps
-"""),
-            Wrong("Overflow at the next power of two: it overflows, but so do smaller numbers.",
-                  hint="smaller ones overflow too", code="""\
+""",
+            ),
+            Wrong(
+                "Overflow at the next power of two: it overflows, but so do smaller numbers.",
+                hint="smaller ones overflow too",
+                code="""\
 def cast_limits(dtype):
     fi = torch.finfo(dtype)
     return 2.0 ** (math.floor(math.log2(fi.max)) + 1), fi.smallest_normal * fi.eps / 2
-"""),
+""",
+            ),
         ],
     ),
     "4.2": Task(
@@ -56,7 +67,10 @@ def master_sgd(w16, grads, lr):
     return master.to(torch.float16)
 """,
         wrong=[
-            Wrong("The updates done in fp16: every one is rounded away.", hint="Keep an fp32 master copy", code="""\
+            Wrong(
+                "The updates done in fp16: every one is rounded away.",
+                hint="Keep an fp32 master copy",
+                code="""\
 lr_lost = 1e-3
 
 
@@ -65,8 +79,12 @@ def master_sgd(w16, grads, lr):
     for grad in grads:
         w -= lr * grad
     return w
-"""),
-            Wrong("The fp32 master returned as it is, not as the fp16 copy.", hint="float16", code="""\
+""",
+            ),
+            Wrong(
+                "The fp32 master returned as it is, not as the fp16 copy.",
+                hint="float16",
+                code="""\
 lr_lost = 1e-3
 
 
@@ -75,8 +93,12 @@ def master_sgd(w16, grads, lr):
     for grad in grads:
         master -= lr * grad.float()
     return master
-"""),
-            Wrong("A learning rate whose update fp16 still keeps.", hint="choose a smaller learning rate", code="""\
+""",
+            ),
+            Wrong(
+                "A learning rate whose update fp16 still keeps.",
+                hint="choose a smaller learning rate",
+                code="""\
 lr_lost = 0.1
 
 
@@ -85,8 +107,12 @@ def master_sgd(w16, grads, lr):
     for grad in grads:
         master -= lr * grad.float()
     return master.half()
-"""),
-            Wrong("The caller's fp16 weight overwritten in place.", hint="changed w16", code="""\
+""",
+            ),
+            Wrong(
+                "The caller's fp16 weight overwritten in place.",
+                hint="changed w16",
+                code="""\
 lr_lost = 1e-3
 
 
@@ -96,7 +122,8 @@ def master_sgd(w16, grads, lr):
         master -= lr * grad.float()
         w16.copy_(master)
     return w16
-"""),
+""",
+            ),
         ],
     ),
     "4.3": Task(
@@ -104,17 +131,28 @@ def master_sgd(w16, grads, lr):
 fp32_ops = ["h + x", "F.cross_entropy(h, labels)", "F.mse_loss(h, x)", "h.prod()"]
 """,
         wrong=[
-            Wrong("CUDA's reputation applied to the CPU: softmax, norms and sums in fp32.",
-                  hint="Ops on neither list follow their inputs", code="""\
+            Wrong(
+                "CUDA's reputation applied to the CPU: softmax, norms and sums in fp32.",
+                hint="Ops on neither list follow their inputs",
+                code="""\
 fp32_ops = {"F.softmax(h, dim=-1)", "F.layer_norm(h, (8,))", "F.group_norm(h, 2)", "h.sum()", "h.prod()",
             "F.mse_loss(h, x)", "F.cross_entropy(h, labels)", "h + x"}
-"""),
-            Wrong("Type promotion of bf16 + fp32 forgotten.", hint="promotes to the wider one", code="""\
+""",
+            ),
+            Wrong(
+                "Type promotion of bf16 + fp32 forgotten.",
+                hint="promotes to the wider one",
+                code="""\
 fp32_ops = {"h.prod()", "F.mse_loss(h, x)", "F.cross_entropy(h, labels)"}
-"""),
-            Wrong("Names that are not keys of CANDIDATES.", hint="not keys of CANDIDATES", code="""\
+""",
+            ),
+            Wrong(
+                "Names that are not keys of CANDIDATES.",
+                hint="not keys of CANDIDATES",
+                code="""\
 fp32_ops = {"mse_loss", "cross_entropy", "prod", "add"}
-"""),
+""",
+            ),
         ],
     ),
     "4.4": Task(
@@ -133,7 +171,10 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     return float(loss.detach())
 """,
         wrong=[
-            Wrong("Clipping the scaled gradients, before unscale_.", hint="unscale_ first", code="""\
+            Wrong(
+                "Clipping the scaled gradients, before unscale_.",
+                hint="unscale_ first",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.zero_grad()
     with torch.autocast(x.device.type, dtype=torch.float16):
@@ -144,8 +185,12 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-"""),
-            Wrong("No autocast: the forward pass runs in fp32.", hint="fp16 autocast", code="""\
+""",
+            ),
+            Wrong(
+                "No autocast: the forward pass runs in fp32.",
+                hint="fp16 autocast",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.zero_grad()
     loss = F.cross_entropy(model(x), y)
@@ -155,9 +200,12 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-"""),
-            Wrong("optimizer.step() instead of scaler.step(): inf steps are not skipped.", hint="in this order",
-                  code="""\
+""",
+            ),
+            Wrong(
+                "optimizer.step() instead of scaler.step(): inf steps are not skipped.",
+                hint="in this order",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.zero_grad()
     with torch.autocast(x.device.type, dtype=torch.float16):
@@ -168,8 +216,12 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.step()
     scaler.update()
     return loss.item()
-"""),
-            Wrong("The loss not scaled: loss.backward().", hint="scaler.scale(loss)", code="""\
+""",
+            ),
+            Wrong(
+                "The loss not scaled: loss.backward().",
+                hint="scaler.scale(loss)",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.zero_grad()
     with torch.autocast(x.device.type, dtype=torch.float16):
@@ -180,8 +232,12 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-"""),
-            Wrong("No zero_grad: gradients add up from step to step.", hint="optimizer.zero_grad()", code="""\
+""",
+            ),
+            Wrong(
+                "No zero_grad: gradients add up from step to step.",
+                hint="optimizer.zero_grad()",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     with torch.autocast(x.device.type, dtype=torch.float16):
         loss = F.cross_entropy(model(x), y)
@@ -191,8 +247,12 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-"""),
-            Wrong("bf16 autocast where the task asks for fp16.", hint="fp16 autocast", code="""\
+""",
+            ),
+            Wrong(
+                "bf16 autocast where the task asks for fp16.",
+                hint="fp16 autocast",
+                code="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     optimizer.zero_grad()
     with torch.autocast(x.device.type, dtype=torch.bfloat16):
@@ -203,7 +263,8 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     scaler.step(optimizer)
     scaler.update()
     return loss.item()
-"""),
+""",
+            ),
         ],
     ),
     "4.5": Task(
@@ -221,8 +282,10 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     return out
 """,
         wrong=[
-            Wrong("The count of clean steps not restarted after a skipped step.",
-                  hint="starts counting clean steps from 0", code="""\
+            Wrong(
+                "The count of clean steps not restarted after a skipped step.",
+                hint="starts counting clean steps from 0",
+                code="""\
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     scales, scale, clean = [], float(init_scale), 0
     for step in range(n_steps):
@@ -234,9 +297,12 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
             if clean % growth_interval == 0:
                 scale *= 2.0
     return scales
-"""),
-            Wrong("The scale recorded after update(), one step late.", hint="The scale used at step 0 is init_scale",
-                  code="""\
+""",
+            ),
+            Wrong(
+                "The scale recorded after update(), one step late.",
+                hint="The scale used at step 0 is init_scale",
+                code="""\
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     scales, scale, clean = [], float(init_scale), 0
     for step in range(n_steps):
@@ -248,7 +314,8 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
                 scale, clean = scale * 2.0, 0
         scales.append(scale)
     return scales
-"""),
+""",
+            ),
         ],
     ),
     "4.6": Task(
@@ -267,7 +334,10 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     scaler.update()
 """,
         wrong=[
-            Wrong("The buggy function unchanged: unscale_ after every micro-batch.", hint="still raises", code="""\
+            Wrong(
+                "The buggy function unchanged: unscale_ after every micro-batch.",
+                hint="still raises",
+                code="""\
 def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     optimizer.zero_grad()
     for x, y in batches:
@@ -278,8 +348,12 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
     scaler.step(optimizer)
     scaler.update()
-"""),
-            Wrong("Clipping each micro-batch's scaled gradients; unscale_ once at the end.", hint="clip once", code="""\
+""",
+            ),
+            Wrong(
+                "Clipping each micro-batch's scaled gradients; unscale_ once at the end.",
+                hint="clip once",
+                code="""\
 def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     optimizer.zero_grad()
     for x, y in batches:
@@ -290,8 +364,12 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     scaler.unscale_(optimizer)
     scaler.step(optimizer)
     scaler.update()
-"""),
-            Wrong("One optimizer step per micro-batch.", hint="one optimizer step for all micro-batches", code="""\
+""",
+            ),
+            Wrong(
+                "One optimizer step per micro-batch.",
+                hint="one optimizer step for all micro-batches",
+                code="""\
 def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     optimizer.zero_grad()
     for x, y in batches:
@@ -302,7 +380,8 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
         torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
         scaler.step(optimizer)
         scaler.update()
-"""),
+""",
+            ),
         ],
     ),
     "4.7": Task(
@@ -321,7 +400,10 @@ def bf16_step(model, optimizer, x, y):
 why = "B"
 """,
         wrong=[
-            Wrong("The buggy step kept: an enabled GradScaler in bf16.", hint="enabled GradScaler", code="""\
+            Wrong(
+                "The buggy step kept: an enabled GradScaler in bf16.",
+                hint="enabled GradScaler",
+                code="""\
 def bf16_step(model, optimizer, x, y):
     scaler = torch.amp.GradScaler(x.device.type)
     optimizer.zero_grad()
@@ -334,15 +416,23 @@ def bf16_step(model, optimizer, x, y):
 
 
 why = "B"
-"""),
-            Wrong("The mantissa (precision) given as the reason, not the exponent (range).", hint="exponent bits",
-                  code=BF16_STEP + """\
+""",
+            ),
+            Wrong(
+                "The mantissa (precision) given as the reason, not the exponent (range).",
+                hint="exponent bits",
+                code=BF16_STEP
+                + """\
 
 
 why = "A"
-"""),
-            Wrong("A letter that equals every letter.", hint="must be one of the letters",
-                  code=BF16_STEP + """\
+""",
+            ),
+            Wrong(
+                "A letter that equals every letter.",
+                hint="must be one of the letters",
+                code=BF16_STEP
+                + """\
 
 
 class Letter:
@@ -353,8 +443,12 @@ class Letter:
 
 
 why = Letter()
-"""),
-            Wrong("Autocast dropped along with the scaler: an fp32 step.", hint="bf16 autocast", code="""\
+""",
+            ),
+            Wrong(
+                "Autocast dropped along with the scaler: an fp32 step.",
+                hint="bf16 autocast",
+                code="""\
 def bf16_step(model, optimizer, x, y):
     optimizer.zero_grad()
     loss = F.mse_loss(model(x), y)
@@ -364,7 +458,8 @@ def bf16_step(model, optimizer, x, y):
 
 
 why = "B"
-"""),
+""",
+            ),
         ],
     ),
 }

@@ -152,6 +152,7 @@ def test_backward_order_of_a_function_that_returns_its_input():
 
 # ---------------------------------------------------------------- memory during backward
 
+
 class ProbeBackward(torch.autograd.Function):
     """Identity whose backward, which runs last, notes which watched storages are gone."""
 

@@ -154,7 +154,7 @@ class Cube(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return x ** 3
+        return x**3
 
     @staticmethod
     def backward(ctx, grad):
@@ -182,8 +182,8 @@ def test_custom_autograd_functions(autograd_ref):
     g, _ = autograd_ref.check(f, x)
     assert one(g, "x").grad == pytest.approx((3 * x * x).tolist()), "autograd's (made-up) backward, not the math"
     cube = one(g, "CubeBackward")
-    assert cube.shape == (3,) and cube.value == (x ** 3).tolist(), "a custom Function's output is a forward value too"
-    assert one(g, "StraightThroughBackward").value == (x ** 3 * 0.5).round().tolist()
+    assert cube.shape == (3,) and cube.value == (x**3).tolist(), "a custom Function's output is a forward value too"
+    assert one(g, "StraightThroughBackward").value == (x**3 * 0.5).round().tolist()
 
 
 def test_in_place_ops(autograd_ref):
@@ -253,8 +253,7 @@ def _several_outputs(op: str, x: torch.Tensor) -> torch.Tensor:
     return torch.sort(x, dim=1).values.cumsum(1).sum()
 
 
-@pytest.mark.parametrize("op", ["split", "split_second_only", "unbind", "chunk", "max_dim", "min_dim",
-                                "topk", "sort"])
+@pytest.mark.parametrize("op", ["split", "split_second_only", "unbind", "chunk", "max_dim", "min_dim", "topk", "sort"])
 def test_ops_with_several_outputs(autograd_ref, op):
     def f(x):
         return _several_outputs(op, x)
@@ -286,7 +285,7 @@ def test_shared_subexpression_grad_is_the_sum_over_its_edges(autograd_ref):
 
 def test_second_order_gradients_inside_the_function(autograd_ref):
     def f(x):
-        y = (x ** 3).sum()
+        y = (x**3).sum()
         (dy,) = torch.autograd.grad(y, x, create_graph=True)
         return (dy * x).sum()  # sum 3x^3  ->  grad 9x^2
 
@@ -390,6 +389,7 @@ def test_graph_holds_no_tensors_or_autograd_nodes():
 def test_complex_values_inside_and_as_inputs_print_no_warning():
     """vizlib's own bookkeeping (edge gradient norms) must not warn about casting complex
     gradients to real: the learner would read a warning they did not cause."""
+
     def through_complex(x):
         z = torch.polar(x, 0.5 * x)  # |z| = x, so the result is sum(x^2)
         return (z * z.conj()).real.sum()

@@ -50,7 +50,7 @@ def _index(a, k):
         return a[k % a.shape[0]]
     if k % 3 == 1:
         return a[..., : max(1, a.shape[-1] - 1)]
-    return a[a.shape[0] // 2:]
+    return a[a.shape[0] // 2 :]
 
 
 def _in_place(a, k):
@@ -113,12 +113,12 @@ def build(steps):
 
 
 shapes = st.lists(st.integers(1, 3), max_size=3).map(tuple)
-steps = st.lists(st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 50), st.integers(0, 50)),
-                 min_size=1, max_size=10)
+steps = st.lists(
+    st.tuples(st.sampled_from(sorted(OPS)), st.integers(0, 50), st.integers(0, 50)), min_size=1, max_size=10
+)
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(leaf_shapes=st.tuples(shapes, shapes, shapes), steps=steps, seed=st.integers(0, 2**16))
 def test_random_programs_agree_with_autograd(autograd_ref, leaf_shapes, steps, seed):
     gen = torch.Generator().manual_seed(seed)

@@ -14,8 +14,11 @@ def global_state():
         "grad enabled": torch.is_grad_enabled(),
         "torch function modes": torch._C._len_torch_function_stack(),
         "saved tensor hooks": torch._C._autograd._top_saved_tensors_default_hooks(False),
-        "module hooks": (len(module_hooks._global_forward_pre_hooks), len(module_hooks._global_forward_hooks),
-                         len(module_hooks._global_backward_hooks)),
+        "module hooks": (
+            len(module_hooks._global_forward_pre_hooks),
+            len(module_hooks._global_forward_hooks),
+            len(module_hooks._global_backward_hooks),
+        ),
         "rng": torch.get_rng_state(),
         "anomaly": torch.is_anomaly_enabled(),
     }

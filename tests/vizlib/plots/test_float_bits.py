@@ -13,12 +13,34 @@ import vizlib as vz
 from vizlib.plots.float_bits import FloatBits, float_bits, float_fields
 
 FORMATS = [torch.float64, torch.float32, torch.float16, torch.bfloat16]
-INT_VIEW = {torch.float64: torch.int64, torch.float32: torch.int32, torch.float16: torch.int16,
-            torch.bfloat16: torch.int16}
+INT_VIEW = {
+    torch.float64: torch.int64,
+    torch.float32: torch.int32,
+    torch.float16: torch.int16,
+    torch.bfloat16: torch.int16,
+}
 STRUCT_CODE = {torch.float64: "d", torch.float32: "f", torch.float16: "e"}
 # Normal, subnormal, zero, overflow and special values of each format, none on a rounding tie.
-VALUES = [0.1, -2.5, 1 / 3, 1.0, 65504.0, 70000.0, 1e-5, -6e-8, 1e-8, 1e-40, 5e-324, 0.0, -0.0,
-          1e38, 3.4e38, math.inf, -math.inf, math.nan]
+VALUES = [
+    0.1,
+    -2.5,
+    1 / 3,
+    1.0,
+    65504.0,
+    70000.0,
+    1e-5,
+    -6e-8,
+    1e-8,
+    1e-40,
+    5e-324,
+    0.0,
+    -0.0,
+    1e38,
+    3.4e38,
+    math.inf,
+    -math.inf,
+    math.nan,
+]
 
 
 def torch_bits(value: float, dtype: torch.dtype) -> str:
@@ -71,15 +93,18 @@ def test_bf16_is_fp32_rounded_to_its_top_16_bits():
     assert fp32.mantissa[:7] == "1001100" and bf16.mantissa == "1001101"
 
 
-@pytest.mark.parametrize("value, kinds", [
-    (0.1, ["normal", "normal", "normal"]),
-    (70000.0, ["normal", "inf", "normal"]),
-    (1e-5, ["normal", "subnormal", "normal"]),
-    (1e-8, ["normal", "zero", "normal"]),
-    (1e-40, ["subnormal", "zero", "subnormal"]),
-    (math.nan, ["nan", "nan", "nan"]),
-    (-math.inf, ["inf", "inf", "inf"]),
-])
+@pytest.mark.parametrize(
+    "value, kinds",
+    [
+        (0.1, ["normal", "normal", "normal"]),
+        (70000.0, ["normal", "inf", "normal"]),
+        (1e-5, ["normal", "subnormal", "normal"]),
+        (1e-8, ["normal", "zero", "normal"]),
+        (1e-40, ["subnormal", "zero", "subnormal"]),
+        (math.nan, ["nan", "nan", "nan"]),
+        (-math.inf, ["inf", "inf", "inf"]),
+    ],
+)
 def test_kind_says_normal_subnormal_zero_or_special(value, kinds):
     rows = float_fields(value)  # default: fp32, fp16, bf16
     assert [r.dtype for r in rows] == ["float32", "float16", "bfloat16"]
@@ -119,8 +144,17 @@ def test_picture_draws_the_stored_bits_in_field_colours(value, tmp_path):
     sign, exponent, mantissa = colours[0], colours[1], colours[31]
     assert len({sign, exponent, mantissa}) == 3
     # Each row: one sign cell, then its exponent cells, then its mantissa cells.
-    assert colours == ([sign] + [exponent] * 8 + [mantissa] * 23 + [sign] + [exponent] * 5 + [mantissa] * 10
-                       + [sign] + [exponent] * 8 + [mantissa] * 7)
+    assert colours == (
+        [sign]
+        + [exponent] * 8
+        + [mantissa] * 23
+        + [sign]
+        + [exponent] * 5
+        + [mantissa] * 10
+        + [sign]
+        + [exponent] * 8
+        + [mantissa] * 7
+    )
     fig.savefig(tmp_path / "bits.png")
     assert (tmp_path / "bits.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -163,20 +197,23 @@ def test_float64_row_fits_the_page():
     assert rows_drawn(fig) == [torch_bits(0.1, dt) for dt in FORMATS]
 
 
-@pytest.mark.parametrize("x, dtypes, error, message", [
-    ("0.1", None, TypeError, r"pass a Python float or int, or a tensor with one element.*got str"),
-    (True, None, TypeError, "not a bool"),
-    (torch.tensor([True]), None, TypeError, "not a bool"),
-    (1 + 2j, None, TypeError, r"vz.float_bits\(z.real\)"),
-    (torch.zeros(1, dtype=torch.complex64), None, TypeError, "complex"),
-    (torch.zeros(2, 3), None, ValueError, r"x has 6 elements \(shape \(2, 3\)\).*pick one"),
-    (torch.zeros((), device="meta"), None, ValueError, "meta device"),
-    (0.1, "fp16", TypeError, "list of torch dtypes"),
-    (0.1, ["fp16"], TypeError, r"torch dtypes such as torch.float16, not 'fp16'"),
-    (0.1, [], ValueError, "dtypes is empty"),
-    (0.1, [torch.int8], ValueError, "torch.int8 is not one of them"),
-    (0.1, [torch.float8_e4m3fn], ValueError, "float_bits draws torch.float64, torch.float32"),
-])
+@pytest.mark.parametrize(
+    "x, dtypes, error, message",
+    [
+        ("0.1", None, TypeError, r"pass a Python float or int, or a tensor with one element.*got str"),
+        (True, None, TypeError, "not a bool"),
+        (torch.tensor([True]), None, TypeError, "not a bool"),
+        (1 + 2j, None, TypeError, r"vz.float_bits\(z.real\)"),
+        (torch.zeros(1, dtype=torch.complex64), None, TypeError, "complex"),
+        (torch.zeros(2, 3), None, ValueError, r"x has 6 elements \(shape \(2, 3\)\).*pick one"),
+        (torch.zeros((), device="meta"), None, ValueError, "meta device"),
+        (0.1, "fp16", TypeError, "list of torch dtypes"),
+        (0.1, ["fp16"], TypeError, r"torch dtypes such as torch.float16, not 'fp16'"),
+        (0.1, [], ValueError, "dtypes is empty"),
+        (0.1, [torch.int8], ValueError, "torch.int8 is not one of them"),
+        (0.1, [torch.float8_e4m3fn], ValueError, "float_bits draws torch.float64, torch.float32"),
+    ],
+)
 def test_bad_input_is_a_clear_error(x, dtypes, error, message):
     kwargs = {} if dtypes is None else {"dtypes": dtypes}
     with pytest.raises(error, match=message) as info:

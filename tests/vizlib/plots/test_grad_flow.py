@@ -44,8 +44,10 @@ class WithUnused(nn.Module):
 
 
 def snapshot(model: nn.Module) -> list:
-    return [(n, p.detach().clone(), None if p.grad is None else p.grad.clone(), p.grad, p.requires_grad)
-            for n, p in model.named_parameters()]
+    return [
+        (n, p.detach().clone(), None if p.grad is None else p.grad.clone(), p.grad, p.requires_grad)
+        for n, p in model.named_parameters()
+    ]
 
 
 def assert_unchanged(model: nn.Module, before: list) -> None:

@@ -46,16 +46,19 @@ def test_reported_layout_equals_torch_for_views(name):
         assert lay.storage_index(index) == cell_address(view, index), index
 
 
-@pytest.mark.parametrize("make, is_copy", [
-    (lambda x: x.clone(), True),
-    (lambda x: x.T.contiguous(), True),
-    (lambda x: x.T.reshape(-1), True),  # reshape of a non-contiguous tensor must copy
-    (lambda x: x.reshape(-1), False),  # ... of a contiguous one it is a view
-    (lambda x: x.contiguous(), False),  # already contiguous: returns x itself
-    (lambda x: x + 0, True),
-    (lambda x: x.detach(), False),
-    (lambda x: x.to(torch.float64), True),
-])
+@pytest.mark.parametrize(
+    "make, is_copy",
+    [
+        (lambda x: x.clone(), True),
+        (lambda x: x.T.contiguous(), True),
+        (lambda x: x.T.reshape(-1), True),  # reshape of a non-contiguous tensor must copy
+        (lambda x: x.reshape(-1), False),  # ... of a contiguous one it is a view
+        (lambda x: x.contiguous(), False),  # already contiguous: returns x itself
+        (lambda x: x + 0, True),
+        (lambda x: x.detach(), False),
+        (lambda x: x.to(torch.float64), True),
+    ],
+)
 def test_copies_are_told_apart_from_views(make, is_copy):
     other = make(X)
     _, lay = layouts(X, other)
@@ -111,17 +114,21 @@ def test_expanded_tensor_repeats_cells_and_says_so():
     assert at == [0, 1, 2] + [0, 1, 2] * 4
 
 
-@pytest.mark.parametrize("t", [
-    torch.tensor(3.5),
-    torch.arange(5),
-    torch.arange(6.0).reshape(2, 3),
-    torch.arange(24).reshape(2, 3, 4),
-    torch.randn(1, 3, 2, 2),
-    torch.tensor([True, False]),
-    torch.zeros(0, 3),
-    torch.randn(3, 4, dtype=torch.complex64),
-    torch.randn(4, 4, requires_grad=True).T,
-], ids=["0d", "1d", "2d", "3d", "4d", "bool", "empty", "complex", "requires-grad"])
+@pytest.mark.parametrize(
+    "t",
+    [
+        torch.tensor(3.5),
+        torch.arange(5),
+        torch.arange(6.0).reshape(2, 3),
+        torch.arange(24).reshape(2, 3, 4),
+        torch.randn(1, 3, 2, 2),
+        torch.tensor([True, False]),
+        torch.zeros(0, 3),
+        torch.randn(3, 4, dtype=torch.complex64),
+        torch.randn(4, 4, requires_grad=True).T,
+    ],
+    ids=["0d", "1d", "2d", "3d", "4d", "bool", "empty", "complex", "requires-grad"],
+)
 def test_every_kind_of_tensor_draws_without_being_changed(t, tmp_path):
     before, grad_fn, requires_grad = t.detach().clone(), t.grad_fn, t.requires_grad
     open_figures = plt.get_fignums()

@@ -26,8 +26,8 @@ def scalar_graph():
 def is_red(color: str) -> bool:
     color = color.strip('"').lower()
     if re.fullmatch(r"#[0-9a-f]{6}([0-9a-f]{2})?", color):
-        r, g, b = (int(color[i:i + 2], 16) for i in (1, 3, 5))
-        return r >= 0xb0 and g < 0x90 and b < 0x90
+        r, g, b = (int(color[i : i + 2], 16) for i in (1, 3, 5))
+        return r >= 0xB0 and g < 0x90 and b < 0x90
     return bool(re.fullmatch(r"(red\d?|crimson|firebrick\d?|tomato\d?|orangered\d?)", color))
 
 
@@ -105,7 +105,7 @@ def test_dtype_legend_only_when_more_than_one_dtype():
     two = vz.graph(mixed, x, w).to_dot()
     assert "legend" not in one.lower() and "bfloat16" not in one
     assert "legend" in two.lower()
-    legend = two[two.lower().index("legend"):]
+    legend = two[two.lower().index("legend") :]
     assert "bfloat16" in legend and "float32" in legend
 
 
@@ -120,8 +120,9 @@ def test_svg_has_tooltips_with_shape_and_dtype():
         assert f"<title>n{n.id}</title>" in svg, "Graphviz puts the DOT name n{id} in each node's <title>"
 
 
-@pytest.mark.parametrize("suffix, magic", [(".svg", b"<"), (".png", b"\x89PNG\r\n\x1a\n"),
-                                           (".pdf", b"%PDF"), (".dot", b"digraph")])
+@pytest.mark.parametrize(
+    "suffix, magic", [(".svg", b"<"), (".png", b"\x89PNG\r\n\x1a\n"), (".pdf", b"%PDF"), (".dot", b"digraph")]
+)
 def test_save_picks_the_format_by_suffix(tmp_path, suffix, magic):
     path = small_graph().save(tmp_path / f"graph{suffix}")
     data = path.read_bytes()

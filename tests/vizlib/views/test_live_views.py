@@ -65,16 +65,19 @@ def test_explore_shows_errors_in_place_and_recovers():
     assert explorer.graph is good  # the last graph that worked
     explorer._sliders["x"].value = 0.5
     assert "<svg" in explorer._picture.value
-    assert explorer.graph.find("x")[0].grad == pytest.approx(0.5 / 0.5 ** 0.5)
+    assert explorer.graph.find("x")[0].grad == pytest.approx(0.5 / 0.5**0.5)
 
 
-@pytest.mark.parametrize("inputs, message", [
-    ({"x": 2.0, "w": 3.0, "b": 1.0, "z": 1.0}, "unexpected keyword argument 'z'"),
-    ({"x": 2.0, "w": 3.0}, "missing a required argument: 'b'"),
-    ({"x": torch.ones(3), "w": 3.0, "b": 1.0}, "x is a tensor of shape [3]"),
-    ({"x": "2", "w": 3.0, "b": 1.0}, "x is str '2'"),
-    ({"x": (5, -5), "w": 3.0, "b": 1.0}, "needs low < high"),
-])
+@pytest.mark.parametrize(
+    "inputs, message",
+    [
+        ({"x": 2.0, "w": 3.0, "b": 1.0, "z": 1.0}, "unexpected keyword argument 'z'"),
+        ({"x": 2.0, "w": 3.0}, "missing a required argument: 'b'"),
+        ({"x": torch.ones(3), "w": 3.0, "b": 1.0}, "x is a tensor of shape [3]"),
+        ({"x": "2", "w": 3.0, "b": 1.0}, "x is str '2'"),
+        ({"x": (5, -5), "w": 3.0, "b": 1.0}, "needs low < high"),
+    ],
+)
 def test_explore_refuses_calls_that_cannot_work(inputs, message):
     with pytest.raises(vz.VizlibError, match=re.escape(message)):
         vz.explore(line, **inputs)
@@ -107,8 +110,9 @@ def test_replay_refuses_graphs_without_backward_order():
         vz.replay(x)
 
 
-@pytest.mark.parametrize("make", [lambda: vz.explore(line, x=2.0, w=3.0, b=1.0),
-                                  lambda: vz.replay(vz.graph(line, x=2.0, w=3.0, b=1.0))])
+@pytest.mark.parametrize(
+    "make", [lambda: vz.explore(line, x=2.0, w=3.0, b=1.0), lambda: vz.replay(vz.graph(line, x=2.0, w=3.0, b=1.0))]
+)
 def test_widgets_carry_a_static_picture_and_a_stable_text(make):
     bundle = make()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
