@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 import nbformat
@@ -82,7 +83,7 @@ def repeat(measure, runs: int) -> tuple[list, bool]:
 def notebooks_section(runs: int) -> str:
     rows = []
     for path in sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb")):
-        results, slow = repeat(lambda: run_notebook(path), runs)
+        results, slow = repeat(partial(run_notebook, path), runs)
         best = sorted(results, key=lambda r: r["wall"])[len(results) // 2]
         seconds, index = best["slowest"]
         rows.append(
@@ -101,7 +102,7 @@ def notebooks_section(runs: int) -> str:
 def grader_section(runs: int) -> str:
     rows = []
     for path in sorted((ROOT / "solutions").glob("*.ipynb")):
-        results, slow = repeat(lambda: run_grader([path]), runs)
+        results, slow = repeat(partial(run_grader, [path]), runs)
         alone_wall, alone_cpu = median([w for w, _ in results]), median([c for _, c in results])
         with tempfile.TemporaryDirectory() as tmp:
             copies = [Path(tmp) / f"learner{n}_{path.name}" for n in range(BATCH)]

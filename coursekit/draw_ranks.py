@@ -65,8 +65,9 @@ def _draw_ranks(
                 fontsize=8,
                 color="white" if dark else "black",
             )
-        if rank < len(outlined) and outlined[rank] is not None:
-            ax.add_patch(Rectangle((outlined[rank], y), 0.94, 0.9, fill=False, edgecolor="black", linewidth=2.2))
+        mark = outlined[rank] if rank < len(outlined) else None
+        if mark is not None:
+            ax.add_patch(Rectangle((mark, y), 0.94, 0.9, fill=False, edgecolor="black", linewidth=2.2))
         ax.text(-0.15, y + 0.45, f"rank {rank}", ha="right", va="center", fontsize=9)
     ax.set_xlim(-1.3, width)
     ax.set_ylim(-0.2, len(tensors))
@@ -113,7 +114,8 @@ def draw_ring(
     fig, axes = plt.subplots(rows, columns, figsize=(3.1 * columns, (0.42 * world_size + 0.7) * rows), squeeze=False)
     for ax in axes.flat:
         ax.axis("off")
-    for ax, state, outlined, title in zip(axes.flat, states, updated, titles):
+    # Not strict: the grid can have more panels than steps (the spares stay blank).
+    for ax, state, outlined, title in zip(axes.flat, states, updated, titles, strict=False):
         _draw_ranks(ax, state, title, world_size, outlined)
     plt.close(fig)
     return fig

@@ -112,14 +112,17 @@ class _TimedOut(Exception):
     pass
 
 
-def _follow(process: subprocess.Popen, lines: list[str], deadline: float, echo: bool) -> None:
+def _follow(process: subprocess.Popen[str], lines: list[str], deadline: float, echo: bool) -> None:
     """Collect (and echo) torchrun's output until it exits; _TimedOut at the deadline.
     A thread reads the pipe so that this thread can watch the clock, and so that a
     KeyboardInterrupt lands here, where the caller can stop the run."""
     arrived: queue.Queue[str | None] = queue.Queue()
+    stdout = process.stdout
+    if stdout is None:
+        raise ValueError("_follow reads torchrun's output: start it with stdout=subprocess.PIPE")
 
     def read() -> None:
-        for line in process.stdout:
+        for line in stdout:
             arrived.put(line.rstrip("\n"))
         arrived.put(None)
 
@@ -142,7 +145,7 @@ def _follow(process: subprocess.Popen, lines: list[str], deadline: float, echo: 
 
 def _ranks_running(process: subprocess.Popen) -> list[int]:
     """The ranks (read from each worker's environment) of torchrun's live workers."""
-    ranks = []
+    ranks: list[int] = []
     try:
         children = psutil.Process(process.pid).children(recursive=True)
     except psutil.NoSuchProcess:

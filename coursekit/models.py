@@ -68,6 +68,8 @@ class CausalSelfAttention(nn.Module):
     ``F.scaled_dot_product_attention``, so that every step shows up in the graph.
     """
 
+    mask: torch.Tensor  # a buffer (see __init__): declared so that it reads as a Tensor, not as a Module
+
     def __init__(self, config: GPTConfig):
         super().__init__()
         if config.n_embd % config.n_head:

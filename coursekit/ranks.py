@@ -38,11 +38,12 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.distributed as dist
@@ -152,7 +153,8 @@ def _rank_main(
         outcome = ("returned", fn(rank, world_size, *args))
     except BaseException as error:  # noqa: BLE001 - reported to the parent, which raises
         # The traceback from fn down (this frame is of no interest to whoever reads it).
-        traceback.print_exception(type(error), error, error.__traceback__.tb_next)
+        here = error.__traceback__  # never None for a caught exception
+        traceback.print_exception(type(error), error, here.tb_next if here is not None else None)
         outcome = ("raised", f"{type(error).__name__}: {error}".strip())
     sys.stdout.flush()
     sys.stderr.flush()
@@ -169,12 +171,12 @@ def _rank_main(
 
 
 def _collect(
-    fn: Callable[..., Any], conns: list[Connection], processes: list[mp.Process], logs: list[Path], timeout: float
+    fn: Callable[..., Any], conns: list[Connection], processes: Sequence[BaseProcess], logs: list[Path], timeout: float
 ) -> list[Any]:
     """Every rank's return value; LaunchError on the first failure or at the deadline."""
     name = getattr(fn, "__name__", "the function")
     deadline = time.monotonic() + timeout
-    waiting = dict(zip(conns, range(len(conns))))
+    waiting = dict(zip(conns, range(len(conns)), strict=True))  # connection -> its rank
     results: dict[int, Any] = {}
     while waiting:
         left = deadline - time.monotonic()
@@ -192,7 +194,10 @@ def _collect(
                 reason="timeout",
                 ranks=late,
             )
-        for conn in wait(list(waiting), timeout=left):
+        for ready in wait(list(waiting), timeout=left):
+            # wait() returns some of the objects it was given (typeshed types them as any
+            # connection, socket or file descriptor), so these are the ranks' Connections.
+            conn = cast(Connection, ready)
             rank = waiting.pop(conn)
             try:
                 kind, value = pickle.loads(conn.recv_bytes())
@@ -232,7 +237,7 @@ def _quote(log: Path) -> str:
     return f"\n  its last lines:\n{tail}" if tail else ""
 
 
-def _stop(processes: list[mp.Process]) -> None:
+def _stop(processes: Sequence[BaseProcess]) -> None:
     """Kill the ranks still alive and reap every one: no orphan, no zombie."""
     for process in processes:
         if process.is_alive():

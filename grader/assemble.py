@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 import nbformat
 from nbformat import NotebookNode
 
-from grader.notebook import Chapter, Task, role
+from grader.notebook import Chapter, Task, TaskRole
+
+# What a code cell of the grading notebook is: the grader's output guard, a setup cell, an
+# earlier task's solution run again to rebuild state (replay), or a cell of a graded task.
+CellKind: TypeAlias = Literal["guard", "setup", "replay"] | TaskRole
 
 GUARD = "from grader.output_guard import install\ninstall()\ndel install"
 
@@ -25,7 +30,7 @@ GUARD = "from grader.output_guard import install\ninstall()\ndel install"
 class CellRole:
     """What a code cell of the grading notebook is, to read nbval's verdict on it."""
 
-    kind: str  # guard, setup, replay, solution, check, hidden
+    kind: CellKind
     task: str | None
     index: int | None  # the cell's index in the instructor notebook
 
@@ -40,7 +45,6 @@ def grading_notebook(
     guard = nbformat.v4.new_code_cell(GUARD, id="grader-output-guard")
     cells, roles = [guard], [CellRole("guard", None, None)]
     for index, instructor_cell in enumerate(chapter.nb.cells):
-        kind = role(instructor_cell)
         if instructor_cell.cell_type != "code":
             continue
         cell = copy.deepcopy(instructor_cell)
@@ -49,7 +53,9 @@ def grading_notebook(
             _ignore_output(cell)
             cells.append(cell)
             roles.append(CellRole("setup", None, index))
-        elif task.number in replayed_numbers and kind == "solution":
+            continue
+        kind = task.role_of(index)  # the cell's tag, as load_chapter read it
+        if task.number in replayed_numbers and kind == "solution":
             cell.source, cell.outputs, cell.execution_count = answers[task.number], [], None
             cells.append(cell)
             roles.append(CellRole("replay", task.number, index))

@@ -31,13 +31,18 @@ import json
 import os
 import re
 import signal
+import subprocess
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
+from typing import Protocol
 
+import pluggy
 import pytest
 
 from grader.processes import MARKER, kill_marked
+from grader.records import CellError, Fatal, RecordLine
 
 OUTPUT_WAIT = 15.0
 GRACE = OUTPUT_WAIT + 5.0
@@ -57,7 +62,22 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Recorder(Path(path), timeout), "grader-recorder")
 
 
-def _error_of(item: pytest.Item) -> dict | None:
+class NbvalCell(Protocol):
+    """What this plugin uses of the test item nbval makes of a notebook cell
+    (``nbval.plugin.IPyNbCell``, which has no type information): every item of a grading
+    run is one, since the run collects nothing but notebooks."""
+
+    @property
+    def path(self) -> Path: ...
+
+    @property
+    def parent(self) -> pytest.Collector | None: ...
+
+    cell_num: int  # the cell's index among the notebook's code cells
+    output_timeout: float  # how long nbval waits for the cell's output once the kernel replied
+
+
+def _error_of(item: NbvalCell) -> CellError | None:
     for output in getattr(item, "test_outputs", None) or []:
         if output.get("output_type") == "error":
             return {"ename": output.get("ename", ""), "evalue": output.get("evalue", "")}
@@ -69,23 +89,24 @@ class Recorder:
         self.file = path.open("a", encoding="utf-8")
         self.timeout = timeout
         self.lock = threading.Lock()
-        self.running: tuple[str, int, float, object] | None = None
+        # The cell running now: notebook, cell number, start time, the kernel's process.
+        self.running: tuple[str, int, float, subprocess.Popen[bytes] | None] | None = None
         self.lost: set[str] = set()  # notebooks whose kernel timed out
         threading.Thread(target=self.watch, daemon=True).start()
 
-    def write(self, record: dict) -> None:
+    def write(self, record: RecordLine) -> None:
         with self.lock:
             self.file.write(json.dumps(record) + "\n")
             self.file.flush()
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+    def pytest_runtest_setup(self, item: NbvalCell) -> None:
         if str(item.path) in self.lost:
             pytest.skip("an earlier cell lost the kernel")
         item.output_timeout = OUTPUT_WAIT
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_call(self, item: pytest.Item):
+    def pytest_runtest_call(self, item: NbvalCell) -> Generator[None, pluggy.Result[None], None]:
         kernel = getattr(item.parent, "kernel", None)
         process = kernel.km.provisioner.process if kernel is not None and kernel.is_alive() else None
         self.running = (str(item.path), item.cell_num, time.monotonic(), process)
@@ -95,7 +116,9 @@ class Recorder:
             self.running = None
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None):
+    def pytest_runtest_teardown(
+        self, item: NbvalCell, nextitem: NbvalCell | None
+    ) -> Generator[None, pluggy.Result[None], None]:
         yield
         if nextitem is None or nextitem.parent is not item.parent:
             self.kill_leftovers()  # nbval has just stopped this notebook's kernel
@@ -106,12 +129,19 @@ class Recorder:
             kill_marked(os.environ[MARKER], spare=os.getpid())
 
     @pytest.hookimpl(hookwrapper=True)
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+    def pytest_runtest_makereport(
+        self, item: NbvalCell, call: pytest.CallInfo[None]
+    ) -> Generator[None, pluggy.Result[pytest.TestReport], None]:
         outcome = yield
         report = outcome.get_result()
         if call.when == "teardown" or (call.when == "setup" and report.passed) or str(item.path) in self.lost:
             return
-        record = {"file": str(item.path), "cell": item.cell_num, "outcome": report.outcome, "error": _error_of(item)}
+        record: RecordLine = {
+            "file": str(item.path),
+            "cell": item.cell_num,
+            "outcome": report.outcome,
+            "error": _error_of(item),
+        }
         if call.excinfo is not None:
             exc = call.excinfo.value
             record["problem"] = ANSI.sub("", str(exc)).strip()
@@ -132,9 +162,11 @@ class Recorder:
         while True:
             time.sleep(0.1)
             running = self.running
-            if running is None or running[3] is None:
+            if running is None:
                 continue
             file, cell, started, process = running
+            if process is None:
+                continue
             elapsed = time.monotonic() - started
             # Past the timeout nbval is interrupting (and may stop) the kernel itself.
             if elapsed < self.timeout and process.poll() is not None:
@@ -142,7 +174,7 @@ class Recorder:
             elif elapsed > self.timeout + GRACE:
                 self.stop(file, cell, "timeout", process)
 
-    def stop(self, file: str, cell: int, fatal: str, process) -> None:
+    def stop(self, file: str, cell: int, fatal: Fatal, process: subprocess.Popen[bytes]) -> None:
         """Record the lost cell, kill the kernel's process group, end the run. The kernel's
         Popen is not reaped yet, so its pid (= its group id) cannot have been reused."""
         self.write({"file": file, "cell": cell, "outcome": "failed", "error": None, "fatal": fatal})

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 import nbformat
 from nbformat import NotebookNode
@@ -28,7 +29,9 @@ HEADING = re.compile(
 COURSE_ROOT = Path(__file__).resolve().parent.parent
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
-ROLES = ("solution", "check", "hidden")
+# The tags that make a code cell part of a task.
+TaskRole: TypeAlias = Literal["solution", "check", "hidden"]
+ROLES: tuple[TaskRole, ...] = ("solution", "check", "hidden")
 # Markers that would stop nbval from running a check or from failing it on an error.
 NBVAL_MARKERS = {"nbval-skip", "raises-exception"}
 NBVAL_COMMENT = re.compile(r"^\s*#+\s*(NBVAL_SKIP|NBVAL_RAISES_EXCEPTION)\s*$", re.MULTILINE)
@@ -49,6 +52,16 @@ class Task:
     def cells(self) -> tuple[int, ...]:
         """The cells whose verdicts decide the task, in notebook order."""
         return (self.solution, *self.checks, *self.hidden)
+
+    def role_of(self, index: int) -> TaskRole:
+        """The role of one of the task's cells (its tag in the instructor notebook)."""
+        if index == self.solution:
+            return "solution"
+        if index in self.checks:
+            return "check"
+        if index in self.hidden:
+            return "hidden"
+        raise ValueError(f"cell {index} is not one of Exercise {self.number}'s cells")
 
 
 @dataclass

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
+from typing import Protocol, cast
 
 LIMIT = 1_000_000  # characters per cell; a printed tensor is a few thousand
 
 
 class OutputLimitExceeded(Exception):
     """A cell printed or displayed more than the grader keeps."""
+
+
+class _Stream(Protocol):
+    """sys.stdout and sys.stderr in a kernel: ipykernel's OutStream objects, whose
+    ``write`` can be replaced on the instance (typeshed's TextIO has it as a method)."""
+
+    write: Callable[[str], int]
 
 
 def install(limit: int = LIMIT) -> None:
@@ -49,9 +58,10 @@ def install(limit: int = LIMIT) -> None:
         cell (to record history) and restores it afterwards, so the cap is put on top
         of that each time rather than once."""
         reset()
-        write = sys.stdout.write
-        sys.stdout.write = lambda text: write(text) if spend(len(text)) else len(text)
-        sys.stderr.write = lambda text: len(text)
+        stdout, stderr = cast(_Stream, sys.stdout), cast(_Stream, sys.stderr)
+        write = stdout.write
+        stdout.write = lambda text: write(text) if spend(len(text)) else len(text)
+        stderr.write = lambda text: len(text)
 
     publish = shell.display_pub.publish
 

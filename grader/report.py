@@ -31,7 +31,8 @@ def table(result: SubmissionResult) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         first, *more = row[3].splitlines() or [""]
-        lead = "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  "
+        # Not strict: only the first three columns are padded; the message comes after them.
+        lead = "  " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)) + "  "
         lines.append(lead + first)
         lines += [" " * len(lead) + line for line in more]
     return "\n".join(lines) + "\n"

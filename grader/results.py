@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, TypeAlias
 
 # Why a task got its verdict, for gradebooks and statistics (the message is for people).
-REASONS = {
+Reason: TypeAlias = Literal[
+    "passed",
+    "not_answered",
+    "check_failed",
+    "check_error",
+    "output_differs",
+    "solution_error",
+    "huge_output",
+    "timeout",
+    "kernel_died",
+    "flagged",
+    "unmatched",
+]
+# What each reason means (a unit test checks that every Reason has its entry).
+REASONS: dict[Reason, str] = {
     "passed": "every check passed",
     "not_answered": "the solution still raises the exercise's NotImplementedError",
     "check_failed": "an assertion of a check (or hidden check) failed",
@@ -25,7 +40,7 @@ REASONS = {
 class TaskResult:
     number: str
     points: float
-    reason: str  # a key of REASONS
+    reason: Reason  # see REASONS
     message: str
 
     @property

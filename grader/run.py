@@ -28,6 +28,7 @@ from nbformat import NotebookNode
 from grader.errors import GraderError
 from grader.notebook import COURSE_ROOT
 from grader.processes import MARKER, kill_marked
+from grader.records import CellRecord, RecordLine
 
 SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
 
@@ -57,7 +58,7 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
     )
 
 
-def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[str, dict[int, dict]]:
+def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[str, dict[int, CellRecord]]:
     """Run nbval on the notebooks (a fresh kernel each), isolated from any project's
     pytest configuration. Returns notebook name -> nbval cell number -> the plugin's
     record; a notebook the run did not reach is absent."""
@@ -123,18 +124,19 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
             finally:
                 kill_marked(run_id)
         lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
-        records: dict[str, dict[int, dict]] = {}
-        for line in map(json.loads, lines):
+        records: dict[str, dict[int, CellRecord]] = {}
+        for text in lines:
+            line: RecordLine = json.loads(text)  # written by nbval_plugin.py
             cells = records.setdefault(Path(line["file"]).stem, {})
             if line["cell"] not in cells or "fatal" in line:
                 cells[line["cell"]] = line
         if not records:
-            log = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-            raise GraderError(f"nbval did not run the notebooks (pytest exit code {process.returncode}):\n{log}")
+            output = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+            raise GraderError(f"nbval did not run the notebooks (pytest exit code {process.returncode}):\n{output}")
         return records
 
 
-def _kill_tree(process: subprocess.Popen) -> None:
+def _kill_tree(process: subprocess.Popen[bytes]) -> None:
     """Kill pytest and its kernels (which run in sessions of their own)."""
     children = psutil.Process(process.pid).children(recursive=True)
     os.killpg(process.pid, signal.SIGKILL)

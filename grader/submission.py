@@ -52,7 +52,8 @@ def read_submission(path: Path) -> Submission:
     if not isinstance(nb.get("metadata"), dict):
         nb.metadata = nbformat.NotebookNode()
     for cell in nb.cells:
-        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+        # from_dict made every dict in the notebook a NotebookNode (a dict with attribute access).
+        if not isinstance(cell, NotebookNode) or not isinstance(cell.get("cell_type"), str):
             raise GraderError(f"{path}: a cell without a cell_type: the file is damaged. {hint}")
         if not isinstance(cell.get("metadata"), dict):
             cell.metadata = nbformat.NotebookNode()

@@ -7,11 +7,12 @@ a failed check, the exception for a crashing solution, the reason for a lost ker
 
 from __future__ import annotations
 
-from grader.assemble import CellRole
+from grader.assemble import CellKind, CellRole
 from grader.notebook import Chapter, Task
-from grader.results import TaskResult
+from grader.records import CellRecord
+from grader.results import Reason, TaskResult
 
-WHERE = {
+WHERE: dict[CellKind, str] = {
     "solution": "your solution cell",
     "check": "the check on your answer",
     "hidden": "a hidden check on your answer",
@@ -21,7 +22,7 @@ WHERE = {
 def read_verdicts(
     chapter: Chapter,
     roles: list[CellRole],
-    records: dict[int, dict],
+    records: dict[int, CellRecord],
     graded: list[Task],
     cell_timeout: float,
     notes: list[str],
@@ -45,7 +46,7 @@ def read_verdicts(
     verdicts: dict[str, TaskResult] = {}
     for task in graded:
         cells = [n for n, r in enumerate(roles) if r.task == task.number and r.kind != "replay"]
-        if task.number == fatal_task:
+        if fatal_cell is not None and task.number == fatal_task:
             where = WHERE.get(roles[fatal_cell].kind, "the cell after your solution")
             verdicts[task.number] = _lost(task, records[fatal_cell], cell_timeout, where)
         elif fatal_cell is not None and min(cells) > fatal_cell:
@@ -64,7 +65,9 @@ def read_verdicts(
     return verdicts, fatal_task
 
 
-def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[int, dict], notes: list[str]) -> None:
+def _note_setup_failures(
+    chapter: Chapter, roles: list[CellRole], records: dict[int, CellRecord], notes: list[str]
+) -> None:
     """Cells before the first task run no learner code: a failure there is the
     instructor's or the machine's problem, worth telling whoever grades."""
     first_task = min(task.heading for task in chapter.tasks)
@@ -82,19 +85,19 @@ def _note_setup_failures(chapter: Chapter, roles: list[CellRole], records: dict[
                 notes.append(note)
 
 
-def _lost(task: Task, record: dict, cell_timeout: float, where: str) -> TaskResult:
+def _lost(task: Task, record: CellRecord, cell_timeout: float, where: str) -> TaskResult:
     reason, message = _loss(record, cell_timeout, where)
     return TaskResult(task.number, task.points, reason, message)
 
 
-def _loss(record: dict, cell_timeout: float, where: str) -> tuple[str, str]:
+def _loss(record: CellRecord, cell_timeout: float, where: str) -> tuple[Reason, str]:
     """How the kernel was lost in the record's cell: the reason key and the learner's message."""
     if record.get("fatal") == "died":
         return "kernel_died", f"the Python kernel died (os._exit(), a crash, or out of memory) in {where}"
     return "timeout", f"timed out after {cell_timeout:g} s (an infinite loop?) in {where}"
 
 
-def _describe(record: dict) -> str:
+def _describe(record: CellRecord) -> str:
     error = record.get("error")
     if error:
         return f"{error['ename']}: {error['evalue']}".strip()
@@ -102,9 +105,9 @@ def _describe(record: dict) -> str:
 
 
 def _verdict(
-    chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, dict], cells: list[int]
+    chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, CellRecord], cells: list[int]
 ) -> TaskResult:
-    def fail(reason: str, message: str) -> TaskResult:
+    def fail(reason: Reason, message: str) -> TaskResult:
         return TaskResult(task.number, task.points, reason, message)
 
     for n in cells:
@@ -114,8 +117,8 @@ def _verdict(
             continue
         if record["outcome"] == "skipped":
             return fail("solution_error", "your solution cell was skipped: remove its NBVAL_SKIP comment")
-        error = record.get("error") or {}
-        ename, evalue = error.get("ename", ""), str(error.get("evalue", "")).strip()
+        error = record.get("error")
+        ename, evalue = (error["ename"], str(error["evalue"]).strip()) if error else ("", "")
         prefix = "hidden check: " if kind == "hidden" else ""
         if ename == "NotImplementedError":
             return fail("not_answered", f"not answered yet: the solution still raises NotImplementedError({evalue!r})")

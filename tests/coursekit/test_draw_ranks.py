@@ -18,7 +18,7 @@ def squares(ax):
     """(value shown, face colour) of every element square of a panel, row by row."""
     cells = [p for p in ax.patches if isinstance(p, Rectangle) and p.get_fill()]
     labels = [t.get_text() for t in ax.texts if not t.get_text().startswith("rank")]
-    return list(zip(labels, [mcolors.to_hex(c.get_facecolor()) for c in cells]))
+    return list(zip(labels, [mcolors.to_hex(c.get_facecolor()) for c in cells], strict=True))
 
 
 def test_collectives_show_every_rank_before_and_after_coloured_by_origin():

@@ -22,7 +22,7 @@ def _assert_trains(model: torch.nn.Module, batch: tuple) -> torch.Tensor:
     assert loss.shape == () and math.isfinite(loss.item())
     grads = torch.autograd.grad(loss, list(model.parameters()))
     names = [n for n, _ in model.named_parameters()]
-    missing = [n for n, g in zip(names, grads) if not g.abs().sum() > 0]
+    missing = [n for n, g in zip(names, grads, strict=True) if not g.abs().sum() > 0]
     assert not missing, f"no gradient reaches {missing}"
     return loss
 
@@ -72,8 +72,8 @@ def test_attention_is_causal():
 
 def test_gpt_builds_the_same_model_and_batch_every_time():
     (m1, b1), (m2, b2) = make_gpt(TINY), make_gpt(TINY)
-    assert all(torch.equal(p, q) for p, q in zip(m1.parameters(), m2.parameters()))
-    assert all(torch.equal(a, b) for a, b in zip(b1, b2))
+    assert all(torch.equal(p, q) for p, q in zip(m1.parameters(), m2.parameters(), strict=True))
+    assert all(torch.equal(a, b) for a, b in zip(b1, b2, strict=True))
 
 
 def test_gpt_rejects_a_sequence_longer_than_its_block_size():

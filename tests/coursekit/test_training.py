@@ -71,7 +71,7 @@ def test_train_takes_the_same_steps_as_the_hand_written_loop(max_grad_norm, caps
     torch.manual_seed(1)  # the same dropout masks
     ref_losses = reference_loop(ref_model, ref_optimizer, batches, ref_scheduler, max_grad_norm)
     assert history.loss == ref_losses
-    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref_model.parameters()))
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), ref_model.parameters(), strict=True))
     assert optimizer.param_groups[0]["lr"] == ref_optimizer.param_groups[0]["lr"]
 
 
@@ -106,7 +106,7 @@ def test_a_gpt_learns_and_evaluate_leaves_the_mode_as_it_was(capsys):
         weights = [p.clone() for p in model.parameters()]
         evaluate(model, [batch, batch])
         assert model.training is mode
-        assert all(torch.equal(p, w) for p, w in zip(model.parameters(), weights))
+        assert all(torch.equal(p, w) for p, w in zip(model.parameters(), weights, strict=True))
 
 
 def test_evaluate_runs_in_eval_mode_without_a_graph():

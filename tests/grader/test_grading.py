@@ -74,7 +74,8 @@ def graded(tmp_path_factory):
                 "9.1": "import warnings\ndef square(x):\n    warnings.warn('slow path')\n    print('debug: x =', x)\n"
                 "    return x * x",
                 "9.2": "import sys\nprint('working on it', file=sys.stderr)\ntotal = sum(DATA)",
-                "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\nlargest = max(scaled)\nlargest",
+                "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\n"
+                "largest = max(scaled)\nlargest",
             },
         ),
         "lost": answered(

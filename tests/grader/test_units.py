@@ -6,16 +6,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import get_args
 
 import nbformat
 import pytest
 
 from grader.assemble import grading_notebook
 from grader.errors import GraderError
-from grader.notebook import load_chapter
+from grader.notebook import load_chapter, role
 from grader.release import exercise_notebook, release, stub
 from grader.report import as_json, table
-from grader.results import SubmissionResult, TaskResult
+from grader.results import REASONS, Reason, SubmissionResult, TaskResult
 from grader.run import sanitize_rules
 from grader.scan import findings, module_aliases
 from grader.submission import Submission, chapter_of, match_solutions, read_submission
@@ -52,6 +53,13 @@ def test_tasks_are_found_with_their_cells(chapter):
     found = [(t.number, t.points, len(t.checks), len(t.hidden)) for t in chapter.tasks]
     assert found == [("9.1", 2.0, 1, 1), ("9.2", 3.0, 1, 0), ("9.3", 1.0, 1, 0)]
     assert chapter.nb.cells[chapter.tasks[0].solution].id == "ex9-1-solution"
+
+
+def test_the_role_of_a_tasks_cell_is_its_tag(chapter):
+    for task in chapter.tasks:
+        assert [task.role_of(i) for i in task.cells] == [role(chapter.nb.cells[i]) for i in task.cells]
+    with pytest.raises(ValueError, match="not one of Exercise 9.1's cells"):
+        chapter.tasks[0].role_of(chapter.tasks[1].solution)
 
 
 @pytest.mark.parametrize(
@@ -105,7 +113,7 @@ def test_release_is_byte_identical_across_runs(tmp_path):
     first = release(FIXTURES, tmp_path / "a")
     second = release(FIXTURES, tmp_path / "b")
     assert [p.name for p in first] == ["90_fixture.ipynb", "91_other.ipynb"]
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes()
 
 
@@ -246,7 +254,8 @@ def test_scan_flags_reaching_into_the_checks(code, reason):
     "code",
     [
         "import torch\nx = torch.ones(3)\nx.add_(1)\nmodel = torch.nn.Linear(2, 2)\nmodel.eval()",
-        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)",
+        "import torch.nn as nn\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(2, 2)",
         "import sys\nprint('progress', file=sys.stderr)\nsys.stdout.flush()",
         "%time y = 2 * 3",
         "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
@@ -319,3 +328,7 @@ def test_table_and_json_show_every_task():
     assert (data["score"], data["max_score"]) == (2.0, 5.0)
     assert [(t["passed"], t["reason"]) for t in data["tasks"]] == [(True, "passed"), (False, "check_failed")]
     assert "ERROR" in table(SubmissionResult(Path("x.ipynb"), error="not a notebook"))
+
+
+def test_every_reason_says_what_it_means():
+    assert list(REASONS) == list(get_args(Reason))
