@@ -30,8 +30,9 @@ import nbformat
 import torch
 from playwright.sync_api import sync_playwright
 
+from coursekit.lab_session import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all
+
 REPO = Path(__file__).resolve().parents[1]
-from tests.browser.labsession import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all
 
 RESULT = REPO / "bench" / "results" / "latency.md"
 TARGET_MS = 300  # the goal for y = w*x + b
@@ -127,7 +128,7 @@ def kernel_latencies(moves: int) -> list[list[float]]:
 
 def report(browser_ms: list[list[float]], kernel_ms: list[list[float]], browser_version: str, moves: int) -> str:
     rows = []
-    for (label, call, name), b, k in zip(CASES, browser_ms, kernel_ms):
+    for (label, call, name), b, k in zip(CASES, browser_ms, kernel_ms, strict=True):
         rows.append(
             f"| {label} | `{call}` | {name} | {len(b)} | {statistics.median(b):.0f} | "
             f"{max(b):.0f} | {statistics.median(k):.0f} |"
@@ -145,7 +146,8 @@ def report(browser_ms: list[list[float]], kernel_ms: list[list[float]], browser_
             "|---|---|---|---|---|---|---|",
             *rows,
             "",
-            f"Machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs; Python {platform.python_version()}, "
+            f"Machine: {platform.platform()}, {platform.machine()}, {os.cpu_count()} CPUs; "
+            f"Python {platform.python_version()}, "
             f"torch {torch.__version__}, JupyterLab {jupyterlab.__version__}, Chromium {browser_version}.",
             f"Date: {datetime.date.today().isoformat()}",
             "",

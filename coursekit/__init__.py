@@ -10,7 +10,9 @@
 - ``ranks``: ``run_ranks(fn)`` runs a function defined in a cell on forked CPU processes
   joined by gloo (chapter 05's demos and exercise checks), with the same guarantees;
 - ``draw_ranks``: pictures of each rank's tensor before and after a collective, and of a
-  ring all-reduce step by step.
+  ring all-reduce step by step;
+- ``lab_session``: a real JupyterLab started as `make lab` starts it, driven by Playwright
+  (the browser tests and the slider-latency benchmark; needs the `test` extras).
 
 Notebooks import it like any installed package (``from coursekit.models import GPT``):
 `make lab` installs it with vizlib and the grader.

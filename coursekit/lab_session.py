@@ -1,5 +1,8 @@
 """Drive a real JupyterLab from Python: shared by the browser tests and bench/bench_latency.py.
 
+A tool for working on the course from its repository (it needs the `test` extras, for
+Playwright), not something a chapter imports.
+
 ``lab_server`` starts JupyterLab exactly as ``make lab`` does, through scripts/lab.py, and
 reads the URL and token from what the script prints (so a test also proves the printed URL
 works). Every Jupyter/IPython directory points into a sandbox folder, so the user's own
@@ -26,7 +29,7 @@ from typing import TypeVar
 from playwright.sync_api import Page, expect
 
 T = TypeVar("T")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]  # the checkout this package is installed from (pip -e)
 LAB_SCRIPT = REPO / "scripts" / "lab.py"
 WAIT_MS = 60_000
 URL_LINE = re.compile(

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from .labsession import CHROMIUM_ARGS, REPO, chromium, lab_server
+from coursekit.lab_session import CHROMIUM_ARGS, REPO, chromium, lab_server
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import pytest
 import torch
 from playwright.sync_api import Locator, Page, expect
 
-from .labsession import WAIT_MS, open_notebook, run_all, wait_until
+from coursekit.lab_session import WAIT_MS, open_notebook, run_all, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -24,20 +24,17 @@ LABELS_JS = """root => Object.fromEntries([...root.querySelectorAll('svg g.node'
     return [lines[0], lines.slice(1)];
 }))"""
 # Record, at every redraw of the replay's picture, its step line and the highlighted node.
-RECORD_STEPS_JS = (
-    """root => {
+RECORD_STEPS_JS = """root => {
     window.replaySteps = [];
     const record = () => {
         const text = root.querySelector('.vizlib-replay-step').textContent;
         const lit = [...root.querySelectorAll('.vizlib-graph svg g.node')]
-            .filter(g => g.querySelector('[fill="%s"]'))
+            .filter(g => g.querySelector('[fill="HIGHLIGHT"]'))
             .map(g => g.querySelector('text').textContent);
         window.replaySteps.push([text, lit]);
     };
     new MutationObserver(record).observe(root.querySelector('.vizlib-graph'), {childList: true, subtree: true});
-}"""
-    % HIGHLIGHT
-)
+}""".replace("HIGHLIGHT", HIGHLIGHT)
 
 
 @pytest.fixture(scope="module")
