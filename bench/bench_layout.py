@@ -44,7 +44,7 @@ LAYOUT_ATTRS = (
     "ordering",
     "concentrate",
 )
-# The study's finding (see the notes below), as vizlib's render.py uses it for big graphs.
+# The study's finding (see the notes below), as vizlib.render.dot uses it for big graphs (FAST_LAYOUT).
 FAST = dict(item.split("=") for item in FAST_LAYOUT.split(", "))
 LOOP_STEPS = 80
 
@@ -109,7 +109,7 @@ VARIANTS = [
     Variant("splines=false", {"splines": "false"}),
     Variant("splines=ortho", {"splines": "ortho"}),
     Variant(
-        "nslimit=2, mclimit=0.5, splines=line (render.py before this study)",
+        "nslimit=2, mclimit=0.5, splines=line (vizlib.render.dot before this study)",
         {"splines": "line", "nslimit": "2", "mclimit": "0.5"},
     ),
     Variant("nslimit=0.1", {"nslimit": "0.1"}),
