@@ -13,6 +13,89 @@ class Anything:
 
 """
 
+# 1.2's given setup (every answer starts with it), and the right predictions that its first
+# wrong answer changes.
+STORAGE_SETUP = """\
+base = torch.arange(12).reshape(3, 4)
+shares_storage = {
+    "base[1]": None,
+    "base[:, 1]": None,
+    "base[::2]": None,
+    "base[None]": None,
+    "base[[0, 2]]": None,
+    "base[base > 5]": None,
+    "base.t()": None,
+    "base.view(2, 6)": None,
+    "base.t().reshape(12)": None,
+    "base.float()": None,
+}
+"""
+
+STORAGE_PREDICTIONS = """\
+shares_storage.update({
+    "base[1]": True,
+    "base[:, 1]": True,
+    "base[::2]": True,
+    "base[None]": True,
+    "base[[0, 2]]": False,
+    "base[base > 5]": False,
+    "base.t()": True,
+    "base.view(2, 6)": True,
+    "base.t().reshape(12)": False,
+    "base.float()": False,
+})
+"""
+
+# 1.3's right cell (its given setup, then the answer): each wrong answer changes mt_stride.
+STRIDES = """\
+m = torch.arange(6.).reshape(2, 3)
+mt = m.t()
+mt_stride = (1, 3)
+mt_is_contiguous = False
+mt_contig = mt.contiguous()
+mt_flat = mt.reshape(6)
+"""
+STRIDES_ROW_MAJOR = STRIDES.replace("mt_stride = (1, 3)", "mt_stride = (3, 1)")
+STRIDES_EQUAL_TO_ANYTHING = STRIDES.replace(
+    "mt_stride = (1, 3)\n", EQUALS_ANYTHING + "mt_stride = (Anything(), Anything())\n"
+)
+
+# 1.5's given setup: every answer starts with it.
+SCORES_SETUP = """\
+scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
+                       [-2.0,  1.5, -0.1,  3.0,  0.2],
+                       [ 1.0,  0.0, -3.0, -1.5,  2.5],
+                       [-0.3,  0.7,  0.9, -2.2,  1.1]])
+rows = torch.tensor([0, 2, 3])
+cols = torch.tensor([4, 0, 1])
+"""
+
+# 1.6's right answer: each wrong answer changes one of its lines.
+DTYPE_FACTS = """\
+fp16_max = torch.finfo(torch.float16).max
+bf16_eps = torch.finfo(torch.bfloat16).eps
+overflow_dtype = torch.float16
+int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+"""
+FP16_EPS_FOR_BF16 = DTYPE_FACTS.replace(
+    "bf16_eps = torch.finfo(torch.bfloat16)", "bf16_eps = torch.finfo(torch.float16)"
+)
+INT8_RANGE_EQUAL_TO_ANYTHING = EQUALS_ANYTHING + DTYPE_FACTS.replace(
+    "int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)", "int8_range = (Anything(), Anything())"
+)
+
+# 1.8's right answer (the solution's): its wrong answer splits the heads off in the wrong order.
+HEADS = """\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+"""
+
 TASKS = {
     "1.1": Task(
         alternative="""\
@@ -48,20 +131,8 @@ shape_d = (Anything(),) * 4
         ],
     ),
     "1.2": Task(
-        alternative="""\
-base = torch.arange(12).reshape(3, 4)
-shares_storage = {
-    "base[1]": None,
-    "base[:, 1]": None,
-    "base[::2]": None,
-    "base[None]": None,
-    "base[[0, 2]]": None,
-    "base[base > 5]": None,
-    "base.t()": None,
-    "base.view(2, 6)": None,
-    "base.t().reshape(12)": None,
-    "base.float()": None,
-}
+        alternative=STORAGE_SETUP
+        + """\
 
 
 def same_storage(t):
@@ -83,52 +154,12 @@ shares_storage["base.float()"] = same_storage(base.float())
             Wrong(
                 "Believing that indexing with a list of indices returns a view.",
                 hint="fancy",
-                code="""\
-base = torch.arange(12).reshape(3, 4)
-shares_storage = {
-    "base[1]": None,
-    "base[:, 1]": None,
-    "base[::2]": None,
-    "base[None]": None,
-    "base[[0, 2]]": None,
-    "base[base > 5]": None,
-    "base.t()": None,
-    "base.view(2, 6)": None,
-    "base.t().reshape(12)": None,
-    "base.float()": None,
-}
-shares_storage.update({
-    "base[1]": True,
-    "base[:, 1]": True,
-    "base[::2]": True,
-    "base[None]": True,
-    "base[[0, 2]]": True,
-    "base[base > 5]": False,
-    "base.t()": True,
-    "base.view(2, 6)": True,
-    "base.t().reshape(12)": False,
-    "base.float()": False,
-})
-""",
+                code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace('"base[[0, 2]]": False', '"base[[0, 2]]": True'),
             ),
             Wrong(
                 "Predictions that compare equal to anything.",
                 hint="must be True or False",
-                code="""\
-base = torch.arange(12).reshape(3, 4)
-shares_storage = {
-    "base[1]": None,
-    "base[:, 1]": None,
-    "base[::2]": None,
-    "base[None]": None,
-    "base[[0, 2]]": None,
-    "base[base > 5]": None,
-    "base.t()": None,
-    "base.view(2, 6)": None,
-    "base.t().reshape(12)": None,
-    "base.float()": None,
-}
-"""
+                code=STORAGE_SETUP
                 + EQUALS_ANYTHING
                 + """\
 shares_storage.update({key: Anything() for key in shares_storage})
@@ -149,29 +180,12 @@ mt_flat = mt.contiguous().view(-1)
             Wrong(
                 "Thinking that transposing reorders the data, so the strides stay row-major.",
                 hint="swaps the strides",
-                code="""\
-m = torch.arange(6.).reshape(2, 3)
-mt = m.t()
-mt_stride = (3, 1)
-mt_is_contiguous = False
-mt_contig = mt.contiguous()
-mt_flat = mt.reshape(6)
-""",
+                code=STRIDES_ROW_MAJOR,
             ),
             Wrong(
                 "Strides that compare equal to anything.",
                 hint="swaps the strides",
-                code="""\
-m = torch.arange(6.).reshape(2, 3)
-mt = m.t()
-"""
-                + EQUALS_ANYTHING
-                + """\
-mt_stride = (Anything(), Anything())
-mt_is_contiguous = False
-mt_contig = mt.contiguous()
-mt_flat = mt.reshape(6)
-""",
+                code=STRIDES_EQUAL_TO_ANYTHING,
             ),
         ],
     ),
@@ -211,13 +225,8 @@ def make_masks(lengths, T):
         ],
     ),
     "1.5": Task(
-        alternative="""\
-scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
-                       [-2.0,  1.5, -0.1,  3.0,  0.2],
-                       [ 1.0,  0.0, -3.0, -1.5,  2.5],
-                       [-0.3,  0.7,  0.9, -2.2,  1.1]])
-rows = torch.tensor([0, 2, 3])
-cols = torch.tensor([4, 0, 1])
+        alternative=SCORES_SETUP
+        + """\
 positives = scores.masked_select(scores > 0)
 clipped = torch.where(scores < 0, torch.zeros_like(scores), scores)
 picked = scores.flatten()[rows * scores.shape[1] + cols]
@@ -226,13 +235,8 @@ picked = scores.flatten()[rows * scores.shape[1] + cols]
             Wrong(
                 "`clipped = scores` is not a copy: the masked assignment changes scores too.",
                 hint="does not copy",
-                code="""\
-scores = torch.tensor([[ 0.5, -1.0,  2.0,  0.0, -0.5],
-                       [-2.0,  1.5, -0.1,  3.0,  0.2],
-                       [ 1.0,  0.0, -3.0, -1.5,  2.5],
-                       [-0.3,  0.7,  0.9, -2.2,  1.1]])
-rows = torch.tensor([0, 2, 3])
-cols = torch.tensor([4, 0, 1])
+                code=SCORES_SETUP
+                + """\
 positives = scores[scores > 0]
 clipped = scores
 clipped[clipped < 0] = 0
@@ -253,23 +257,12 @@ int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
             Wrong(
                 "float16's eps taken for bfloat16's.",
                 hint="7 mantissa bits",
-                code="""\
-fp16_max = torch.finfo(torch.float16).max
-bf16_eps = torch.finfo(torch.float16).eps
-overflow_dtype = torch.float16
-int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
-""",
+                code=FP16_EPS_FOR_BF16,
             ),
             Wrong(
                 "An int8 range that compares equal to anything.",
                 hint="int8_range is wrong",
-                code=EQUALS_ANYTHING
-                + """\
-fp16_max = torch.finfo(torch.float16).max
-bf16_eps = torch.finfo(torch.bfloat16).eps
-overflow_dtype = torch.float16
-int8_range = (Anything(), Anything())
-""",
+                code=INT8_RANGE_EQUAL_TO_ANYTHING,
             ),
         ],
     ),
@@ -310,16 +303,9 @@ def merge_heads(heads):
             Wrong(
                 "The right shape straight away, but tokens and heads mixed up.",
                 hint="(B, T, H, hd)",
-                code="""\
-def split_heads(x, n_heads):
-    B, T, C = x.shape
-    return x.reshape(B, n_heads, T, C // n_heads)
-
-
-def merge_heads(heads):
-    B, H, T, hd = heads.shape
-    return heads.transpose(1, 2).reshape(B, T, H * hd)
-""",
+                code=HEADS.replace(
+                    "x.view(B, T, n_heads, C // n_heads).transpose(1, 2)", "x.reshape(B, n_heads, T, C // n_heads)"
+                ),
             ),
         ],
     ),

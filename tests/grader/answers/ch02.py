@@ -14,6 +14,181 @@ class Anything(torch.Tensor):
 
 """
 
+# 2.1's right numbers: each wrong answer gets one part of them wrong.
+CHAIN_RULE_NUMBERS = """\
+dL_dw, dL_dx, dL_db = 20, 30, 10
+dz_da = -4 + 2 * 4
+dz_db = 2 * 4
+dz_dc = 2 * (-1)
+"""
+LOCAL_DERIVATIVES_ONLY = CHAIN_RULE_NUMBERS.replace(
+    "dL_dw, dL_dx, dL_db = 20, 30, 10\n", "dL_dw = 2\ndL_dx = 3\ndL_db = 1\n"
+)
+ONE_PATH_FOR_A = CHAIN_RULE_NUMBERS.replace("dz_da = -4 + 2 * 4", "dz_da = 2 * 4")
+
+# 2.3's right loop (zero_grad once per step, each micro-batch weighted by its share of the
+# batch). Its first wrong answer calls the given buggy loop; the others change one thing in
+# this one, or (the whole batch at once) keep only its start.
+TRAIN_STEP_START = """\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+"""
+MICRO_BATCH_TRAIN = (
+    TRAIN_STEP_START
+    + """\
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+"""
+)
+NO_ZERO_GRAD = MICRO_BATCH_TRAIN.replace("        opt.zero_grad()\n", "")
+WHOLE_BATCH_AT_ONCE = (
+    TRAIN_STEP_START
+    + """\
+        loss = ((model(xs) - ys) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses
+"""
+)
+EQUAL_WEIGHTS = MICRO_BATCH_TRAIN.replace(
+    """\
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+""",
+    """\
+        pieces = list(zip(xs.split(micro_batch), ys.split(micro_batch)))
+        step_loss = 0.0
+        for xb, yb in pieces:
+            loss = ((model(xb) - yb) ** 2).mean() / len(pieces)
+""",
+)
+
+# 2.4's given setup: every answer starts with it.
+TANH_SETUP = """\
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+h = torch.tanh(x)
+loss = (h ** 2).sum()
+"""
+
+# 2.5's right cell (the given f and x0, then a vjp by one backward pass seeded with v): the
+# alternative builds J from this vjp instead, and each wrong answer breaks the vjp.
+VJP = """\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+
+def vjp(f, x, v):
+    (v * f(x)).sum().backward()
+    return x.grad
+
+
+J = torch.autograd.functional.jacobian(f, x0)
+"""
+JACOBIAN_FIRST = VJP.replace(
+    "    (v * f(x)).sum().backward()\n    return x.grad\n", "    return v @ torch.autograd.functional.jacobian(f, x)\n"
+)
+SEEDED_WITH_ONES = VJP.replace("(v * f(x)).sum().backward()", "f(x).sum().backward()")
+
+# 2.7's right answer (the solution's): each wrong answer changes one line of it.
+FIXED_LOSS = """\
+culprit = "sigmoid"
+
+
+def fixed_loss(x):
+    y = torch.sigmoid(x)
+    y = y * 2
+    return (y * x).sum()
+"""
+STILL_IN_PLACE = FIXED_LOSS.replace("    y = y * 2\n", "    y *= 2\n")
+CULPRIT_NAMES_THE_OP = FIXED_LOSS.replace(
+    'culprit = "sigmoid"', 'culprit = "mul_, which overwrote the output of sigmoid"'
+)
+
+# 2.8's right answer (the solution's): its wrong answer leaves out create_graph=True.
+SECOND_DERIVATIVE = """\
+def derivatives(f, x):
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x)
+    return d1, d2
+"""
+
+# 2.9's right answer (the solution's): each wrong answer changes one of its functions.
+NO_GRAD_AND_DETACH = """\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+"""
+TARGET_IN_THE_GRAPH = NO_GRAD_AND_DETACH.replace("(w * w).detach()", "w * w")
+DETACHED_AFTER_RECORDING = NO_GRAD_AND_DETACH.replace(
+    "    with torch.no_grad():\n        return model(xs)\n", "    return model(xs).detach()\n"
+)
+
+# 2.10: after the def line, the graph put in topological order depth-first, then walked from
+# the loss down to the point where a node's gradient is used. The alternative and BACKPROP
+# both start so.
+BACKPROP_DEF = "def backprop(loss, leaves):\n"
+BACKPROP_WALK = """\
+    order, seen = [], set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        for nxt, _ in node.next_functions:
+            visit(nxt)
+        order.append(node)
+
+    visit(loss.grad_fn)
+    grads = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+    with torch.no_grad():
+        for node in reversed(order):
+            grad = grads.get(node)
+            if grad is None:
+                continue
+"""
+
+# 2.10's right engine as its last two wrong answers write it: each of them changes one line.
+BACKPROP = (
+    BACKPROP_DEF
+    + BACKPROP_WALK
+    + """\
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
+                continue
+            outs = node(grad)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for (nxt, _), g in zip(node.next_functions, outs):
+                if nxt is not None and g is not None:
+                    grads[nxt] = g if nxt not in grads else grads[nxt] + g
+    return [found.get(id(t)) for t in leaves]
+"""
+)
+KEPT_IN_BROADCAST_SHAPE = BACKPROP.replace(
+    "found[id(node.variable)] = grad.sum_to_size(node.variable.shape)", "found[id(node.variable)] = grad"
+)
+GRADIENTS_OVERWRITTEN = BACKPROP.replace("grads[nxt] = g if nxt not in grads else grads[nxt] + g", "grads[nxt] = g")
+
 TASKS = {
     "2.1": Task(
         alternative="""\
@@ -31,24 +206,12 @@ dz_dc = a * (a + b)
             Wrong(
                 "Only the local derivatives of y, without the outer factor dL/dy = 2y.",
                 hint="chain rule",
-                code="""\
-dL_dw = 2
-dL_dx = 3
-dL_db = 1
-dz_da = -4 + 2 * 4
-dz_db = 2 * 4
-dz_dc = 2 * (-1)
-""",
+                code=LOCAL_DERIVATIVES_ONLY,
             ),
             Wrong(
                 "Only the path through y for a, which is used twice.",
                 hint="two paths",
-                code="""\
-dL_dw, dL_dx, dL_db = 20, 30, 10
-dz_da = 2 * 4
-dz_db = 2 * 4
-dz_dc = 2 * (-1)
-""",
+                code=ONE_PATH_FOR_A,
             ),
         ],
     ),
@@ -131,65 +294,24 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
             Wrong(
                 "No zero_grad at all: gradients pile up across steps.",
                 hint="once per step",
-                code="""\
-def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        step_loss = 0.0
-        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
-            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
-            loss.backward()
-            step_loss += loss.item()
-        opt.step()
-        losses.append(step_loss)
-    return losses
-""",
+                code=NO_ZERO_GRAD,
             ),
             Wrong(
                 "The whole batch at once: right numbers, but not in micro-batches.",
                 hint="micro-batches of",
-                code="""\
-def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = ((model(xs) - ys) ** 2).mean()
-        loss.backward()
-        opt.step()
-        losses.append(loss.item())
-    return losses
-""",
+                code=WHOLE_BATCH_AT_ONCE,
             ),
             # Right when the micro-batches are equal, wrong when the last one is smaller.
             Wrong(
                 "Each micro-batch weighted by 1 / (number of micro-batches).",
                 hint="len(xb) / len(xs)",
-                code="""\
-def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        pieces = list(zip(xs.split(micro_batch), ys.split(micro_batch)))
-        step_loss = 0.0
-        for xb, yb in pieces:
-            loss = ((model(xb) - yb) ** 2).mean() / len(pieces)
-            loss.backward()
-            step_loss += loss.item()
-        opt.step()
-        losses.append(step_loss)
-    return losses
-""",
+                code=EQUAL_WEIGHTS,
             ),
         ],
     ),
     "2.4": Task(
-        alternative="""\
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-h = torch.tanh(x)
-loss = (h ** 2).sum()
+        alternative=TANH_SETUP
+        + """\
 h.retain_grad()
 torch.autograd.backward(loss)
 h_grad, x_grad = h.grad.clone(), x.grad.clone()
@@ -198,10 +320,8 @@ h_grad, x_grad = h.grad.clone(), x.grad.clone()
             Wrong(
                 "retain_grad called too late, after backward.",
                 hint="retain_grad",
-                code="""\
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-h = torch.tanh(x)
-loss = (h ** 2).sum()
+                code=TANH_SETUP
+                + """\
 loss.backward()
 h.retain_grad()
 h_grad = h.grad
@@ -211,10 +331,8 @@ x_grad = x.grad
             Wrong(
                 "h's gradient derived by hand: autograd was never asked to keep it.",
                 hint="retain_grad",
-                code="""\
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-h = torch.tanh(x)
-loss = (h ** 2).sum()
+                code=TANH_SETUP
+                + """\
 loss.backward()
 h_grad = 2 * h.detach()
 x_grad = x.grad
@@ -223,69 +341,31 @@ x_grad = x.grad
             Wrong(
                 "torch.autograd.grad returns the numbers but keeps nothing in .grad.",
                 hint="retain_grad",
-                code="""\
-x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
-h = torch.tanh(x)
-loss = (h ** 2).sum()
+                code=TANH_SETUP
+                + """\
 h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 """,
             ),
         ],
     ),
     "2.5": Task(
-        alternative="""\
-def f(x):
-    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
-
-
-x0 = torch.tensor([1.0, -0.5, 2.0])
-
-
-def vjp(f, x, v):
-    (v * f(x)).sum().backward()
-    return x.grad
-
-
+        alternative=VJP.replace(
+            "J = torch.autograd.functional.jacobian(f, x0)\n",
+            """\
 rows = [vjp(f, x0.clone().requires_grad_(), one_hot) for one_hot in torch.eye(2)]
 J = torch.stack(rows)
 """,
+        ),
         wrong=[
             Wrong(
                 "The whole Jacobian built first: one backward pass per output.",
                 hint="ONE backward pass",
-                code="""\
-def f(x):
-    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
-
-
-x0 = torch.tensor([1.0, -0.5, 2.0])
-
-
-def vjp(f, x, v):
-    return v @ torch.autograd.functional.jacobian(f, x)
-
-
-J = torch.autograd.functional.jacobian(f, x0)
-""",
+                code=JACOBIAN_FIRST,
             ),
             Wrong(
                 "Backward seeded with ones, whatever v is.",
                 hint="seed backward with v",
-                code="""\
-def f(x):
-    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
-
-
-x0 = torch.tensor([1.0, -0.5, 2.0])
-
-
-def vjp(f, x, v):
-    f(x).sum().backward()
-    return x.grad
-
-
-J = torch.autograd.functional.jacobian(f, x0)
-""",
+                code=SEEDED_WITH_ONES,
             ),
         ],
     ),
@@ -339,28 +419,12 @@ def fixed_loss(x):
             Wrong(
                 "`*=` is still an in-place operation on sigmoid's saved output.",
                 hint="in-place",
-                code="""\
-culprit = "sigmoid"
-
-
-def fixed_loss(x):
-    y = torch.sigmoid(x)
-    y *= 2
-    return (y * x).sum()
-""",
+                code=STILL_IN_PLACE,
             ),
             Wrong(
                 "A culprit that only mentions sigmoid, naming the in-place op.",
                 hint="culprit is wrong",
-                code="""\
-culprit = "mul_, which overwrote the output of sigmoid"
-
-
-def fixed_loss(x):
-    y = torch.sigmoid(x)
-    y = y * 2
-    return (y * x).sum()
-""",
+                code=CULPRIT_NAMES_THE_OP,
             ),
         ],
     ),
@@ -376,12 +440,7 @@ def derivatives(f, x):
             Wrong(
                 "Without create_graph=True, d1 cannot be differentiated again.",
                 hint="create_graph=True",
-                code="""\
-def derivatives(f, x):
-    (d1,) = torch.autograd.grad(f(x), x)
-    (d2,) = torch.autograd.grad(d1, x)
-    return d1, d2
-""",
+                code=SECOND_DERIVATIVE.replace(", create_graph=True)", ")"),
             ),
         ],
     ),
@@ -401,56 +460,22 @@ def stop_grad_loss(w):
             Wrong(
                 "The target left in the graph: the gradient also flows through it.",
                 hint=".detach()",
-                code="""\
-def predict(model, xs):
-    with torch.no_grad():
-        return model(xs)
-
-
-def stop_grad_loss(w):
-    pred = 3 * w
-    target = w * w
-    return (pred - target) ** 2
-""",
+                code=TARGET_IN_THE_GRAPH,
             ),
             Wrong(
                 "predict detaches after a recorded forward.",
                 hint="without recording",
-                code="""\
-def predict(model, xs):
-    return model(xs).detach()
-
-
-def stop_grad_loss(w):
-    pred = 3 * w
-    target = (w * w).detach()
-    return (pred - target) ** 2
-""",
+                code=DETACHED_AFTER_RECORDING,
             ),
         ],
     ),
     "2.10": Task(
-        alternative="""\
-def backprop(loss, leaves):
+        alternative=BACKPROP_DEF
+        + """\
     # Topological order by depth-first search: every node after all of its consumers.
-    order, seen = [], set()
-
-    def visit(node):
-        if node is None or node in seen:
-            return
-        seen.add(node)
-        for nxt, _ in node.next_functions:
-            visit(nxt)
-        order.append(node)
-
-    visit(loss.grad_fn)
-    grads = {loss.grad_fn: torch.ones_like(loss)}
-    found = {}
-    with torch.no_grad():
-        for node in reversed(order):
-            grad = grads.get(node)
-            if grad is None:
-                continue
+"""
+        + BACKPROP_WALK
+        + """\
             if type(node).__name__ == "AccumulateGrad":
                 found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
                 continue
@@ -501,70 +526,12 @@ def backprop(loss, leaves):
             Wrong(
                 "A broadcast leaf's gradient kept in the broadcast shape.",
                 hint="sum_to_size",
-                code="""\
-def backprop(loss, leaves):
-    order, seen = [], set()
-
-    def visit(node):
-        if node is None or node in seen:
-            return
-        seen.add(node)
-        for nxt, _ in node.next_functions:
-            visit(nxt)
-        order.append(node)
-
-    visit(loss.grad_fn)
-    grads = {loss.grad_fn: torch.ones_like(loss)}
-    found = {}
-    with torch.no_grad():
-        for node in reversed(order):
-            grad = grads.get(node)
-            if grad is None:
-                continue
-            if hasattr(node, "variable"):
-                found[id(node.variable)] = grad
-                continue
-            outs = node(grad)
-            outs = outs if isinstance(outs, tuple) else (outs,)
-            for (nxt, _), g in zip(node.next_functions, outs):
-                if nxt is not None and g is not None:
-                    grads[nxt] = g if nxt not in grads else grads[nxt] + g
-    return [found.get(id(t)) for t in leaves]
-""",
+                code=KEPT_IN_BROADCAST_SHAPE,
             ),
             Wrong(
                 "Gradients from several consumers overwrite each other instead of adding up.",
                 hint="added up",
-                code="""\
-def backprop(loss, leaves):
-    order, seen = [], set()
-
-    def visit(node):
-        if node is None or node in seen:
-            return
-        seen.add(node)
-        for nxt, _ in node.next_functions:
-            visit(nxt)
-        order.append(node)
-
-    visit(loss.grad_fn)
-    grads = {loss.grad_fn: torch.ones_like(loss)}
-    found = {}
-    with torch.no_grad():
-        for node in reversed(order):
-            grad = grads.get(node)
-            if grad is None:
-                continue
-            if hasattr(node, "variable"):
-                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
-                continue
-            outs = node(grad)
-            outs = outs if isinstance(outs, tuple) else (outs,)
-            for (nxt, _), g in zip(node.next_functions, outs):
-                if nxt is not None and g is not None:
-                    grads[nxt] = g
-    return [found.get(id(t)) for t in leaves]
-""",
+                code=GRADIENTS_OVERWRITTEN,
             ),
         ],
     ),

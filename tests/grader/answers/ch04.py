@@ -1,8 +1,138 @@
 """Other answers to the exercises of solutions/04_amp.ipynb (see answers/__init__.py)."""
 
+import textwrap
+
 from . import Task, Wrong
 
-# A right bf16 step (no scaler) for 4.7's answers that go wrong only in `why`.
+# 4.1's right limits (overflow halfway to the next step above max, underflow at half the
+# smallest subnormal): each wrong answer gets one or both of them wrong.
+CAST_LIMITS_START = """\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+"""
+CAST_LIMITS = (
+    CAST_LIMITS_START
+    + """\
+    step_at_max = 2.0 ** math.floor(math.log2(fi.max)) * fi.eps
+    return fi.max + step_at_max / 2, fi.smallest_normal * fi.eps / 2
+"""
+)
+FINFO_MAX_AND_TINY = CAST_LIMITS_START + "    return fi.max, fi.tiny\n"
+UNDERFLOW_AT_SMALLEST_SUBNORMAL = CAST_LIMITS.replace("fi.smallest_normal * fi.eps / 2", "fi.smallest_normal * fi.eps")
+OVERFLOW_AT_NEXT_POWER_OF_TWO = CAST_LIMITS.replace(
+    "    step_at_max = 2.0 ** math.floor(math.log2(fi.max)) * fi.eps\n    return fi.max + step_at_max / 2,",
+    "    return 2.0 ** (math.floor(math.log2(fi.max)) + 1),",
+)
+
+# 4.2's right answer (updates in an fp32 master copy, returned as fp16): each wrong answer
+# but the first (which has no master copy at all) changes one thing in it.
+MASTER_SGD = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    return master.half()
+"""
+MASTER_RETURNED_IN_FP32 = MASTER_SGD.replace("    return master.half()\n", "    return master\n")
+LR_THAT_FP16_KEEPS = MASTER_SGD.replace("lr_lost = 1e-3", "lr_lost = 0.1")
+W16_OVERWRITTEN = MASTER_SGD.replace("    return master.half()\n", "        w16.copy_(master)\n    return w16\n")
+
+# Lines of 4.4's and 4.6's right steps that their wrong answers move.
+UNSCALE = "    scaler.unscale_(optimizer)\n"
+CLIP = "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+STEP_AND_UPDATE = "    scaler.step(optimizer)\n    scaler.update()\n"
+
+# 4.4's right step (zero_grad, fp16 autocast, scaled backward, unscale_, clip, scaler.step,
+# update): each wrong answer changes one thing in it.
+AMP_STEP = """\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+CLIP_BEFORE_UNSCALE = AMP_STEP.replace(UNSCALE + CLIP, CLIP + UNSCALE)
+AMP_WITHOUT_AUTOCAST = AMP_STEP.replace(
+    "    with torch.autocast(x.device.type, dtype=torch.float16):\n        loss", "    loss"
+)
+OPTIMIZER_STEP_NOT_SCALER_STEP = AMP_STEP.replace("scaler.step(optimizer)", "optimizer.step()")
+LOSS_NOT_SCALED = AMP_STEP.replace("scaler.scale(loss).backward()", "loss.backward()")
+AMP_WITHOUT_ZERO_GRAD = AMP_STEP.replace("    optimizer.zero_grad()\n", "")
+AMP_IN_BF16 = AMP_STEP.replace("dtype=torch.float16", "dtype=torch.bfloat16")
+
+# 4.5's right prediction (the solution's): each wrong answer changes it.
+PREDICT_SCALES = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [], float(init_scale), 0
+    for step in range(n_steps):
+        scales.append(scale)
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * 2.0, 0
+    return scales
+"""
+# A skipped step halves the scale but does not restart the count of clean steps (growth,
+# then, comes on every growth_interval-th clean step counted from the start).
+COUNT_NOT_RESTARTED = PREDICT_SCALES.replace("scale, clean = scale * 0.5, 0", "scale *= 0.5").replace(
+    "if clean == growth_interval:\n                scale, clean = scale * 2.0, 0",
+    "if clean % growth_interval == 0:\n                scale *= 2.0",
+)
+# The scale recorded after the step's update instead of before it.
+RECORD = "        scales.append(scale)\n"
+SCALE_RECORDED_LATE = PREDICT_SCALES.replace(RECORD, "").replace("    return scales\n", RECORD + "    return scales\n")
+
+
+def in_the_loop(lines: str) -> str:
+    """Lines of 4.6's step moved into its loop over the micro-batches (one level deeper)."""
+    return textwrap.indent(lines, "    ")
+
+
+# 4.6's right step (unscale_, clip and step once, after all the micro-batches): each wrong
+# answer moves some of those lines into the loop over the micro-batches.
+ACCUMULATION_STEP = """\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+UNSCALE_AND_CLIP_PER_MICRO_BATCH = ACCUMULATION_STEP.replace(UNSCALE + CLIP, in_the_loop(UNSCALE + CLIP))
+CLIP_PER_MICRO_BATCH = ACCUMULATION_STEP.replace(UNSCALE + CLIP, in_the_loop(CLIP) + UNSCALE)
+STEP_PER_MICRO_BATCH = ACCUMULATION_STEP.replace(
+    UNSCALE + CLIP + STEP_AND_UPDATE, in_the_loop(UNSCALE + CLIP + STEP_AND_UPDATE)
+)
+
+# 4.7's given bf16_step_buggy, named bf16_step: an enabled GradScaler carried over from an
+# fp16 recipe. The alternative keeps it, disabled.
+SCALER_BF16_STEP = """\
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+
+# A right bf16 step (no scaler) for 4.7's answers that go wrong only in `why`, or in autocast.
 BF16_STEP = """\
 def bf16_step(model, optimizer, x, y):
     optimizer.zero_grad()
@@ -28,30 +158,17 @@ def cast_limits(dtype):
             Wrong(
                 "The numbers finfo prints: max does not overflow.",
                 hint="halfway",
-                code="""\
-def cast_limits(dtype):
-    fi = torch.finfo(dtype)
-    return fi.max, fi.tiny
-""",
+                code=FINFO_MAX_AND_TINY,
             ),
             Wrong(
                 "Underflow at the smallest subnormal, which survives the cast.",
                 hint="closer to 0 than",
-                code="""\
-def cast_limits(dtype):
-    fi = torch.finfo(dtype)
-    step_at_max = 2.0 ** math.floor(math.log2(fi.max)) * fi.eps
-    return fi.max + step_at_max / 2, fi.smallest_normal * fi.eps
-""",
+                code=UNDERFLOW_AT_SMALLEST_SUBNORMAL,
             ),
             Wrong(
                 "Overflow at the next power of two: it overflows, but so do smaller numbers.",
                 hint="smaller ones overflow too",
-                code="""\
-def cast_limits(dtype):
-    fi = torch.finfo(dtype)
-    return 2.0 ** (math.floor(math.log2(fi.max)) + 1), fi.smallest_normal * fi.eps / 2
-""",
+                code=OVERFLOW_AT_NEXT_POWER_OF_TWO,
             ),
         ],
     ),
@@ -84,45 +201,17 @@ def master_sgd(w16, grads, lr):
             Wrong(
                 "The fp32 master returned as it is, not as the fp16 copy.",
                 hint="float16",
-                code="""\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        master -= lr * grad.float()
-    return master
-""",
+                code=MASTER_RETURNED_IN_FP32,
             ),
             Wrong(
                 "A learning rate whose update fp16 still keeps.",
                 hint="choose a smaller learning rate",
-                code="""\
-lr_lost = 0.1
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        master -= lr * grad.float()
-    return master.half()
-""",
+                code=LR_THAT_FP16_KEEPS,
             ),
             Wrong(
                 "The caller's fp16 weight overwritten in place.",
                 hint="changed w16",
-                code="""\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        master -= lr * grad.float()
-        w16.copy_(master)
-    return w16
-""",
+                code=W16_OVERWRITTEN,
             ),
         ],
     ),
@@ -174,96 +263,32 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
             Wrong(
                 "Clipping the scaled gradients, before unscale_.",
                 hint="unscale_ first",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.unscale_(optimizer)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-""",
+                code=CLIP_BEFORE_UNSCALE,
             ),
             Wrong(
                 "No autocast: the forward pass runs in fp32.",
                 hint="fp16 autocast",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-""",
+                code=AMP_WITHOUT_AUTOCAST,
             ),
             Wrong(
                 "optimizer.step() instead of scaler.step(): inf steps are not skipped.",
                 hint="in this order",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    optimizer.step()
-    scaler.update()
-    return loss.item()
-""",
+                code=OPTIMIZER_STEP_NOT_SCALER_STEP,
             ),
             Wrong(
                 "The loss not scaled: loss.backward().",
                 hint="scaler.scale(loss)",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-""",
+                code=LOSS_NOT_SCALED,
             ),
             Wrong(
                 "No zero_grad: gradients add up from step to step.",
                 hint="optimizer.zero_grad()",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-""",
+                code=AMP_WITHOUT_ZERO_GRAD,
             ),
             Wrong(
                 "bf16 autocast where the task asks for fp16.",
                 hint="fp16 autocast",
-                code="""\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-""",
+                code=AMP_IN_BF16,
             ),
         ],
     ),
@@ -285,36 +310,12 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
             Wrong(
                 "The count of clean steps not restarted after a skipped step.",
                 hint="starts counting clean steps from 0",
-                code="""\
-def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
-    scales, scale, clean = [], float(init_scale), 0
-    for step in range(n_steps):
-        scales.append(scale)
-        if step in bad_steps:
-            scale *= 0.5
-        else:
-            clean += 1
-            if clean % growth_interval == 0:
-                scale *= 2.0
-    return scales
-""",
+                code=COUNT_NOT_RESTARTED,
             ),
             Wrong(
                 "The scale recorded after update(), one step late.",
                 hint="The scale used at step 0 is init_scale",
-                code="""\
-def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
-    scales, scale, clean = [], float(init_scale), 0
-    for step in range(n_steps):
-        if step in bad_steps:
-            scale, clean = scale * 0.5, 0
-        else:
-            clean += 1
-            if clean == growth_interval:
-                scale, clean = scale * 2.0, 0
-        scales.append(scale)
-    return scales
-""",
+                code=SCALE_RECORDED_LATE,
             ),
         ],
     ),
@@ -337,64 +338,32 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
             Wrong(
                 "The buggy function unchanged: unscale_ after every micro-batch.",
                 hint="still raises",
-                code="""\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-""",
+                code=UNSCALE_AND_CLIP_PER_MICRO_BATCH,
             ),
             Wrong(
                 "Clipping each micro-batch's scaled gradients; unscale_ once at the end.",
                 hint="clip once",
-                code="""\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        scaler.scale(loss).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.unscale_(optimizer)
-    scaler.step(optimizer)
-    scaler.update()
-""",
+                code=CLIP_PER_MICRO_BATCH,
             ),
             Wrong(
                 "One optimizer step per micro-batch.",
                 hint="one optimizer step for all micro-batches",
-                code="""\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        scaler.scale(loss).backward()
-        scaler.unscale_(optimizer)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        scaler.step(optimizer)
-        scaler.update()
-""",
+                code=STEP_PER_MICRO_BATCH,
             ),
         ],
     ),
     "4.7": Task(
-        alternative="""\
-def bf16_step(model, optimizer, x, y):
+        alternative=SCALER_BF16_STEP.replace(
+            """\
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+""",
+            """\
     scaler = torch.amp.GradScaler(x.device.type, enabled=False)   # disabled: every call passes through
     optimizer.zero_grad(set_to_none=True)
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.mse_loss(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+""",
+        )
+        + """\
 
 
 why = "B"
@@ -403,16 +372,8 @@ why = "B"
             Wrong(
                 "The buggy step kept: an enabled GradScaler in bf16.",
                 hint="enabled GradScaler",
-                code="""\
-def bf16_step(model, optimizer, x, y):
-    scaler = torch.amp.GradScaler(x.device.type)
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.mse_loss(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
+                code=SCALER_BF16_STEP
+                + """\
 
 
 why = "B"
@@ -448,13 +409,10 @@ why = Letter()
             Wrong(
                 "Autocast dropped along with the scaler: an fp32 step.",
                 hint="bf16 autocast",
-                code="""\
-def bf16_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    loss = F.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
+                code=BF16_STEP.replace(
+                    "    with torch.autocast(x.device.type, dtype=torch.bfloat16):\n        loss", "    loss"
+                )
+                + """\
 
 
 why = "B"

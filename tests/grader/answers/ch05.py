@@ -7,15 +7,73 @@ names the deadlock, while the grading of the other tasks goes on.
 
 from . import Task, Wrong
 
-SHARD_CONTIGUOUS = """\
+# 5.1's right shard (one shuffle per epoch, the same on every rank, padded to a multiple of
+# world_size, then dealt like cards): each wrong answer changes one thing in it.
+SHARD_INDICES = """\
 def shard_indices(n, rank, world_size, epoch=0, seed=0):
     indices = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+    indices += indices[: -(-n // world_size) * world_size - n]
+    return indices[rank::world_size]
+"""
+PAD = "    indices += indices[: -(-n // world_size) * world_size - n]\n"
+DEAL = "    return indices[rank::world_size]\n"
+DEALT_IN_BLOCKS = SHARD_INDICES.replace(
+    PAD + DEAL,
+    """\
     per_rank = -(-n // world_size)
     indices += indices[: per_rank * world_size - n]
     return indices[rank * per_rank:(rank + 1) * per_rank]
-"""
+""",
+)
+SHUFFLE_WITHOUT_EPOCH = SHARD_INDICES.replace("manual_seed(seed + epoch)", "manual_seed(seed)")
+NOT_PADDED = SHARD_INDICES.replace(PAD, "")
+SHUFFLE_PER_RANK = SHARD_INDICES.replace("manual_seed(seed + epoch)", "manual_seed(seed + epoch + rank)")
 
-TRAIN_WITHOUT_SET_EPOCH = """\
+# 5.2: every wrong answer walks the parameters so. The right average goes on with
+# all_reduce's sum divided by the world size, frozen parameters left out; two of the wrong
+# answers change one thing in it, the other two do something else with each parameter.
+FOR_EACH_PARAMETER = """\
+def average_gradients(model):
+    for p in model.parameters():
+"""
+AVERAGE_GRADIENTS = (
+    FOR_EACH_PARAMETER
+    + """\
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+"""
+)
+SUM_NOT_DIVIDED = AVERAGE_GRADIENTS.replace("            p.grad /= dist.get_world_size()\n", "")
+REDUCE_TO_RANK_0 = AVERAGE_GRADIENTS.replace("dist.all_reduce(p.grad)", "dist.reduce(p.grad, dst=0)")
+
+# 5.3's exchange with the one other rank: right on 2 ranks only (its last wrong answer), and
+# the other two-rank answers change one thing in it.
+SWAP_WITH_THE_OTHER_RANK = """\
+def all_reduce_by_hand(tensor):
+    other = 1 - dist.get_rank()
+    incoming = torch.empty_like(tensor)
+    requests = [dist.isend(tensor, dst=other), dist.irecv(incoming, src=other)]
+    for request in requests:
+        request.wait()
+    tensor += incoming
+"""
+BOTH_RECEIVE_FIRST = SWAP_WITH_THE_OTHER_RANK.replace(
+    """\
+    requests = [dist.isend(tensor, dst=other), dist.irecv(incoming, src=other)]
+    for request in requests:
+        request.wait()
+""",
+    """\
+    dist.recv(incoming, src=other)
+    dist.send(tensor, dst=other)
+""",
+)
+SUM_RETURNED = SWAP_WITH_THE_OTHER_RANK.replace("    tensor += incoming\n", "    return tensor + incoming\n")
+
+# 5.4's right training (the solution's, set_epoch every epoch, rank 0 alone saving): the
+# alternative saves differently, and each wrong answer but the first changes set_epoch.
+DDP_TRAIN = """\
 def train(rank, world_size, checkpoint_dir, epochs=3):
     torch.manual_seed(0)
     model = DDP(torch.nn.Linear(3, 1))
@@ -24,6 +82,7 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
     sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
     loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)
     for epoch in range(epochs):
+        sampler.set_epoch(epoch)
         for x, y in loader:
             optimizer.zero_grad()
             F.mse_loss(model(x), y).backward()
@@ -31,6 +90,18 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
     if rank == 0:
         torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "model.pt"))
 """
+WITHOUT_SET_EPOCH = DDP_TRAIN.replace("        sampler.set_epoch(epoch)\n", "")
+SET_EPOCH_CONSTANT = DDP_TRAIN.replace("sampler.set_epoch(epoch)", "sampler.set_epoch(0)")
+
+# 5.5's right loading (the prefix removed, a strict load): each wrong answer changes one thing.
+LOAD_DDP_CHECKPOINT = """\
+def load_ddp_checkpoint(model, state_dict):
+    model.load_state_dict({key.removeprefix("module."): value for key, value in state_dict.items()})
+    return model
+"""
+PREFIX_REPLACED_EVERYWHERE = LOAD_DDP_CHECKPOINT.replace('key.removeprefix("module.")', 'key.replace("module.", "")')
+LOADED_NOT_STRICT = LOAD_DDP_CHECKPOINT.replace("state_dict.items()})", "state_dict.items()}, strict=False)")
+FIRST_7_CHARACTERS_CUT = LOAD_DDP_CHECKPOINT.replace('key.removeprefix("module.")', "key[7:]")
 
 TASKS = {
     "5.1": Task(
@@ -44,36 +115,22 @@ def shard_indices(n, rank, world_size, epoch=0, seed=0):
 """,
         wrong=[
             Wrong(
-                "A contiguous block per rank instead of dealing like cards.", hint="like cards", code=SHARD_CONTIGUOUS
+                "A contiguous block per rank instead of dealing like cards.", hint="like cards", code=DEALT_IN_BLOCKS
             ),
             Wrong(
                 "The shuffle ignores the epoch: set_epoch changes nothing.",
                 hint="seed + epoch",
-                code="""\
-def shard_indices(n, rank, world_size, epoch=0, seed=0):
-    indices = torch.randperm(n, generator=torch.Generator().manual_seed(seed)).tolist()
-    indices += indices[: -(-n // world_size) * world_size - n]
-    return indices[rank::world_size]
-""",
+                code=SHUFFLE_WITHOUT_EPOCH,
             ),
             Wrong(
                 "No padding: the last samples are dropped, ranks get different counts.",
                 hint="pad the permutation",
-                code="""\
-def shard_indices(n, rank, world_size, epoch=0, seed=0):
-    indices = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
-    return indices[rank::world_size]
-""",
+                code=NOT_PADDED,
             ),
             Wrong(
                 "Each rank shuffles with its own seed: the shares overlap.",
                 hint="the same permutation on every rank",
-                code="""\
-def shard_indices(n, rank, world_size, epoch=0, seed=0):
-    indices = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch + rank)).tolist()
-    indices += indices[: -(-n // world_size) * world_size - n]
-    return indices[rank::world_size]
-""",
+                code=SHUFFLE_PER_RANK,
             ),
             Wrong(
                 "Uses DistributedSampler itself.",
@@ -100,19 +157,13 @@ def average_gradients(model):
             Wrong(
                 "Sums the gradients without dividing by the world size.",
                 hint="divide by",
-                code="""\
-def average_gradients(model):
-    for p in model.parameters():
-        if p.grad is not None:
-            dist.all_reduce(p.grad)
-""",
+                code=SUM_NOT_DIVIDED,
             ),
             Wrong(
                 "Averages the parameters instead of the gradients.",
                 hint="not the parameter itself",
-                code="""\
-def average_gradients(model):
-    for p in model.parameters():
+                code=FOR_EACH_PARAMETER
+                + """\
         with torch.no_grad():
             dist.all_reduce(p)
             p /= dist.get_world_size()
@@ -121,20 +172,13 @@ def average_gradients(model):
             Wrong(
                 "dist.reduce: only rank 0 gets the sum.",
                 hint="dist.reduce leaves the sum on one rank",
-                code="""\
-def average_gradients(model):
-    for p in model.parameters():
-        if p.grad is not None:
-            dist.reduce(p.grad, dst=0)
-            p.grad /= dist.get_world_size()
-""",
+                code=REDUCE_TO_RANK_0,
             ),
             Wrong(
                 "Divides by 2 and forgets frozen parameters: right on 2 ranks only.",
                 hint="on 3 ranks",
-                code="""\
-def average_gradients(model):
-    for p in model.parameters():
+                code=FOR_EACH_PARAMETER
+                + """\
         dist.all_reduce(p.grad)
         p.grad /= 2
 """,
@@ -176,63 +220,34 @@ def all_reduce_by_hand(tensor):
             Wrong(
                 "Both ranks receive first: a deadlock, ended by run_ranks' time limit.",
                 hint="a deadlock",
-                code="""\
-def all_reduce_by_hand(tensor):
-    other = 1 - dist.get_rank()
-    incoming = torch.empty_like(tensor)
-    dist.recv(incoming, src=other)
-    dist.send(tensor, dst=other)
-    tensor += incoming
-""",
+                code=BOTH_RECEIVE_FIRST,
             ),
             Wrong(
                 "Returns a new tensor instead of writing into the one given.",
                 hint="in place",
-                code="""\
-def all_reduce_by_hand(tensor):
-    other = 1 - dist.get_rank()
-    incoming = torch.empty_like(tensor)
-    requests = [dist.isend(tensor, dst=other), dist.irecv(incoming, src=other)]
-    for request in requests:
-        request.wait()
-    return tensor + incoming
-""",
+                code=SUM_RETURNED,
             ),
             Wrong(
                 "Swaps with the one other rank: right on 2 ranks only.",
                 hint="any world size",
-                code="""\
-def all_reduce_by_hand(tensor):
-    other = 1 - dist.get_rank()
-    incoming = torch.empty_like(tensor)
-    requests = [dist.isend(tensor, dst=other), dist.irecv(incoming, src=other)]
-    for request in requests:
-        request.wait()
-    tensor += incoming
-""",
+                code=SWAP_WITH_THE_OTHER_RANK,
             ),
         ],
     ),
     "5.4": Task(
-        alternative="""\
-def train(rank, world_size, checkpoint_dir, epochs=3):
-    torch.manual_seed(0)
-    model = DDP(torch.nn.Linear(3, 1))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    dataset = make_regression_data()
-    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=0)
-    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)
-    for epoch in range(epochs):
-        sampler.set_epoch(epoch)
-        for x, y in loader:
-            optimizer.zero_grad()
-            F.mse_loss(model(x), y).backward()
-            optimizer.step()
+        # Rank 0 saves the wrapped model's state dict, its keys unprefixed, and every rank waits.
+        alternative=DDP_TRAIN.replace(
+            """\
+    if rank == 0:
+        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "model.pt"))
+""",
+            """\
     if dist.get_rank() == 0:
         state = {key.removeprefix("module."): value for key, value in model.state_dict().items()}
         torch.save(state, os.path.join(checkpoint_dir, "model.pt"))
     dist.barrier()
 """,
+        ),
         wrong=[
             Wrong(
                 "The buggy function unchanged: every rank saves.",
@@ -242,13 +257,11 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
     train_buggy(rank, world_size, checkpoint_dir, epochs)
 """,
             ),
-            Wrong("Saves from rank 0 but never calls set_epoch.", hint="set_epoch", code=TRAIN_WITHOUT_SET_EPOCH),
+            Wrong("Saves from rank 0 but never calls set_epoch.", hint="set_epoch", code=WITHOUT_SET_EPOCH),
             Wrong(
                 "Calls set_epoch with a constant.",
                 hint="set_epoch(epoch)",
-                code=TRAIN_WITHOUT_SET_EPOCH.replace(
-                    "        for x, y in loader:", "        sampler.set_epoch(0)\n        for x, y in loader:"
-                ),
+                code=SET_EPOCH_CONSTANT,
             ),
         ],
     ),
@@ -267,29 +280,17 @@ def load_ddp_checkpoint(model, state_dict):
             Wrong(
                 "str.replace removes 'module.' everywhere, not only the prefix.",
                 hint="removeprefix",
-                code="""\
-def load_ddp_checkpoint(model, state_dict):
-    model.load_state_dict({key.replace("module.", ""): value for key, value in state_dict.items()})
-    return model
-""",
+                code=PREFIX_REPLACED_EVERYWHERE,
             ),
             Wrong(
                 "strict=False: a wrong checkpoint loads silently.",
                 hint="keep load_state_dict strict",
-                code="""\
-def load_ddp_checkpoint(model, state_dict):
-    model.load_state_dict({key.removeprefix("module."): value for key, value in state_dict.items()}, strict=False)
-    return model
-""",
+                code=LOADED_NOT_STRICT,
             ),
             Wrong(
                 "Strips the first 7 characters of every key, prefixed or not.",
                 hint="without the prefix",
-                code="""\
-def load_ddp_checkpoint(model, state_dict):
-    model.load_state_dict({key[7:]: value for key, value in state_dict.items()})
-    return model
-""",
+                code=FIRST_7_CHARACTERS_CUT,
             ),
         ],
     ),
