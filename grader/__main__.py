@@ -13,11 +13,28 @@ from grader.release import release
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
 
 
-def grade(submissions: list[Path], solutions: Path, report: Path | None, cell_timeout: float) -> int:
-    """Grade, print a table per submission, write the JSON report; the exit status."""
+def grade(
+    submissions: list[Path],
+    solutions: Path,
+    report: Path | None,
+    cell_timeout: float,
+    feedback: Path | bool | None = None,
+    gradebook: Path | None = None,
+    roster: Path | None = None,
+) -> int:
+    """Grade, print a table per submission and the class summary, write the JSON report,
+    gradebook and feedback files asked for (grader/outputs.py); the exit status."""
     # Imported here: release must work where only the course (not nbval) is installed.
     from grader.grade import grade_files
-    from grader.report import table, write_json
+    from grader.outputs import Outputs
+    from grader.report import table
+    from grader.summary import class_summary, summary_text
+
+    # Whether learner code ran in the sandbox. To wire to the sandbox (grader/run.py): False
+    # when it ran without one (--no-sandbox); the JSON summary, the printed summary and the
+    # feedback pages then say "unsandboxed".
+    sandboxed = True
+    outputs = Outputs.prepare(submissions, report, feedback, gradebook, roster)  # before grading: fail early
 
     chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
     if not chapters:
@@ -27,8 +44,9 @@ def grade(submissions: list[Path], solutions: Path, report: Path | None, cell_ti
         for note in result.notes:
             print(f"warning: {result.path}: {note}", file=sys.stderr)
         print(table(result))
-    if report:
-        write_json(results, report)
+    if len(results) > 1:
+        print(summary_text(class_summary(results, sandboxed)))
+    outputs.write(results, sandboxed)
     return 0 if all(result.passed for result in results) else 1
 
 
@@ -60,6 +78,23 @@ def main(argv: list[str] | None = None) -> int:
     grade_command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION.ipynb")
     grade_command.add_argument("--report", type=Path, help="also write the grades to this JSON file")
     grade_command.add_argument(
+        "--feedback",
+        type=Path,
+        nargs="?",
+        const=True,
+        metavar="DIR",
+        help="write an HTML feedback file per student into DIR (default: feedback/ next to the report)",
+    )
+    grade_command.add_argument(
+        "--gradebook", type=Path, metavar="FILE.csv", help="write a gradebook CSV (a row per student) an LMS imports"
+    )
+    grade_command.add_argument(
+        "--roster",
+        type=Path,
+        metavar="FILE.csv",
+        help="CSV with columns file,id[,name]: whose each submission is (default: its file name)",
+    )
+    grade_command.add_argument(
         "--cell-timeout",
         type=float,
         default=CELL_TIMEOUT,
@@ -72,7 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             for path in release(args.solutions, args.into):
                 print(f"wrote {path}")
             return 0
-        return grade(args.submissions, args.solutions, args.report, args.cell_timeout)
+        return grade(
+            args.submissions,
+            args.solutions,
+            args.report,
+            args.cell_timeout,
+            feedback=args.feedback,
+            gradebook=args.gradebook,
+            roster=args.roster,
+        )
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

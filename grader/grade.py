@@ -70,6 +70,7 @@ def grade_files(paths: list[Path], chapters: dict[str, Chapter], cell_timeout: f
             continue
         result.chapter = chapter.name
         answers = match_solutions(chapter, submission)
+        result.answers = answers  # for the feedback file (report.py never writes them)
         decided = _unrunnable(chapter, answers)
         gradings.append(_Grading(result, chapter, answers, decided, set(decided)))
     while pending := [g for g in gradings if g.graded]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grader.files import write_atomic
 from grader.results import SubmissionResult
+from grader.summary import class_summary
 
 
 def _points(value: float) -> str:
@@ -38,8 +40,9 @@ def table(result: SubmissionResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_json(results: list[SubmissionResult]) -> dict:
-    """Everything the table shows, for a gradebook import."""
+def as_json(results: list[SubmissionResult], sandboxed: bool = True) -> dict:
+    """Everything the table shows, for a gradebook import, and the class summary
+    (summary.py; ``sandboxed=False`` marks it unsandboxed)."""
     return {
         "submissions": [
             {
@@ -62,9 +65,10 @@ def as_json(results: list[SubmissionResult]) -> dict:
                 ],
             }
             for result in results
-        ]
+        ],
+        "summary": class_summary(results, sandboxed),
     }
 
 
-def write_json(results: list[SubmissionResult], path: Path) -> None:
-    Path(path).write_text(json.dumps(as_json(results), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def write_json(results: list[SubmissionResult], path: Path, sandboxed: bool = True) -> None:
+    write_atomic(Path(path), json.dumps(as_json(results, sandboxed), indent=2, ensure_ascii=False) + "\n")

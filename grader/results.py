@@ -59,7 +59,18 @@ class SubmissionResult:
     tasks: list[TaskResult] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    # The learner's solution code per task number (None: no solution cell found), for the
+    # feedback file; never in the JSON report.
+    answers: dict[str, str | None] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
         return self.error is None and all(task.passed for task in self.tasks)
+
+    @property
+    def score(self) -> float:
+        return sum(task.score for task in self.tasks)
+
+    @property
+    def max_score(self) -> float:
+        return sum(task.points for task in self.tasks)

@@ -1,0 +1,151 @@
+"""Feedback files: one self-contained HTML page per student, to hand back.
+
+The page names the student and, for each of their submissions, its chapter, every task
+with the points earned and possible, passed or failed, the check's message, the learner's
+own code for each failed task, and the total. Inline CSS only: no script, no external
+asset, and a Content-Security-Policy that forbids both, so the file opens anywhere.
+
+Learner code, check messages, file names and student names are hostile input: every piece
+of text goes through ``html.escape`` and into element content (never into a tag or an
+attribute unescaped), and very long code or messages are cut.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+from pathlib import Path
+
+from grader.files import write_atomic
+from grader.gradebook import points
+from grader.results import SubmissionResult, TaskResult
+from grader.roster import Row
+
+MAX_CODE = 20_000  # characters of a learner's code shown per task
+MAX_MESSAGE = 5_000  # characters of a check's message shown
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 60em;
+  padding: 0 1em; color: #1d1d1f; line-height: 1.4; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; } h3 { font-size: 1em; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.4em 0.6em; text-align: left; vertical-align: top; }
+td.points, td.result { white-space: nowrap; }
+tr.passed td.result { color: #1a7f37; font-weight: 600; }
+tr.failed td.result { color: #cf222e; font-weight: 600; }
+pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, Menlo, Consolas,
+  monospace; font-size: 0.9em; }
+pre.code { background: #f6f8fa; border: 1px solid #ddd; padding: 0.8em; }
+.warning { background: #fff8c5; border: 1px solid #d4a72c; padding: 0.6em 0.8em; }
+.error { background: #ffebe9; border: 1px solid #cf222e; padding: 0.6em 0.8em; }
+.total { font-size: 1.1em; font-weight: 600; margin-top: 2em; }
+.muted { color: #57606a; }
+"""
+
+
+def feedback_html(row: Row, sandboxed: bool = True) -> str:
+    """The feedback page for one student (``sandboxed=False`` says so on the page)."""
+    who = row.student.name or row.student.id
+    if row.student.name and row.student.name != row.student.id:
+        who += f" ({row.student.id})"
+    chapters = ", ".join(dict.fromkeys(r.chapter for r in row.results if r.chapter)) or "not graded"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>Feedback: {_e(who)}, chapter {_e(chapters)}</title>",
+        f"<style>{STYLE}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>Feedback for {_e(who)}</h1>",
+    ]
+    if not sandboxed:
+        parts.append(
+            '<p class="warning">Graded <strong>unsandboxed</strong>: the code ran without the grader\'s sandbox.</p>'
+        )
+    for result in row.results:
+        parts += _submission(result)
+    if not row.results:
+        parts.append('<p class="error">No submission.</p>')
+    score = sum(r.score for r in row.counted().values())
+    total = sum(r.max_score for r in row.counted().values())
+    parts.append(f'<p class="total">Total: {_e(points(score))} / {_e(points(total))} points</p>')
+    if row.notes:
+        parts.append('<p class="muted">' + "<br>".join(_e(note) for note in row.notes) + "</p>")
+    parts += ["</body>", "</html>", ""]
+    return "\n".join(parts)
+
+
+def _submission(result: SubmissionResult) -> list[str]:
+    chapter = result.chapter or "unknown"
+    parts = [
+        f"<h2>Chapter {_e(chapter)}: {_e(points(result.score))} / {_e(points(result.max_score))} points</h2>",
+        f'<p class="muted">Submission: {_e(result.path.name)}</p>',
+    ]
+    if result.error is not None:
+        parts.append(f'<p class="error">Not graded: {_e(_cut(result.error, MAX_MESSAGE))}</p>')
+        return parts
+    parts += [
+        "<table>",
+        "<thead><tr><th>Task</th><th>Points</th><th>Result</th><th>Message</th></tr></thead>",
+        "<tbody>",
+    ]
+    for task in result.tasks:
+        state = "passed" if task.passed else "failed"
+        parts.append(
+            f'<tr class="{state}"><td>{_e(task.number)}</td>'
+            f'<td class="points">{_e(points(task.score))} / {_e(points(task.points))}</td>'
+            f'<td class="result">{state}</td>'
+            f"<td><pre>{_e(_cut(task.message, MAX_MESSAGE))}</pre></td></tr>"
+        )
+    parts += ["</tbody>", "</table>"]
+    failed = [task for task in result.tasks if not task.passed]
+    if failed:
+        parts.append("<h3>Your code for the failed tasks</h3>")
+        for task in failed:
+            parts += _code(result, task)
+    return parts
+
+
+def _code(result: SubmissionResult, task: TaskResult) -> list[str]:
+    code = result.answers.get(task.number)
+    head = f"<p>Exercise {_e(task.number)}:</p>"
+    if code is None:
+        return [head, '<p class="muted">No solution cell was found for this exercise.</p>']
+    return [head, f'<pre class="code"><code>{_e(_cut(code, MAX_CODE))}</code></pre>']
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
+
+
+def _e(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def file_name(student_id: str) -> str:
+    """A safe file name for a student's page: letters, digits, ``.``, ``-``, ``_``."""
+    name = re.sub(r"[^\w.-]", "_", student_id).lstrip(".")
+    return (name or "student")[:100]
+
+
+def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True) -> list[Path]:
+    """Write ``folder/<student>.html`` for every student who handed something in; the paths."""
+    written: list[Path] = []
+    taken: set[str] = set()
+    for row in rows:
+        if not row.results:
+            continue
+        stem = base = file_name(row.student.id)
+        n = 1
+        while stem.casefold() in taken:  # two ids that differ only in unsafe characters or case
+            n += 1
+            stem = f"{base}-{n}"
+        taken.add(stem.casefold())
+        path = Path(folder) / f"{stem}.html"
+        write_atomic(path, feedback_html(row, sandboxed))
+        written.append(path)
+    return written
