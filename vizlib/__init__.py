@@ -9,14 +9,16 @@
     vz.tensor_layout(t, t.T)      # storage, shape, strides, and the views that share it
     vz.float_bits(0.1)            # sign, exponent and mantissa bits in fp32, fp16 and bf16
 
-These names are the whole public API (see the course's VIZLIB design notes). The stages
-behind them live in subpackages, data flowing one way:
-capture/ (torch -> Graph), transform.py (Graph -> Graph), render/ (Graph -> DOT -> SVG),
-views/ (live widgets) and plots/ (matplotlib figures).
+These names are the whole public API (the repository's docs/ARCHITECTURE.md maps the
+code). The stages behind them live in subpackages, data flowing one way:
+data.py (the plain GraphData, the lowest stage), capture/ (torch -> GraphData),
+transform.py (GraphData -> GraphData), render/ (GraphData -> DOT -> SVG), api.py
+(vz.graph and vz.Graph: the stages in order), views/ (live widgets) and plots/
+(matplotlib figures).
 """
 
-from .capture import graph
-from .data import Graph, Node, SavedTensor
+from .api import Graph, graph
+from .data import Node, SavedTensor
 from .errors import VizlibError
 from .plots import GradFlowMonitor, float_bits, grad_flow, tensor_layout
 from .views import explore, replay

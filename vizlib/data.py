@@ -1,8 +1,10 @@
-"""The Graph: plain data describing one autograd computation.
+"""The Graph's data: plain records describing one autograd computation.
 
-Capture fills it, transforms rewrite it, render draws it. It holds numbers and strings
-only (no tensors, no autograd nodes), so keeping a Graph never keeps activations alive
-and two captures of the same computation compare equal field by field.
+The lowest stage: capture fills a GraphData, transforms rewrite it, render draws it, and
+none of them is imported here. It holds numbers and strings only (no tensors, no autograd
+nodes), so keeping a graph never keeps activations alive and two captures of the same
+computation compare equal field by field. ``vz.Graph`` (in ``vizlib.api``) is this data
+plus the ways to look at it: DOT, SVG, files and Jupyter's display.
 """
 
 from __future__ import annotations
@@ -10,11 +12,7 @@ from __future__ import annotations
 import fnmatch
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from .errors import VizlibError
-from .render.dot import to_dot
-from .render.graphviz import dot_to, save
 from .text import fmt, fmt_value, human_bytes
 
 Value = float | int | bool | list | None
@@ -96,7 +94,7 @@ class Node:
 
 
 @dataclass
-class Graph:
+class GraphData:
     """An autograd graph with the values that flowed forward and the gradients that came back.
 
     ``edges[i]`` is ``(src_id, dst_id)`` in the forward direction (input toward output);
@@ -127,30 +125,11 @@ class Graph:
         """Nodes whose name is ``name``, or matches it as a glob (``"Mul*"``, ``"fc1.*"``)."""
         return [n for n in self.nodes if n.name == name or fnmatch.fnmatchcase(n.name, name)]
 
-    def to_dot(self) -> str:
-        """Graphviz DOT source; the same Graph always gives the same text."""
-        return to_dot(self)
-
-    def to_svg(self) -> str:
-        """The picture as SVG text (needs Graphviz's ``dot`` program)."""
-        return dot_to(self.to_dot(), "svg").decode()
-
-    def save(self, path: str | Path) -> Path:
-        """Write the picture to ``path``; the suffix picks the format (.svg .png .pdf .dot)."""
-        return save(self, Path(path))
-
     def __repr__(self) -> str:
         return summary_text(self)
 
-    def _repr_mimebundle_(self, include=None, exclude=None) -> dict[str, str]:
-        text = repr(self)
-        try:
-            return {"image/svg+xml": self.to_svg(), "text/plain": text}
-        except VizlibError as err:  # e.g. no `dot`: still show the summary, and why no picture
-            return {"text/plain": f"{text}\n(no picture: {err})"}
 
-
-def summary_text(g: Graph) -> str:
+def summary_text(g: GraphData) -> str:
     """A short deterministic summary: counts by kind, and each leaf's value and grad."""
     counts = {k: sum(n.kind == k for n in g.nodes) for k in ("leaf", "op", "module")}
     plural = {"leaf": "leaves", "op": "ops", "module": "modules"}

@@ -6,6 +6,11 @@ so every number goes through ``fmt``: four significant digits, never a platform'
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
 
 def fmt(x: float) -> str:
     """A short, deterministic number: 4 significant digits, no trailing zeros."""
@@ -21,6 +26,11 @@ def fmt_value(v: float | int | bool | list) -> str:
     if isinstance(v, list):
         return "[" + ", ".join(fmt_value(e) for e in v) + "]"
     return fmt(v)
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """'float32' for torch.float32: the name a learner types after ``torch.``."""
+    return str(dtype).removeprefix("torch.")
 
 
 def human_bytes(n: int) -> str:

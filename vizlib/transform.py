@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .data import Graph, ModuleSpec, Node
+from .data import GraphData, ModuleSpec, Node
 
 _CALL = re.compile(r"(.*) \(call (\d+)\)")  # the k-th call of a module run several times
 _INDEX = re.compile(r"(.*\.)?(\d+)")  # the i-th child of a list of modules: "blocks.3", "0"
@@ -27,7 +27,7 @@ class _Run:
     paths: tuple[str, ...]
 
 
-def collapse(g: Graph, depth: int) -> Graph:
+def collapse(g: GraphData, depth: int) -> GraphData:
     """Draw every module nested ``depth`` levels deep as one box (0: the outermost module).
 
     Nodes outside such modules (inputs, ops written in the outer function) stay as they
@@ -70,7 +70,7 @@ def collapse(g: Graph, depth: int) -> Graph:
     nodes.sort(key=lambda n: n.id)
 
     edges, edge_grads, seen = [], [], set()
-    for (s, d), eg in zip(g.edges, g.edge_grads):
+    for (s, d), eg in zip(g.edges, g.edge_grads, strict=True):
         e = (new_id[group[s]], new_id[group[d]])
         if e[0] != e[1] and e not in seen:
             seen.add(e)
@@ -104,13 +104,13 @@ def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_t
     )
 
 
-def _spec(g: Graph, path: str) -> ModuleSpec | None:
+def _spec(g: GraphData, path: str) -> ModuleSpec | None:
     """The class and parameter shapes of the module at ``path`` (a call's path included)."""
     m = _CALL.fullmatch(path)
     return g.module_specs.get(m[1] if m else path)
 
 
-def _runs(g: Graph, path_of: dict[int, str]) -> dict[str, _Run]:
+def _runs(g: GraphData, path_of: dict[int, str]) -> dict[str, _Run]:
     """Each box path that belongs to a run of identical blocks -> its run."""
     paths = list(dict.fromkeys(path_of[n.id] for n in g.nodes if n.id in path_of))
     called_again = {m[1] for p in paths if (m := _CALL.fullmatch(p))}
@@ -124,25 +124,31 @@ def _runs(g: Graph, path_of: dict[int, str]) -> dict[str, _Run]:
         elif m := _INDEX.fullmatch(path):
             series.setdefault(("index", m[1] or ""), []).append((int(m[2]), path))
     runs: dict[str, _Run] = {}
+
+    def fold(how: str, base: str, run: list[tuple[int, str]]) -> None:
+        spec = _spec(g, run[0][1])
+        if len(run) > 1 and spec is not None and not _leaves_and_returns(g, path_of, {p for _, p in run}):
+            first, end = run[0][0], run[-1][0]
+            name = f"{base} (calls {first}-{end})" if how == "calls" else f"{base}{first}-{end}"
+            folded = _Run(name, spec, tuple(p for _, p in run))
+            runs.update(dict.fromkeys(folded.paths, folded))
+
     for (how, base), items in series.items():
         items.sort()
         run = [items[0]]
-        for pos, path in items[1:] + [(None, None)]:
+        for pos, path in items[1:]:
             last_pos, last = run[-1]
             spec = _spec(g, last)
             if pos == last_pos + 1 and spec is not None and _spec(g, path) == spec and (last, path) in feeds:
                 run.append((pos, path))
-                continue
-            if len(run) > 1 and not _leaves_and_returns(g, path_of, {p for _, p in run}):
-                first, end = run[0][0], run[-1][0]
-                name = f"{base} (calls {first}-{end})" if how == "calls" else f"{base}{first}-{end}"
-                folded = _Run(name, spec, tuple(p for _, p in run))
-                runs.update(dict.fromkeys(folded.paths, folded))
-            run = [(pos, path)]
+            else:
+                fold(how, base, run)
+                run = [(pos, path)]
+        fold(how, base, run)
     return runs
 
 
-def _leaves_and_returns(g: Graph, path_of: dict[int, str], paths: set[str]) -> bool:
+def _leaves_and_returns(g: GraphData, path_of: dict[int, str], paths: set[str]) -> bool:
     """True when a path leads from these boxes out and back in (folding them would draw a cycle)."""
     inside = {i for i, p in path_of.items() if p in paths}
     consumers: dict[int, list[int]] = {}
@@ -160,7 +166,7 @@ def _leaves_and_returns(g: Graph, path_of: dict[int, str], paths: set[str]) -> b
     return False
 
 
-def simplify(g: Graph, depth: int | None, max_nodes: int | None) -> Graph:
+def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphData:
     """Apply ``depth``; without one, collapse as little as needed to fit ``max_nodes``."""
     if depth is not None:
         return collapse(g, depth)

@@ -1,6 +1,6 @@
-"""``vz.graph``: turn a tensor, a function call or a module call into a Graph.
+"""Capture: turn a tensor, a function call or a module call into GraphData (torch -> Graph).
 
-Two ways in, one Graph out:
+Two ways in, one GraphData out:
 
 - post-hoc: walk the autograd graph behind tensors a learner already has (no recording,
   so op nodes know their shapes but not their values);
@@ -20,41 +20,33 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..data import Graph, Node
+from ..data import GraphData, Node
 from ..errors import VizlibTypeError, VizlibValueError
-from ..transform import simplify
+from ..text import dtype_name
 from .record import ForwardRecorder, hook_backward
 from .summary import small_value, stats
 from .walk import Walked, output_meta, root_of, saved_tensors, walk
 
 
-def graph(
-    target,
-    *args,
+def capture(
+    target: object,
+    args: tuple = (),
+    kwargs: dict | None = None,
     params: dict | nn.Module | None = None,
-    grad_output=None,
+    grad_output: object = None,
     show_saved: bool = False,
-    depth: int | None = None,
-    max_nodes: int | None = 150,
-    **kwargs,
-) -> Graph:
-    """Capture the autograd graph of ``target`` with its values and gradients.
-
-    ``target`` is a tensor (or a list of tensors) to walk post-hoc, or a function or
-    ``nn.Module`` to run on ``args``/``kwargs`` while recording. ``params`` names leaves
-    (a dict name -> tensor, or a module). ``grad_output`` seeds backward for a
-    non-scalar result. ``show_saved`` draws the tensors saved for backward. ``depth``
-    draws each module nested that many levels deep as one box (0: the outermost module);
-    ``None`` keeps every op unless the graph has more than ``max_nodes`` nodes, in which
-    case modules are collapsed automatically and a note says so.
-    """
+) -> GraphData:
+    """The autograd graph of ``target``: a tensor (or list of tensors) walked post-hoc, or a
+    function or ``nn.Module`` run on ``args``/``kwargs`` while recording (see ``vz.graph``)."""
+    kwargs = kwargs or {}
     if isinstance(target, torch.Tensor) or _is_tensor_list(target):
         if args or kwargs:
             raise VizlibTypeError(
                 "vz.graph(tensor) takes no further inputs; to record a call, "
                 "pass the function first: vz.graph(fn, x, w)."
             )
-        g = _posthoc(list(target) if isinstance(target, (list, tuple)) else [target], params, show_saved)
+        roots = list(target) if isinstance(target, (list, tuple)) else [target]
+        g = _posthoc(roots, params, show_saved)
     elif callable(target):
         g = _recorded(target, args, kwargs, params, grad_output)
     else:
@@ -62,7 +54,7 @@ def graph(
             f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
         )
     g.show_saved = show_saved
-    return simplify(g, depth, max_nodes)
+    return g
 
 
 def _is_tensor_list(x) -> bool:
@@ -72,7 +64,7 @@ def _is_tensor_list(x) -> bool:
 # ---------------------------------------------------------------- post-hoc
 
 
-def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
+def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> GraphData:
     w = walk([root_of(t) for t in roots])
     names = _param_names(params)
     nodes, freed = [], False
@@ -94,7 +86,7 @@ def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
     for t in roots:
         out = nodes[w.index[root_of(t)]]
         out.is_output, out.value, out.value_stats = True, small_value(t), stats(t)
-    g = Graph(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
+    g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
     if freed:
         g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
         for n in nodes:
@@ -109,7 +101,7 @@ def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> Graph:
 # ---------------------------------------------------------------- recorded
 
 
-def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> Graph:
+def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> GraphData:
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
     param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
     param_names.update(_param_names(params))
@@ -138,7 +130,7 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> G
         _restore_buffers(buffers)
 
 
-def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, param_names: set[str]) -> Graph:
+def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, param_names: set[str]) -> GraphData:
     leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
     edges_of: dict[int, list[tuple[int, int]]] = {}
     for src, dst, slot in w.edges:
@@ -166,7 +158,7 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
         for h in handles:
             h.remove()
 
-    grads = dict(zip(leaf_pos, leaf_grads))
+    grads = dict(zip(leaf_pos, leaf_grads, strict=True))
     nodes = []
     for i, fn in enumerate(w.fns):
         if i in grads:
@@ -197,7 +189,7 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
     _place_params(nodes, param_names)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
-    g = Graph(
+    g = GraphData(
         nodes=nodes,
         edges=[(s, d) for s, d, _ in w.edges],
         edge_grads=[back.edge_norms.get(e) for e in w.edges],
@@ -282,7 +274,7 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
         kind="leaf",
         name=name,
         shape=tuple(leaf.shape),
-        dtype=str(leaf.dtype).removeprefix("torch."),
+        dtype=dtype_name(leaf.dtype),
         value=small_value(leaf),
         value_stats=stats(leaf),
     )
@@ -313,7 +305,7 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
             f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
             f"of the result's shape ({want}); got {type(grad_output).__name__}."
         )
-    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs)):
+    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     return seeds
 

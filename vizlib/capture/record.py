@@ -20,7 +20,8 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_leaves
 
 from ..data import ModuleSpec, SavedTensor, Stats, Value
-from .summary import dtype_name, small_value, stats
+from ..text import dtype_name
+from .summary import small_value, stats
 from .walk import storage_key
 
 # Calls that change their first argument in place but return nothing useful.

@@ -17,11 +17,6 @@ from ..data import Stats, Value
 SMALL_NUMEL = 16
 
 
-def dtype_name(dtype: torch.dtype) -> str:
-    """'float32' for torch.float32: the name a learner types."""
-    return str(dtype).removeprefix("torch.")
-
-
 def small_value(t: torch.Tensor) -> Value:
     """An exact Python copy of a small tensor (a number for 0-d), else None."""
     if t.numel() > SMALL_NUMEL or t.is_complex():

@@ -15,7 +15,7 @@ import torch
 
 from ..data import SavedTensor
 from ..errors import VizlibTypeError, VizlibValueError
-from .summary import dtype_name
+from ..text import dtype_name
 
 
 @dataclass

@@ -25,8 +25,8 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from ..capture.summary import dtype_name
 from ..errors import VizlibTypeError, VizlibValueError
+from ..text import dtype_name
 
 # The binary interchange formats: sign, exponent, mantissa, and the IEEE rules for the
 # all-zeros and all-ones exponents. (The float8 formats bend those rules; not drawn.)
@@ -34,7 +34,7 @@ FORMATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 DEFAULT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _INT_OF_SIZE = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
-# The same colours as chapter 01's picture of the formats.
+# The palette of every picture of bits: vz.float_bits, and chapter 01's chart of the formats imports it.
 COLOURS = {"sign": "#f4a6a6", "exponent": "#a9c8ec", "mantissa": "#b5e0b0"}
 CELL_INCHES = 0.26  # one bit; narrower when a row would not fit MAX_ROW_INCHES
 MAX_ROW_INCHES = 8.5
@@ -150,7 +150,7 @@ def _fields(t: torch.Tensor) -> FloatBits:
     """The fields of the 0-d floating tensor ``t``, read from its bytes."""
     n_bits = torch.finfo(t.dtype).bits
     n_mantissa = round(-math.log2(torch.finfo(t.dtype).eps))
-    word = t.view(_INT_OF_SIZE[t.element_size()]).item() & ((1 << n_bits) - 1)  # two's complement -> bits
+    word = int(t.view(_INT_OF_SIZE[t.element_size()]).item()) & ((1 << n_bits) - 1)  # two's complement -> bits
     bits = format(word, f"0{n_bits}b")
     return FloatBits(
         dtype=dtype_name(t.dtype),
@@ -201,7 +201,7 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
         top = 0.6 + i * ROW_INCHES
         ax.text(0.15, top + cell / 2, row.dtype, fontsize=9, weight="bold", va="center")
         parts = ["sign"] + ["exponent"] * len(row.exponent) + ["mantissa"] * len(row.mantissa)
-        for j, (bit, part) in enumerate(zip(row.bits, parts)):
+        for j, (bit, part) in enumerate(zip(row.bits, parts, strict=True)):
             left = LABEL_INCHES + j * cell
             boxes.append(Rectangle((left, top), cell, cell))
             colours.append(COLOURS[part])

@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
 import torch
+from matplotlib.axes import Axes
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
+from matplotlib.ticker import MaxNLocator
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
@@ -126,7 +129,7 @@ def _after_backward(model: nn.Module, caller: str) -> list[ParamGrad]:
     return magnitudes
 
 
-def _name_ticks(ax, names: list[str], axis: str) -> None:
+def _name_ticks(ax: Axes, names: list[str], axis: str) -> None:
     """Write parameter names along an axis, thinning them out when there are many."""
     every = max(1, math.ceil(len(names) / MAX_LABELS))
     positions = list(range(0, len(names), every))
@@ -322,7 +325,9 @@ class GradFlowMonitor:
         colourbar = fig.colorbar(image, ax=ax, extend="both")
         colourbar.set_label("mean |grad|   (turquoise: vanishing, red: exploding or NaN/Inf)", fontsize=8)
         _name_ticks(ax, self.layers, "y")
-        ax.xaxis.get_major_locator().set_params(integer=True)
+        steps_axis = ax.xaxis.get_major_locator()
+        if isinstance(steps_axis, MaxNLocator):  # matplotlib's default AutoLocator is one
+            steps_axis.set_params(integer=True)
         ax.set_xlabel("recorded step")
         ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10)
         if np.isnan(grid).any():
@@ -342,12 +347,12 @@ def _cell(p: ParamGrad) -> float:
     """One heatmap cell: mean |grad|, NaN for 'no grad' (grey), +inf for NaN/Inf (red)."""
     if p.status == "no grad":
         return math.nan
-    if p.status == "non-finite":
+    if p.status == "non-finite" or p.mean is None:
         return math.inf
     return p.mean
 
 
-def _weak_hook(monitor: GradFlowMonitor):
+def _weak_hook(monitor: GradFlowMonitor) -> Callable[[torch.optim.Optimizer, tuple, dict], None]:
     """An optimizer hook that does not keep the monitor (and its model) alive.
 
     The hook is global to all optimizers; holding the monitor strongly would keep a

@@ -20,6 +20,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import matplotlib.pyplot as plt
 import torch
@@ -28,8 +29,8 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..capture.summary import dtype_name
 from ..errors import VizlibTypeError, VizlibValueError
+from ..text import dtype_name
 
 # Caps that keep the picture readable; what is left out is said on the picture.
 STORAGE_CELLS_PER_ROW = 16
@@ -64,7 +65,7 @@ class TensorLayout:
 
     def storage_index(self, index: Sequence[int]) -> int:
         """The storage cell holding element ``index``: offset + sum(index * stride)."""
-        return self.offset + sum(i * s for i, s in zip(index, self.stride))
+        return self.offset + sum(i * s for i, s in zip(index, self.stride, strict=True))
 
 
 def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None = None) -> list[TensorLayout]:
@@ -73,7 +74,7 @@ def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None =
     names = _checked_names(tensors, names)
     storages: list[int] = []  # data pointer of each distinct storage, in order met
     result = []
-    for name, x in zip(names, tensors):
+    for name, x in zip(names, tensors, strict=True):
         memory = x.untyped_storage()
         # Empty storages all have data pointer 0; they share nothing, so each is its own.
         key = memory.data_ptr() if memory.nbytes() else -len(storages) - 1
@@ -84,7 +85,7 @@ def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None =
                 name=name,
                 shape=tuple(x.shape),
                 stride=tuple(x.stride()),
-                offset=x.storage_offset(),
+                offset=int(x.storage_offset()),
                 contiguous=x.is_contiguous(),
                 dtype=dtype_name(x.dtype),
                 storage=storages.index(key),
@@ -140,12 +141,16 @@ def tensor_layout(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | 
         # A big storage is drawn from the first cell any of its tensors reads.
         itemsize = tensors[first].element_size()
         start = min(
-            (lay.offset * x.element_size() // itemsize for x, lay in zip(tensors, found) if lay.storage == number),
+            (
+                lay.offset * x.element_size() // itemsize
+                for x, lay in zip(tensors, found, strict=True)
+                if lay.storage == number
+            ),
             default=0,
         )
         _draw_storage(page, number, tensors[first], found[first], start)
     panels = []
-    for x, lay in zip(tensors, found):
+    for x, lay in zip(tensors, found, strict=True):
         first = owners[lay.storage]
         panels.append(_tensor_panel(x, lay, found[first], tensors[first].element_size(), found[0].name))
     _flow(page, panels, max(page.width, MIN_PAGE_WIDTH))
@@ -166,11 +171,11 @@ class _Canvas:
         self.width = 0.0
         self.items: list[tuple[str, float, float, tuple, dict]] = []
 
-    def label(self, x: float, y: float, s: str, size: float = 8, **style) -> None:
+    def label(self, x: float, y: float, s: str, size: float = 8, **style: Any) -> None:
         self.items.append(("text", x, y, (s,), dict(fontsize=size, va="center", **style)))
         self.width = max(self.width, x + len(s) * size * 0.6 / 72 / INCH_PER_CELL + MARGIN)
 
-    def line(self, s: str, size: float = 8, **style) -> None:
+    def line(self, s: str, size: float = 8, **style: Any) -> None:
         self.label(MARGIN, self.y + 0.3, s, size, **style)
         self.y += 0.6
 
@@ -270,7 +275,7 @@ def _notes(lay: TensorLayout, owner: TensorLayout, first: str) -> list[str]:
         notes.append(f"a view of {owner.name}, which does not share {first}'s memory")
     if lay.dtype != owner.dtype:
         notes.append(f"reads the bytes as {lay.dtype}")
-    repeated = [str(d) for d, (n, s) in enumerate(zip(lay.shape, lay.stride)) if s == 0 and n > 1]
+    repeated = [str(d) for d, (n, s) in enumerate(zip(lay.shape, lay.stride, strict=True)) if s == 0 and n > 1]
     if repeated:
         notes.append(f"stride 0 in dim {', '.join(repeated)}: repeats the same cells (expand)")
     return notes

@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
+from ..data import GraphData, Node, Stats, Value
 from ..text import fmt, fmt_value, human_bytes
-
-if TYPE_CHECKING:  # the Graph's own methods call this module: no import at run time
-    from ..data import Graph, Node, Stats
 
 KIND_STYLE = {
     "leaf": 'shape=box, style="rounded,filled", fillcolor="#cfe5fb"',
@@ -44,7 +41,7 @@ FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used
 FAST_LAYOUT = "newrank=true, nslimit=0, splines=line"
 
 
-def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = None) -> str:
+def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | None = None) -> str:
     """DOT source of ``g``. With ``done`` (vz.replay), only those nodes show gradients,
     only edges into them look travelled, and ``current`` is highlighted."""
     dtypes = sorted({n.dtype for n in g.nodes if n.dtype})
@@ -68,7 +65,7 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
                     f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];'
                 )
                 lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="#e8590c"];')
-    for (src, dst), eg in zip(g.edges, g.edge_grads):
+    for (src, dst), eg in zip(g.edges, g.edge_grads, strict=True):
         lines.append(f"  n{src} -> n{dst}{_edge_attrs(eg, max_norm, done, dst)};")
     if by_dtype:
         lines += _legend(dtypes)
@@ -78,7 +75,7 @@ def to_dot(g: Graph, current: int | None = None, done: Collection[int] | None = 
     return "\n".join(lines) + "\n"
 
 
-def layout_size(g: Graph) -> int:
+def layout_size(g: GraphData) -> int:
     """About how many nodes `dot` lays out for ``g``: its nodes plus one per rank an edge skips.
 
     Ranks roughly as `dot` assigns them (it minimises the total length of the edges): each
@@ -111,7 +108,7 @@ def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[i
     show_grad = done is None or n.id in done
     attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"', f'tooltip="{_esc(_tooltip(n))}"']
     if by_dtype:
-        attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype, OTHER_DTYPE_COLOR)}"')
+        attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype or "", OTHER_DTYPE_COLOR)}"')
     if n.is_output:
         attrs.append("peripheries=2")
     if n.nonfinite:
@@ -165,12 +162,12 @@ def _tooltip(n: Node) -> str:
     return "\n".join(lines)
 
 
-def _tensor_lines(what: str, value, st: Stats | None) -> list[str]:
+def _tensor_lines(what: str, value: Value, st: Stats | None) -> list[str]:
     lines = []
     if value is not None:
         lines.append(f"{what}: {fmt_value(value)}")
     if st is not None:
-        extremes = f" min {fmt(st.min)} max {fmt(st.max)}" if st.min is not None else ""
+        extremes = f" min {fmt(st.min)} max {fmt(st.max)}" if st.min is not None and st.max is not None else ""
         lines.append(f"{what}{extremes} mean {fmt(st.mean)} std {fmt(st.std)} norm {fmt(st.norm)}")
         if not st.finite:
             lines.append(f"{what} contains NaN or Inf")
@@ -201,7 +198,7 @@ def _legend(dtypes: list[str]) -> list[str]:
     ]
 
 
-def _shape(shape) -> str:
+def _shape(shape: tuple[int, ...] | None) -> str:
     return "×".join(map(str, shape)) if shape else "scalar"
 
 

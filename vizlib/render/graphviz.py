@@ -10,12 +10,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ..data import GraphData
 from ..errors import VizlibError, VizlibValueError
-
-if TYPE_CHECKING:
-    from ..data import Graph
+from .dot import to_dot
 
 SUFFIX_FORMAT = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": None}
 
@@ -35,7 +33,12 @@ def dot_to(dot_source: str, fmt_name: str) -> bytes:
     return proc.stdout
 
 
-def save(g: Graph, path: Path) -> Path:
+def to_svg(g: GraphData) -> str:
+    """The picture of ``g`` as SVG text."""
+    return dot_to(to_dot(g), "svg").decode()
+
+
+def save(g: GraphData, path: Path) -> Path:
     """Write ``g`` to ``path`` in the format its suffix names."""
     suffix = path.suffix.lower()
     if suffix not in SUFFIX_FORMAT:
@@ -43,6 +46,7 @@ def save(g: Graph, path: Path) -> Path:
             f"Cannot save a graph as '{path.suffix or path.name}': use one of " + ", ".join(SUFFIX_FORMAT) + "."
         )
     fmt_name = SUFFIX_FORMAT[suffix]
-    data = g.to_dot().encode() if fmt_name is None else dot_to(g.to_dot(), fmt_name)
+    dot_source = to_dot(g)
+    data = dot_source.encode() if fmt_name is None else dot_to(dot_source, fmt_name)
     path.write_bytes(data)
     return path

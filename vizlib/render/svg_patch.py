@@ -33,6 +33,7 @@ _DEFAULTS = re.compile(r"^\s*(node|edge) \[(.*)\];$")
 _ATTR = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|<.*>|[^,\s]+)')
 _GROUP = re.compile(r'<g id="(node|edge)(\d+)" class="\1">\n<title>(.*?)</title>')
 _TEXT = re.compile(r"<text ([^>]*)>(.*?)</text>")
+_Y = re.compile(r'\by="([-\d.]+)"')
 _SHAPE = re.compile(r"<(path|polygon|ellipse|polyline) ([^>]*?)/>")
 _A_TITLE = re.compile(r'xlink:title="[^"]*"')
 
@@ -105,7 +106,8 @@ class _Layout:
             if piece is None:
                 return None
             pieces[self.node_piece[name]] = piece
-        for k, (attrs, before) in enumerate(zip(new.edges, old.edges)):
+        # The same skeleton: the same edges, in the same order.
+        for k, (attrs, before) in enumerate(zip(new.edges, old.edges, strict=True)):
             if attrs == before:
                 continue
             if k not in self.edge_piece or not _only(attrs, before, EDGE_PATCHABLE):
@@ -141,12 +143,16 @@ def _patch_node(piece: str, before: dict, attrs: dict, defaults: dict) -> str | 
     if len(texts) != len(old_lines) or len(lines) > len(texts) or any(len(s) > capacity for s in lines):
         return None
     # Fewer lines than the box was made for: keep them centred where the old ones were.
-    ys = [float(re.search(r'\by="([-\d.]+)"', t.group(1)).group(1)) for t in texts]
+    found = [_Y.search(t.group(1)) for t in texts]
+    if not all(found):  # a text element without y=: not Graphviz's usual output, lay out anew
+        return None
+    ys = [float(m[1]) for m in found if m]
     shift = (ys[-1] - ys[len(lines) - 1]) / 2
     fontcolor = attrs.get("fontcolor", defaults.get("fontcolor"))
     new_texts = []
-    for t, y, line in zip(texts, ys, lines):
-        tag = re.sub(r'\by="[-\d.]+"', f'y="{y + shift:.2f}"', t.group(1))
+    # Fewer lines than the box had text elements: the extra elements are dropped.
+    for t, y, line in zip(texts, ys, lines, strict=False):
+        tag = _Y.sub(f'y="{y + shift:.2f}"', t.group(1))
         tag = _set("fill", None if fontcolor in (None, "black") else fontcolor, tag)
         new_texts.append(f"<text {tag}>{_svg_text(line)}</text>")
     head, tail = piece[: texts[0].start()], piece[texts[-1].end() :]

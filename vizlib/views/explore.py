@@ -15,15 +15,14 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
+from typing import TypeGuard
 
 import ipywidgets as widgets
 import torch
 
-from ..capture import graph
-from ..data import Graph
+from ..api import Graph, graph_of_call
 from ..errors import VizlibTypeError, VizlibValueError
-from ..render.dot import to_dot
-from ..render.svg_patch import LayoutCache
+from ..render import LayoutCache, to_dot
 from ..text import fmt
 from .widgets import GRAPH_CLASS, StaticFallback, error_html, svg_for_html
 
@@ -56,10 +55,10 @@ class Explorer(StaticFallback, widgets.VBox):
         return {name: round(s.value, _decimals(s.step)) for name, s in self._sliders.items()}
 
     def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
-        g = graph(self._fn, **values)
+        g = graph_of_call(self._fn, kwargs=values)  # values bind to fn's own parameters
         return g, self._layout.svg(to_dot(g))
 
-    def _on_slide(self, change) -> None:
+    def _on_slide(self, change: dict) -> None:
         values = self.values()
         try:
             self.graph, self._svg = self._draw(values)
@@ -83,7 +82,7 @@ class Explorer(StaticFallback, widgets.VBox):
         )
 
 
-def explore(fn: Callable, **inputs) -> Explorer:
+def explore(fn: Callable, /, **inputs: object) -> Explorer:
     """Sliders for ``fn``'s scalar inputs and the graph of ``fn`` at their values.
 
     Each keyword names an argument of ``fn``: a number (``x=2.0``, the slider ranges around
@@ -117,7 +116,7 @@ def _check_call(fn: Callable, inputs: dict) -> None:
         ) from None
 
 
-def _slider(name: str, spec) -> widgets.FloatSlider:
+def _slider(name: str, spec: object) -> widgets.FloatSlider:
     lo, hi, step, value = _range(name, spec)
     digits = _decimals(step)
     return widgets.FloatSlider(
@@ -125,7 +124,7 @@ def _slider(name: str, spec) -> widgets.FloatSlider:
     )
 
 
-def _range(name: str, spec) -> tuple[float, float, float, float]:
+def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     """(min, max, step, start) of the slider for one input."""
     if isinstance(spec, torch.Tensor) and spec.numel() == 1 and spec.is_floating_point():
         spec = spec.item()
@@ -156,7 +155,7 @@ def _range(name: str, spec) -> tuple[float, float, float, float]:
     )
 
 
-def _is_number(x) -> bool:
+def _is_number(x: object) -> TypeGuard[int | float]:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import ipywidgets as widgets
 
-from ..data import Graph, Node
+from ..data import GraphData, Node
 from ..errors import VizlibTypeError, VizlibValueError
-from ..render.dot import to_dot
-from ..render.svg_patch import LayoutCache
+from ..render import LayoutCache, to_dot
 from ..text import fmt, fmt_value
 from .widgets import GRAPH_CLASS, StaticFallback, svg_for_html
 
@@ -25,7 +24,7 @@ INTERVAL_MS = 1000  # time per step while playing: long enough to read the step'
 class Replay(StaticFallback, widgets.VBox):
     """The widget ``vz.replay`` returns: Play button and step slider above the graph."""
 
-    def __init__(self, g: Graph):
+    def __init__(self, g: GraphData):
         self.graph = g
         self._layout = LayoutCache()
         self._layout.svg(to_dot(g))  # the finished picture fixes the layout every step reuses
@@ -78,13 +77,13 @@ class Replay(StaticFallback, widgets.VBox):
         )
 
 
-def replay(g: Graph) -> Replay:
+def replay(g: GraphData) -> Replay:
     """A player that steps through ``g.backward_order``: the chain rule, one node at a time.
 
     ``g`` must come from a recorded call (``vz.graph(fn, x, w)`` or ``vz.graph(model,
     batch)``), which is when vizlib watched the backward pass. Returns a widget.
     """
-    if not isinstance(g, Graph):
+    if not isinstance(g, GraphData):
         raise VizlibTypeError(
             f"vz.replay needs a vz.Graph, e.g. vz.replay(vz.graph(fn, x, w)); got {type(g).__name__}."
         )

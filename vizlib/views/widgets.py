@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 GRAPH_CLASS = "vizlib-graph"  # the stable CSS class browser tests and benchmarks look for
 
@@ -36,8 +37,14 @@ class StaticFallback:
     Subclasses define ``_static_svg()`` (a whole SVG document) and ``_static_text()``.
     """
 
-    def _repr_mimebundle_(self, **kwargs) -> dict:
-        data = super()._repr_mimebundle_(**kwargs)
+    def _static_svg(self) -> str:
+        raise NotImplementedError
+
+    def _static_text(self) -> str:
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict:
+        data = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]  # the widget's, next in the MRO
         data["text/plain"] = self._static_text()
         data["image/svg+xml"] = self._static_svg()
         return data

@@ -16,6 +16,8 @@ from torch.utils.checkpoint import checkpoint
 import vizlib as vz
 from vizlib.capture.summary import stats
 
+from .. import autograd_ref
+
 
 def one(g, name):
     """The single node called ``name``."""
@@ -24,7 +26,7 @@ def one(g, name):
     return found[0]
 
 
-def test_scalar_function_names_values_and_grads(autograd_ref):
+def test_scalar_function_names_values_and_grads():
     def f(x, w, b):
         return x * w + b
 
@@ -40,7 +42,7 @@ def test_scalar_function_names_values_and_grads(autograd_ref):
     assert sorted(g.edges) == sorted([(x.id, mul.id), (w.id, mul.id), (mul.id, add.id), (b.id, add.id)])
 
 
-def test_small_tensors_are_nested_lists_big_ones_statistics(autograd_ref):
+def test_small_tensors_are_nested_lists_big_ones_statistics():
     def f(small, big):
         return (small.sin() * 2).sum() + (big * big).mean()
 
@@ -89,7 +91,7 @@ def test_statistics_hold_for_any_memory_layout_and_range(layout):
     assert st.std == pytest.approx(ref.std(correction=0).item(), rel=1e-3)
 
 
-def test_keyword_arguments_and_tensors_without_requires_grad(autograd_ref):
+def test_keyword_arguments_and_tensors_without_requires_grad():
     def f(x, w):
         return (x @ w).tanh().sum()
 
@@ -99,7 +101,7 @@ def test_keyword_arguments_and_tensors_without_requires_grad(autograd_ref):
     assert one(g, "x").shape == (2, 3) and one(g, "w").shape == (3, 2)
 
 
-def test_float_tensors_inside_list_and_dict_arguments_become_leaves(autograd_ref):
+def test_float_tensors_inside_list_and_dict_arguments_become_leaves():
     """A list or dict of plain float tensors is as common an input as a tensor (e.g. a batch)."""
 
     def f(xs, named):
@@ -128,7 +130,7 @@ def test_closure_tensor_that_requires_grad_is_a_leaf_with_its_gradient():
 
 
 @pytest.mark.parametrize("x, ops", [(1.0, {"MulBackward0"}), (-1.0, {"ExpBackward0"})])
-def test_control_flow_gives_a_different_graph_per_call(autograd_ref, x, ops):
+def test_control_flow_gives_a_different_graph_per_call(x, ops):
     def f(x):
         if x > 0:
             return x * x
@@ -138,7 +140,7 @@ def test_control_flow_gives_a_different_graph_per_call(autograd_ref, x, ops):
     assert {n.name for n in g.nodes if n.kind == "op"} == ops
 
 
-def test_loop_with_data_dependent_length(autograd_ref):
+def test_loop_with_data_dependent_length():
     def f(x, n):
         y = x
         for _ in range(int(n.item())):
@@ -174,7 +176,7 @@ class StraightThrough(torch.autograd.Function):
         return grad * 2
 
 
-def test_custom_autograd_functions(autograd_ref):
+def test_custom_autograd_functions():
     def f(x):
         return StraightThrough.apply(Cube.apply(x) * 0.5).sum()
 
@@ -186,7 +188,7 @@ def test_custom_autograd_functions(autograd_ref):
     assert one(g, "StraightThroughBackward").value == (x**3 * 0.5).round().tolist()
 
 
-def test_in_place_ops(autograd_ref):
+def test_in_place_ops():
     def f(x, w):
         h = x * w
         h.add_(1.0)
@@ -199,7 +201,7 @@ def test_in_place_ops(autograd_ref):
     assert g.find("ReluBackward0") and g.find("CopySlices")
 
 
-def test_views(autograd_ref):
+def test_views():
     def f(x):
         a = x.t()[1]  # TBackward0, SelectBackward0
         b = x.view(6)[2:4]  # ViewBackward0, SliceBackward0
@@ -211,7 +213,7 @@ def test_views(autograd_ref):
         assert g.find(name), name
 
 
-def test_function_returning_a_tuple_backpropagates_from_every_output(autograd_ref):
+def test_function_returning_a_tuple_backpropagates_from_every_output():
     def f(x, w):
         return (x * w).sum(), (x - w).pow(2).sum()
 
@@ -221,7 +223,7 @@ def test_function_returning_a_tuple_backpropagates_from_every_output(autograd_re
     assert one(g, "x").grad == pytest.approx([0.5 + 2 * 0.5, -1.0 + 2 * 3.0])
 
 
-def test_tuple_result_with_grad_output_per_output(autograd_ref):
+def test_tuple_result_with_grad_output_per_output():
     def f(x):
         return x * 2, x.sin()
 
@@ -254,14 +256,14 @@ def _several_outputs(op: str, x: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("op", ["split", "split_second_only", "unbind", "chunk", "max_dim", "min_dim", "topk", "sort"])
-def test_ops_with_several_outputs(autograd_ref, op):
+def test_ops_with_several_outputs(op):
     def f(x):
         return _several_outputs(op, x)
 
     autograd_ref.check(f, torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.5]]))
 
 
-def test_shared_subexpression_grad_is_the_sum_over_its_edges(autograd_ref):
+def test_shared_subexpression_grad_is_the_sum_over_its_edges():
     def f(x, w):
         h = x * w  # used by two consumers
         return h.sin().sum() + (h * h).sum()
@@ -283,7 +285,7 @@ def test_shared_subexpression_grad_is_the_sum_over_its_edges(autograd_ref):
     assert one(g, "x").grad == pytest.approx((total * w).tolist(), rel=1e-6)
 
 
-def test_second_order_gradients_inside_the_function(autograd_ref):
+def test_second_order_gradients_inside_the_function():
     def f(x):
         y = (x**3).sum()
         (dy,) = torch.autograd.grad(y, x, create_graph=True)
@@ -295,7 +297,7 @@ def test_second_order_gradients_inside_the_function(autograd_ref):
     assert x.grad is None
 
 
-def test_checkpoint_non_reentrant(autograd_ref):
+def test_checkpoint_non_reentrant():
     def block(h, w):
         return torch.tanh(h @ w).relu()
 
@@ -309,7 +311,7 @@ def test_checkpoint_non_reentrant(autograd_ref):
     assert len(g.find("TanhBackward0")) == 2
 
 
-def test_autocast_on_cpu_shows_both_dtypes(autograd_ref):
+def test_autocast_on_cpu_shows_both_dtypes():
     def f(x, w):
         with torch.autocast("cpu", dtype=torch.bfloat16):
             h = x @ w
@@ -324,7 +326,7 @@ def test_autocast_on_cpu_shows_both_dtypes(autograd_ref):
     assert one(g, "x").dtype == "float32"
 
 
-def test_grad_output_for_a_non_scalar_result(autograd_ref):
+def test_grad_output_for_a_non_scalar_result():
     def f(x):
         return x.sin() * 2
 
@@ -333,7 +335,7 @@ def test_grad_output_for_a_non_scalar_result(autograd_ref):
     assert one(g, "MulBackward0").grad == v.tolist()
 
 
-def test_nan_and_inf_are_recorded_not_hidden(autograd_ref):
+def test_nan_and_inf_are_recorded_not_hidden():
     def f(x):
         return x.log().sum() + (x / 0.0).sum()
 

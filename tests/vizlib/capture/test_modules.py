@@ -9,6 +9,7 @@ from torch import nn
 
 import vizlib as vz
 
+from .. import autograd_ref
 from ..graph_checks import acyclic
 
 
@@ -41,7 +42,7 @@ TOKENS = torch.tensor([[1, 2, 3, 4], [4, 3, 2, 9]])
 
 
 @pytest.mark.parametrize("training", [True, False])
-def test_model_values_and_grads_equal_autograd(autograd_ref, training):
+def test_model_values_and_grads_equal_autograd(training):
     net = make_net().train(training)
     g, _ = autograd_ref.check(net, TOKENS, rtol=1e-4, atol=1e-5)
     leaves = {n.name for n in g.nodes if n.kind == "leaf"}
@@ -92,7 +93,7 @@ def test_module_paths_on_ops_and_parameters():
     assert {n.module for n in g.nodes if n.kind == "op"} >= {"emb", "attn", "ln", "bn", "head"}
 
 
-def test_params_names_leaves_of_a_plain_function(autograd_ref):
+def test_params_names_leaves_of_a_plain_function():
     lin = nn.Linear(3, 2)
 
     def f(x):

@@ -6,6 +6,8 @@ from torch import nn
 
 import vizlib as vz
 
+from .. import autograd_ref
+
 
 def leaves_and_result():
     x = torch.tensor([1.0, -2.0, 0.5], requires_grad=True)
@@ -14,7 +16,7 @@ def leaves_and_result():
     return x, w, y
 
 
-def test_posthoc_graph_has_autograd_structure_and_names(autograd_ref):
+def test_posthoc_graph_has_autograd_structure_and_names():
     x, w, _ = leaves_and_result()
     ref = autograd_ref.measure(lambda: ((x * w).sin() + x.exp()).sum(), {"x": x, "w": w})
     y = ((x * w).sin() + x.exp()).sum()
@@ -59,7 +61,7 @@ def test_posthoc_after_backward_with_show_saved_raises_a_clear_error():
     assert "freed" in str(info.value) and "backward" in str(info.value)
 
 
-def test_posthoc_several_results_share_nodes(autograd_ref):
+def test_posthoc_several_results_share_nodes():
     x = torch.tensor([0.5, 1.0], requires_grad=True)
     h = x.exp()
     y1, y2 = (h * 2).sum(), h.sin().mean()

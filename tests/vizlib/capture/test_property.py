@@ -13,6 +13,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from .. import autograd_ref
+
 MAX_NUMEL = 64
 MAX_DIM = 4
 
@@ -39,7 +41,7 @@ def _cat(a, b, k):
     if a.dim() == 0:
         return None
     d = _dim(a, k)
-    same = b.dim() == a.dim() and all(x == y for i, (x, y) in enumerate(zip(a.shape, b.shape)) if i != d)
+    same = b.dim() == a.dim() and all(x == y for i, (x, y) in enumerate(zip(a.shape, b.shape, strict=True)) if i != d)
     return torch.cat([a, b if same else a.flip(d)], dim=d)
 
 
@@ -120,7 +122,7 @@ steps = st.lists(
 
 @settings(max_examples=60, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(leaf_shapes=st.tuples(shapes, shapes, shapes), steps=steps, seed=st.integers(0, 2**16))
-def test_random_programs_agree_with_autograd(autograd_ref, leaf_shapes, steps, seed):
+def test_random_programs_agree_with_autograd(leaf_shapes, steps, seed):
     gen = torch.Generator().manual_seed(seed)
     a, b, c = (torch.randn(s, generator=gen) for s in leaf_shapes)
     program = build(steps)
@@ -131,7 +133,7 @@ def test_random_programs_agree_with_autograd(autograd_ref, leaf_shapes, steps, s
     grads = torch.autograd.grad(out, leaves)
     (result,) = [n for n in g.nodes if n.is_output]
     assert torch.allclose(torch.tensor(result.value), out.detach(), equal_nan=True)
-    for name, grad in zip("abc", grads):
+    for name, grad in zip("abc", grads, strict=True):
         (leaf,) = g.find(name)
         assert autograd_ref.differs(leaf.grad, leaf.grad_stats, grad, True, 1e-5, 1e-6) is None, name
 
@@ -142,7 +144,7 @@ def test_random_programs_agree_with_autograd(autograd_ref, leaf_shapes, steps, s
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
-def test_each_op_kind_agrees_with_autograd(autograd_ref, op):
+def test_each_op_kind_agrees_with_autograd(op):
     """Every op kind, on shapes where it applies, whatever the random draws above favoured."""
     gen = torch.Generator().manual_seed(0)
     a, b, c = torch.randn(2, 3, generator=gen), torch.randn(3, generator=gen), torch.randn(3, 3, generator=gen)

@@ -48,7 +48,7 @@ def test_caller_tensors_are_unchanged():
     before = global_state()
     g = vz.graph(fn, x, w, b)
     assert_same_state(before, global_state())
-    for t, (value, version, requires_grad) in zip((x, w, b), snapshot):
+    for t, (value, version, requires_grad) in zip((x, w, b), snapshot, strict=True):
         assert torch.equal(t, value) and t._version == version and t.requires_grad == requires_grad
     assert x.grad is None and w.grad is None and b.grad.item() == 7.0
     assert g.find("x")[0].grad is not None, "the copy of x got a gradient, x did not"

@@ -64,7 +64,7 @@ def test_magnitudes_equal_autograd_grads_in_registration_order():
     backward(model)
     found = grad_magnitudes(model)
     assert [p.name for p in found] == [n for n, _ in model.named_parameters()]
-    for p, (_, param) in zip(found, model.named_parameters()):
+    for p, (_, param) in zip(found, model.named_parameters(), strict=True):
         assert p.mean == pytest.approx(param.grad.abs().mean().item(), rel=1e-6)
         assert p.max == param.grad.abs().max().item()
 
@@ -202,7 +202,7 @@ def test_monitor_does_not_change_training():
     with GradFlowMonitor(watched):
         train(watched, steps=4)
     train(plain, steps=4)
-    for (n, a), (_, b) in zip(watched.named_parameters(), plain.named_parameters()):
+    for (n, a), (_, b) in zip(watched.named_parameters(), plain.named_parameters(), strict=True):
         assert torch.equal(a, b), n
         assert torch.equal(a.grad, b.grad), n
 

@@ -1,0 +1,168 @@
+"""``vz.graph`` and the ``vz.Graph`` it returns: the stages put together for a learner.
+
+Capture (torch -> GraphData) and transform (GraphData -> GraphData) know nothing of each
+other or of pictures; this module runs them in order and hands back a ``Graph``, which is
+the plain data plus the ways to look at it (DOT, SVG, files, Jupyter's display). Keeping
+that façade here is what lets the data be the lowest stage: render imports the data,
+never the other way round.
+
+A learner's function may name its parameters anything, ``depth`` and ``params``
+included. vz.graph's own options are keyword-only; a keyword that is both one of them
+and a parameter of the function is refused with a message saying how to pass the
+function's argument instead, never silently taken for the option.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from .capture import capture
+from .data import GraphData
+from .errors import VizlibError, VizlibValueError
+from .render import save, to_dot, to_svg
+from .transform import simplify
+
+# vz.graph's options and their defaults (the signature of ``graph`` below says the same).
+OPTIONS: dict[str, Any] = {
+    "params": None,
+    "grad_output": None,
+    "show_saved": False,
+    "depth": None,
+    "max_nodes": 150,
+}
+
+
+class Graph(GraphData):
+    """What ``vz.graph`` returns: the graph's plain data (see ``vizlib.data.GraphData``)
+    and its pictures. In Jupyter it displays itself; ``repr`` is a short text summary."""
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source; the same Graph always gives the same text."""
+        return to_dot(self)
+
+    def to_svg(self) -> str:
+        """The picture as SVG text (needs Graphviz's ``dot`` program)."""
+        return to_svg(self)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the picture to ``path``; the suffix picks the format (.svg .png .pdf .dot)."""
+        return save(self, Path(path))
+
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        text = repr(self)
+        try:
+            return {"image/svg+xml": self.to_svg(), "text/plain": text}
+        except VizlibError as err:  # e.g. no `dot`: still show the summary, and why no picture
+            return {"text/plain": f"{text}\n(no picture: {err})"}
+
+    @classmethod
+    def of(cls, data: GraphData) -> Graph:
+        """The same graph, as a ``Graph`` that can draw itself."""
+        return cls(**{f.name: getattr(data, f.name) for f in fields(data)})
+
+
+def graph(
+    target: object,
+    /,
+    *args: Any,
+    params: dict | nn.Module | None = None,
+    grad_output: object = None,
+    show_saved: bool = False,
+    depth: int | None = None,
+    max_nodes: int | None = 150,
+    **kwargs: Any,
+) -> Graph:
+    """Capture the autograd graph of ``target`` with its values and gradients.
+
+    ``target`` is a tensor (or a list of tensors) to walk post-hoc, or a function or
+    ``nn.Module`` to run on ``args``/``kwargs`` while recording. ``params`` names leaves
+    (a dict name -> tensor, or a module). ``grad_output`` seeds backward for a
+    non-scalar result. ``show_saved`` draws the tensors saved for backward. ``depth``
+    draws each module nested that many levels deep as one box (0: the outermost module);
+    ``None`` keeps every op unless the graph has more than ``max_nodes`` nodes, in which
+    case modules are collapsed automatically and a note says so.
+
+    A parameter of ``target`` named like one of these options is passed by position
+    (``vz.graph(f, x, 3.0)`` for ``def f(x, depth)``); passing it by keyword is refused.
+    For a function that takes ``**kwargs``, such a keyword is vz.graph's option.
+    """
+    if callable(target):
+        options = {
+            "params": params,
+            "grad_output": grad_output,
+            "show_saved": show_saved,
+            "depth": depth,
+            "max_nodes": max_nodes,
+        }
+        _refuse_clashes(target, args, options)
+    return graph_of_call(
+        target,
+        args,
+        kwargs,
+        params=params,
+        grad_output=grad_output,
+        show_saved=show_saved,
+        depth=depth,
+        max_nodes=max_nodes,
+    )
+
+
+def graph_of_call(
+    target: object,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    *,
+    params: dict | nn.Module | None = None,
+    grad_output: object = None,
+    show_saved: bool = False,
+    depth: int | None = None,
+    max_nodes: int | None = 150,
+) -> Graph:
+    """``vz.graph`` with the call's arguments already apart from the options: what
+    ``vz.explore`` uses, so that a slider named ``depth`` is the function's ``depth``."""
+    data = capture(target, args, kwargs or {}, params, grad_output, show_saved)
+    return Graph.of(simplify(data, depth, max_nodes))
+
+
+def _refuse_clashes(fn: Any, args: tuple, options: dict[str, object]) -> None:
+    """Refuse an option that names a parameter of ``fn`` which the positional arguments
+    leave open, when the option was given (it differs from its default) or ``fn`` needs
+    that parameter (it has no default, so the learner meant to pass it)."""
+    try:
+        sig = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
+    except (TypeError, ValueError):  # builtins without a signature: nothing to clash with
+        return
+    positional = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    open_by_name = {
+        p.name: p
+        for p in sig.parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p not in positional[: len(args)]
+    }
+    for name, value in options.items():
+        param = open_by_name.get(name)
+        if param is None or (_is_default(value, OPTIONS[name]) and param.default is not param.empty):
+            continue
+        fn_name = getattr(fn, "__name__", type(fn).__name__)
+        if param in positional:
+            upto = ", ".join(p.name for p in positional[: positional.index(param) + 1])
+            how = f"pass it by position: vz.graph({fn_name}, {upto})"
+        else:
+            how = f"rename {fn_name}'s keyword-only argument {name}"
+        if _is_default(value, OPTIONS[name]):  # not given, but fn cannot run without it
+            problem = f"{fn_name}() needs its argument {name!r}, but {name}= is vz.graph's own option."
+        else:
+            problem = (
+                f"{fn_name}() has an argument named {name!r}, which is also vz.graph's option {name}=, "
+                f"so vz.graph cannot tell which one {name}= is for."
+            )
+        raise VizlibValueError(f"{problem} To give {fn_name} its {name}, {how}.")
+
+
+def _is_default(value: object, default: object) -> bool:
+    """``value`` is the option's default (a tensor never is: it is compared by type first)."""
+    return value is default or (type(value) is type(default) and value == default)
