@@ -6,7 +6,7 @@
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: lab test bench setup-lab setup-test notebooks release clean
+.PHONY: lab test lint bench setup-lab setup-test notebooks release clean
 
 setup-lab:
 	@scripts/system_deps.sh lab
@@ -19,8 +19,14 @@ setup-test:
 lab: setup-lab
 	@$(PY) scripts/lab.py course
 
-test: setup-test
+test: setup-test lint
 	$(PY) -m pytest
+
+# Format, lint rules and types (settings in pyproject.toml); `make test` runs these first.
+lint: setup-test
+	$(PY) -m ruff format --check .
+	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 bench: setup-test
 	$(PY) -m bench.run_all

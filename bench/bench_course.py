@@ -4,11 +4,11 @@ in a fresh kernel, and the grader's time per submission.
 Notebooks run through nbclient exactly as `jupyter nbconvert --execute` would (kernel
 start included); the per-cell times come from the timestamps nbclient records. The
 grader is timed as an instructor runs it, `python -m grader grade`, on each chapter's
-solutions notebook: alone (one pytest + nbval start for one submission) and as a class
-of BATCH copies in one command (that start shared), so the table shows what one more
-learner costs. CPU seconds (ours and all children: kernels, pytest) are given next to
-wall-clock seconds because on a shared machine the wall clock mostly measures the
-neighbours.
+solutions notebook: alone (one pytest + nbval start and one sandboxed kernel) and as a
+class of BATCH copies in one command (graded in parallel, one per core, each in its own
+nbval process and sandbox), so the table shows what one more learner costs. CPU
+seconds (ours and all children: kernels, pytest) are given next to wall-clock seconds
+because on a shared machine the wall clock mostly measures the neighbours.
 
     .venv/bin/python -m bench.bench_course [--runs 3]
 """
@@ -148,7 +148,8 @@ def main() -> None:
         f"How measured: `.venv/bin/python -m bench.bench_course --runs {args.runs}`. Notebooks: nbclient, "
         "fresh kernel, kernel start included in wall/CPU; 'cells s' sums the cells' own times. "
         f"Median of {args.runs} run(s); 1 run where the first took over {SLOW:.0f} s. Grader: one command "
-        f"for one submission, and one command for {BATCH} copies (the pytest/nbval start shared); CPU "
+        f"for one submission, and one command for {BATCH} copies (graded one per core, each in its own "
+        "nbval process and sandbox); CPU "
         "includes kernels and pytest."
     )
     print(write_section("course", "Course notebooks and grading time", how, body).read_text())

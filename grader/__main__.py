@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from grader.errors import GraderError
 from grader.notebook import COURSE_ROOT, chapter_paths, load_chapter
 from grader.release import release
+from grader.sandbox import GiB, Limits, fallback_note
+from grader.sandbox import prepare as prepare_sandbox
 
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
+UNSANDBOXED = "unsandboxed (--no-sandbox): learners' code ran with your rights, outside the grader's sandbox\n"
+
+
+def default_jobs() -> int:
+    """One submission at a time per core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def grade(
@@ -21,6 +30,9 @@ def grade(
     feedback: Path | bool | None = None,
     gradebook: Path | None = None,
     roster: Path | None = None,
+    sandbox: bool = True,
+    jobs: int | None = None,
+    limits: Limits | None = None,
 ) -> int:
     """Grade, print a table per submission and the class summary, write the JSON report,
     gradebook and feedback files asked for (grader/outputs.py); the exit status."""
@@ -30,16 +42,21 @@ def grade(
     from grader.report import table
     from grader.summary import class_summary, summary_text
 
-    # Whether learner code ran in the sandbox. To wire to the sandbox (grader/run.py): False
-    # when it ran without one (--no-sandbox); the JSON summary, the printed summary and the
-    # feedback pages then say "unsandboxed".
-    sandboxed = True
     outputs = Outputs.prepare(submissions, report, feedback, gradebook, roster)  # before grading: fail early
+    # Learners' code runs in a sandbox per kernel (grader/sandbox.py), or, told --no-sandbox,
+    # with the instructor's rights: the tables, the JSON summary and the feedback pages then
+    # say "unsandboxed". Where no sandbox can be made, grading stops here and says how to fix it.
+    box = prepare_sandbox(limits) if sandbox else None
+    sandboxed = box is not None
+    if box is not None and (note := fallback_note(box)):
+        print(f"warning: {note}", file=sys.stderr)
+    if not sandboxed:
+        print(UNSANDBOXED)
 
     chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
     if not chapters:
         raise GraderError(f"no instructor notebooks (*.ipynb) in {solutions}.")
-    results = grade_files(submissions, chapters, cell_timeout)
+    results = grade_files(submissions, chapters, cell_timeout, box, jobs or default_jobs(), progress=True)
     for result in results:
         for note in result.notes:
             print(f"warning: {result.path}: {note}", file=sys.stderr)
@@ -100,6 +117,31 @@ def main(argv: list[str] | None = None) -> int:
         default=CELL_TIMEOUT,
         help=f"seconds one cell may run before its task fails (default {CELL_TIMEOUT:g})",
     )
+    grade_command.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="grade N submissions at once, each in its own sandbox (default: one per core)",
+    )
+    grade_command.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run learners' code without the sandbox, with your rights (reports then say 'unsandboxed')",
+    )
+    grade_command.add_argument(
+        "--memory-limit",
+        type=float,
+        default=Limits.memory / GiB,
+        metavar="GiB",
+        help=f"memory one submission's kernel and its processes may use (default {Limits.memory / GiB:g})",
+    )
+    grade_command.add_argument(
+        "--process-limit",
+        type=int,
+        default=Limits.processes,
+        metavar="N",
+        help=f"processes and threads one submission's kernel may have (default {Limits.processes})",
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -115,6 +157,9 @@ def main(argv: list[str] | None = None) -> int:
             feedback=args.feedback,
             gradebook=args.gradebook,
             roster=args.roster,
+            sandbox=not args.no_sandbox,
+            jobs=args.jobs,
+            limits=Limits(memory=int(args.memory_limit * GiB), processes=args.process_limit),
         )
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -14,18 +14,28 @@ fails with the reason, and grading resumes in a fresh kernel with the tasks afte
 having first replayed the setup cells and the earlier tasks' solution cells (their
 verdicts are already known; they run only to rebuild the state later tasks use). This
 costs one kernel start per lost kernel instead of one per task.
+
+Each submission has its rounds to itself: a round is one nbval process with one kernel,
+in a sandbox of its own (sandbox.py), and several submissions are graded at once
+(``--jobs``, one per core by default). A submission can then end, crash or exhaust only
+its own runs; its classmates' verdicts come from runs it cannot see.
 """
 
 from __future__ import annotations
 
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+
+from tqdm import tqdm
 
 from grader.assemble import grading_notebook
 from grader.errors import GraderError
 from grader.notebook import Chapter, Task, role
 from grader.results import SubmissionResult, TaskResult
-from grader.run import run_nbval
+from grader.run import run_nbval, stop_all
+from grader.sandbox import Sandbox
 from grader.scan import findings, module_aliases
 from grader.submission import chapter_of, match_solutions, read_submission
 from grader.verdicts import read_verdicts
@@ -51,13 +61,21 @@ class _Grading:
         return [t for t in self.chapter.tasks if t.number in self.decided and t.number not in self.lost]
 
 
-def grade_files(paths: list[Path], chapters: dict[str, Chapter], cell_timeout: float) -> list[SubmissionResult]:
+def grade_files(
+    paths: list[Path],
+    chapters: dict[str, Chapter],
+    cell_timeout: float,
+    sandbox: Sandbox | None = None,
+    jobs: int = 1,
+    progress: bool = False,
+) -> list[SubmissionResult]:
     """Grade submissions; bad input becomes SubmissionResult.error, never an exception.
 
-    All submissions still being graded go through one pytest process per round (each
-    notebook in its own fresh kernel): starting pytest and nbval costs seconds, a
-    kernel less. A round in which some kernel dies ends early; submissions it did not
-    reach simply go into the next round."""
+    Each submission goes through its own rounds, one nbval process and one kernel (in a
+    sandbox of its own, unless ``sandbox`` is None) per round, so that nothing one
+    submission does reaches another's grading; ``jobs`` submissions are graded at once,
+    and ``progress`` shows a bar on stderr. Returns when every run has ended and every
+    sandbox is gone."""
     results, gradings = [], []
     for path in paths:
         result = SubmissionResult(Path(path))
@@ -73,36 +91,46 @@ def grade_files(paths: list[Path], chapters: dict[str, Chapter], cell_timeout: f
         result.answers = answers  # for the feedback file (report.py never writes them)
         decided = _unrunnable(chapter, answers)
         gradings.append(_Grading(result, chapter, answers, decided, set(decided)))
-    while pending := [g for g in gradings if g.graded]:
-        builds = {
-            f"{n:04d}_{g.chapter.name}": (g, *grading_notebook(g.chapter, g.answers, g.graded, g.replayed))
-            for n, g in enumerate(pending)
-        }
-        records = run_nbval({name: nb for name, (_, nb, _) in builds.items()}, cell_timeout)
-        progress = False
-        for name, (grading, _, roles) in builds.items():
-            if name not in records:
-                continue  # the round ended before this notebook's turn
-            progress = True
-            verdicts, fatal_task = read_verdicts(
-                grading.chapter,
-                roles,
-                records[name],
-                grading.graded,
-                cell_timeout,
-                grading.result.notes,
-                retry_setup=not grading.setup_retried,
-            )
-            if not verdicts:  # lost before any task: once more, in the next round
-                grading.setup_retried = True
-            grading.decided.update(verdicts)
-            if fatal_task is not None:
-                grading.lost.add(fatal_task)
-        if not progress:
-            raise GraderError("internal error: a grading round decided no task")  # pragma: no cover
-    for grading in gradings:
-        grading.result.tasks = [grading.decided[task.number] for task in grading.chapter.tasks]
+    with (
+        ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="grader") as pool,
+        tqdm(total=len(results), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar,
+    ):
+        bar.update(len(results) - len(gradings))  # nothing to run
+        futures = [pool.submit(_grade, n, grading, cell_timeout, sandbox) for n, grading in enumerate(gradings)]
+        try:
+            for future in as_completed(futures):
+                future.result()
+                bar.update()
+        except BaseException:  # Ctrl-C, or a run that stops grading (GraderError): end them all
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
     return results
+
+
+def _grade(n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | None) -> None:
+    """All the rounds of one submission (see the module's doc)."""
+    name = f"{n:04d}_{grading.chapter.name}"
+    while grading.graded:
+        nb, roles = grading_notebook(grading.chapter, grading.answers, grading.graded, grading.replayed)
+        records = run_nbval(name, nb, cell_timeout, sandbox)
+        verdicts, fatal_task = read_verdicts(
+            grading.chapter,
+            roles,
+            records,
+            grading.graded,
+            cell_timeout,
+            grading.result.notes,
+            retry_setup=not grading.setup_retried,
+        )
+        if not verdicts:  # lost before any task: once more, in the next round
+            if grading.setup_retried:
+                raise GraderError("internal error: a grading round decided no task")  # pragma: no cover
+            grading.setup_retried = True
+        grading.decided.update(verdicts)
+        if fatal_task is not None:
+            grading.lost.add(fatal_task)
+    grading.result.tasks = [grading.decided[task.number] for task in grading.chapter.tasks]
 
 
 def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, TaskResult]:

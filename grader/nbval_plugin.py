@@ -23,6 +23,16 @@ an ended run did not reach in the next one.
 nbval waits only 5 s for a cell's output messages once the kernel has replied, and
 treats a longer wait as a timeout; on a busy machine that happens to correct answers,
 so the plugin lets it wait OUTPUT_WAIT seconds.
+
+With ``--grader-sandbox BOX.json`` (a sandbox.KernelBox) the kernel starts inside its
+sandbox (sandbox.py): jupyter_client's KernelManager is told to talk to it over unix
+sockets in the box's folder (the sandbox has no network to reach) and to put the box's
+command in front of ipykernel's own; interrupts go as a message (a signal to bwrap would
+not reach the kernel, which runs in a session of its own). A limit the sandbox runs into
+(its control group's counters: an out-of-memory kill, a process refused; the kernel
+killed by RLIMIT_CPU's SIGXCPU) ends the run like a lost kernel, and the cell's record
+says which limit (``limit``). This process and its folder, with the records, stay outside
+the sandbox.
 """
 
 from __future__ import annotations
@@ -36,13 +46,15 @@ import threading
 import time
 from collections.abc import Generator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import pluggy
+import psutil
 import pytest
 
 from grader.processes import MARKER, kill_marked
-from grader.records import CellError, Fatal, RecordLine
+from grader.records import CellError, Fatal, Limit, RecordLine
+from grader.sandbox import KernelBox, exceeded
 
 OUTPUT_WAIT = 15.0
 GRACE = OUTPUT_WAIT + 5.0
@@ -53,13 +65,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--grader-results", default=None, help="JSON-lines file that receives one verdict per notebook cell"
     )
+    parser.addoption("--grader-sandbox", default=None, help="JSON file: the sandbox to start kernels in")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("grader_results")
+    box_path = config.getoption("grader_sandbox")
+    box: KernelBox | None = json.loads(Path(box_path).read_text(encoding="utf-8")) if box_path else None
+    if box is not None:
+        import nbval.kernel
+
+        nbval.kernel.KernelManager = sandboxed_kernel_manager(box)
     if path:
         timeout = float(config.getoption("nbval_cell_timeout"))
-        config.pluginmanager.register(Recorder(Path(path), timeout), "grader-recorder")
+        config.pluginmanager.register(Recorder(Path(path), timeout, box), "grader-recorder")
+
+
+def sandboxed_kernel_manager(box: KernelBox) -> type:
+    """nbval's KernelManager, made to start the kernel in the box's sandbox."""
+    from jupyter_client.manager import KernelManager
+
+    class SandboxedKernelManager(KernelManager):
+        def __init__(self, **kwargs: Any) -> None:
+            kwargs.update(transport="ipc", ip=box["ip"], connection_file=box["connection_file"])
+            super().__init__(**kwargs)
+
+        @property
+        def kernel_spec(self) -> Any:
+            spec = super().kernel_spec
+            if spec is not None:
+                spec.interrupt_mode = "message"
+            return spec
+
+        def format_kernel_cmd(self, extra_arguments: list[str] | None = None) -> list[str]:
+            return box["command"] + super().format_kernel_cmd(extra_arguments)
+
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            # Nothing of the kernel's reaches this process's files, and bwrap starts in
+            # no folder of the grader's (nbval would give it this run's).
+            kw.update(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+
+    return SandboxedKernelManager
 
 
 class NbvalCell(Protocol):
@@ -85,9 +132,10 @@ def _error_of(item: NbvalCell) -> CellError | None:
 
 
 class Recorder:
-    def __init__(self, path: Path, timeout: float) -> None:
+    def __init__(self, path: Path, timeout: float, box: KernelBox | None = None) -> None:
         self.file = path.open("a", encoding="utf-8")
         self.timeout = timeout
+        self.box = box
         self.lock = threading.Lock()
         # The cell running now: notebook, cell number, start time, the kernel's process.
         self.running: tuple[str, int, float, subprocess.Popen[bytes] | None] | None = None
@@ -125,8 +173,24 @@ class Recorder:
 
     def kill_leftovers(self) -> None:
         """Kill what the kernels of this run left behind (not this pytest process)."""
+        for folder in self.box["cgroups"] if self.box else []:
+            _kill_group(Path(folder))
         if os.environ.get(MARKER):
             kill_marked(os.environ[MARKER], spare=os.getpid())
+
+    def limit(self, process: subprocess.Popen[bytes] | None) -> Limit | None:
+        """The sandbox limit the kernel has run into, if any (never without a sandbox)."""
+        if self.box is None:
+            return None
+        if self.box["cgroups"]:
+            reached = exceeded(self.box["cgroups"])
+            if reached:
+                return reached
+        elif process is not None and process.poll() is None and _descendants(process.pid) > self.box["processes"]:
+            return "processes"  # no control group here: the watchdog counts them
+        if process is not None and process.poll() in (128 + signal.SIGXCPU, -signal.SIGXCPU):
+            return "cpu_time"  # bwrap exits 128 + the signal that killed the kernel
+        return None
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
@@ -149,16 +213,24 @@ class Recorder:
             if detail and record["problem"] == "Cell outputs differ":
                 record["diff"] = ANSI.sub("", detail)[:2000]
         kernel = getattr(item.parent, "kernel", None)
+        process = _process(kernel)
         if getattr(item.parent, "timed_out", False):
             record["fatal"] = "timeout"
         elif kernel is None or not kernel.is_alive():
             record["fatal"] = "died"
+        reached = self.limit(process)
+        if reached:
+            # The sandbox stopped the cell's code: the kernel is not trusted any further.
+            record["fatal"], record["limit"] = "died", reached
         self.write(record)
         if "fatal" in record:
             self.lost.add(str(item.path))
+        if reached and process is not None:
+            self.end(process)
 
     def watch(self) -> None:
-        """Watchdog thread: ends the run when the kernel dies or a cell will not stop."""
+        """Watchdog thread: ends the run when the kernel dies, a cell will not stop, or the
+        sandbox's limits stop the cell's code."""
         while True:
             time.sleep(0.1)
             running = self.running
@@ -173,14 +245,57 @@ class Recorder:
                 self.stop(file, cell, "died", process)
             elif elapsed > self.timeout + GRACE:
                 self.stop(file, cell, "timeout", process)
+            elif self.limit(process):
+                self.stop(file, cell, "died", process)
 
     def stop(self, file: str, cell: int, fatal: Fatal, process: subprocess.Popen[bytes]) -> None:
-        """Record the lost cell, kill the kernel's process group, end the run. The kernel's
-        Popen is not reaped yet, so its pid (= its group id) cannot have been reused."""
-        self.write({"file": file, "cell": cell, "outcome": "failed", "error": None, "fatal": fatal})
+        """Record the lost cell (and the sandbox limit that stopped it, if one did), kill the
+        kernel, end the run."""
+        record: RecordLine = {"file": file, "cell": cell, "outcome": "failed", "error": None, "fatal": fatal}
+        reached = self.limit(process)
+        if reached:
+            record["limit"] = reached
+        self.write(record)
+        self.end(process)
+
+    def end(self, process: subprocess.Popen[bytes]) -> None:
+        """Kill the kernel's process group (bwrap's, in a sandbox: the sandbox goes with it)
+        and what it left behind; end the run. The kernel's Popen is not reaped yet, so its
+        pid (= its group id) cannot have been reused."""
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except OSError:
             pass
         self.kill_leftovers()
         os._exit(3)
+
+
+def _process(kernel: Any) -> subprocess.Popen[bytes] | None:
+    """The kernel's process (bwrap's, in a sandbox), while nbval still has one."""
+    manager = getattr(kernel, "km", None)
+    provisioner = getattr(manager, "provisioner", None)
+    return getattr(provisioner, "process", None)
+
+
+def _descendants(pid: int) -> int:
+    try:
+        return len(psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return 0
+
+
+def _kill_group(folder: Path) -> None:
+    """SIGKILL every process in a control group (the sandbox's); they may be forking."""
+    for _ in range(500):
+        try:
+            pids = [int(pid) for pid in (folder / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.02)

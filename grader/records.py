@@ -21,6 +21,9 @@ Outcome: TypeAlias = Literal["passed", "failed", "skipped"]
 # How the cell lost its kernel: the kernel process died, or the cell ran past its timeout
 # (also written when a run ended without a record for the cell).
 Fatal: TypeAlias = Literal["died", "timeout"]
+# The sandbox limit that stopped a cell's code (sandbox.py): memory (an out-of-memory kill in
+# the sandbox), processes (a process or thread refused), CPU time (RLIMIT_CPU's SIGXCPU).
+Limit: TypeAlias = Literal["memory", "processes", "cpu_time"]
 
 
 class CellError(TypedDict):
@@ -44,6 +47,7 @@ class CellRecord(_CellRecordKeys, total=False):
     problem: str  # why nbval failed the cell, its message without colours ("Cell outputs differ")
     diff: str  # nbval's diff of the outputs, when problem is "Cell outputs differ" (at most 2000 characters)
     fatal: Fatal  # the cell lost the kernel: nothing after it in its notebook ran
+    limit: Limit  # the sandbox stopped the cell's code (and the kernel): which limit it reached
 
 
 class RecordLine(CellRecord):

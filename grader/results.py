@@ -17,6 +17,9 @@ Reason: TypeAlias = Literal[
     "huge_output",
     "timeout",
     "kernel_died",
+    "out_of_memory",
+    "too_many_processes",
+    "cpu_time",
     "flagged",
     "unmatched",
 ]
@@ -31,6 +34,9 @@ REASONS: dict[Reason, str] = {
     "huge_output": "a cell printed more than output_guard allows",
     "timeout": "a cell ran past the cell timeout",
     "kernel_died": "the kernel process died",
+    "out_of_memory": "the sandbox's processes together used more memory than the grader allows",
+    "too_many_processes": "the sandbox started more processes or threads than the grader allows",
+    "cpu_time": "a process of the sandbox used more CPU time than the grader allows",
     "flagged": "the solution reaches into the checking machinery; not run",
     "unmatched": "no solution cell for the task in the submission",
 }

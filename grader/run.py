@@ -1,11 +1,13 @@
-"""Run nbval on grading notebooks in a pytest subprocess and collect its verdicts.
+"""Run nbval on a grading notebook in a pytest subprocess and collect its verdicts.
 
 The subprocess is isolated from any project's pytest configuration (its own empty
 pytest.ini in a temporary folder, no plugin autoloading, only nbval and the grader's
 recording plugin), gets a sanitize file of its own (the rules shipped with the grader
 plus one, see sanitize_rules), and is killed, kernels included, if it outlives a
-generous deadline. Whatever it leaves behind (processes that learners' code started and
-that outlived their kernel) is killed when it ends: see processes.py.
+generous deadline. Its kernel runs in a sandbox (sandbox.py) unless grading was told
+--no-sandbox; the subprocess, its folder and the records it writes stay outside. Whatever
+the run leaves behind is killed when it ends: the sandbox's control group, and the
+processes that carry the run's marker (processes.py: all there is without a sandbox).
 """
 
 from __future__ import annotations
@@ -14,10 +16,12 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
@@ -29,8 +33,14 @@ from grader.errors import GraderError
 from grader.notebook import COURSE_ROOT
 from grader.processes import MARKER, kill_marked
 from grader.records import CellRecord, RecordLine
+from grader.sandbox import Sandbox
 
 SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
+# The nbval processes running now (several grading threads start them), so that an
+# interrupted grading can end them all at once (stop_all).
+_running: set[subprocess.Popen[bytes]] = set()
+_lock = threading.Lock()
+_stopped = threading.Event()
 
 
 def sanitize_rules(notebooks: list[NotebookNode]) -> str:
@@ -58,30 +68,42 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
     )
 
 
-def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[str, dict[int, CellRecord]]:
-    """Run nbval on the notebooks (a fresh kernel each), isolated from any project's
-    pytest configuration. Returns notebook name -> nbval cell number -> the plugin's
-    record; a notebook the run did not reach is absent."""
-    missing = [name for name in ("pytest", "nbval") if importlib.util.find_spec(name) is None]
+def run_nbval(
+    name: str, nb: NotebookNode, cell_timeout: float, sandbox: Sandbox | None = None
+) -> dict[int, CellRecord]:
+    """Run nbval on one grading notebook in a fresh kernel (in its own sandbox, unless
+    ``sandbox`` is None: --no-sandbox), isolated from any project's pytest configuration.
+    Returns nbval's cell number -> the plugin's record, for the cells the run reached.
+
+    One nbval process per notebook: whatever a submission does to its run (kills its
+    kernel, floods it with output) ends that run only, and grade.py runs several at once."""
+    missing = [module for module in ("pytest", "nbval") if importlib.util.find_spec(module) is None]
     if missing:
         raise GraderError(
             f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
             "`make lab` or `make test` installs them (or pip install -e '.[course]')."
         )
+    if _stopped.is_set():
+        raise GraderError("grading was stopped")
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
         folder = Path(tmp)
-        paths = []
-        for name, nb in notebooks.items():
-            paths.append(folder / f"{name}.ipynb")
-            nbformat.write(nb, paths[-1])
+        path = folder / f"{name}.ipynb"
+        nbformat.write(nb, path)
         sanitize, results = folder / "sanitize.cfg", folder / "results.jsonl"
-        sanitize.write_text(sanitize_rules(list(notebooks.values())), encoding="utf-8")
+        sanitize.write_text(sanitize_rules([nb]), encoding="utf-8")
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+        run_id = uuid.uuid4().hex
+        box, group = None, None
+        options = []
+        if sandbox is not None:
+            box, group = sandbox.box(folder, run_id)
+            (folder / "sandbox.json").write_text(json.dumps(box), encoding="utf-8")
+            options = ["--grader-sandbox", str(folder / "sandbox.json")]
         command = [
             sys.executable,
-            "-m",
-            "pytest",
-            *map(str, paths),
+            "-c",
+            PYTEST,
+            str(path),
             "-q",
             "-c",
             str(folder / "pytest.ini"),
@@ -103,37 +125,69 @@ def run_nbval(notebooks: dict[str, NotebookNode], cell_timeout: float) -> dict[s
             str(cell_timeout),
             "--grader-results",
             str(results),
+            *options,
         ]
         env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        env[MARKER] = run_id = uuid.uuid4().hex  # inherited by the kernels and all they start
+        env[MARKER] = run_id  # inherited by the kernels and all they start (also set in a sandbox)
         # The subprocess and its kernels import this very grader (plugin, output guard).
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE_ROOT), env.get("PYTHONPATH")]))
         log_path = folder / "pytest.log"
-        code_cells = sum(cell.cell_type == "code" for nb in notebooks.values() for cell in nb.cells)
+        code_cells = sum(cell.cell_type == "code" for cell in nb.cells)
         # A backstop only: the plugin itself ends runs whose kernel is lost.
-        deadline = code_cells * (cell_timeout + 60) + 60 * (1 + len(notebooks))
-        with log_path.open("w") as log:
-            process = subprocess.Popen(
-                command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-            )
+        deadline = code_cells * (cell_timeout + 60) + 120
+        try:
+            with log_path.open("w") as log, _lock:
+                process = subprocess.Popen(
+                    command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+                )
+                _running.add(process)
             try:
                 process.wait(timeout=deadline)
             except subprocess.TimeoutExpired:
                 _kill_tree(process)
             finally:
-                kill_marked(run_id)
+                with _lock:
+                    _running.discard(process)
+        finally:
+            # Nothing of the run outlives it: the sandbox's processes (its control group),
+            # and anything else that carries the run's marker (all of it, unsandboxed).
+            if group is not None:
+                group.remove()
+            kill_marked(run_id)
+            if box is not None and not Path(box["sockets"]).is_relative_to(folder):
+                shutil.rmtree(box["sockets"], ignore_errors=True)
+        if _stopped.is_set():
+            raise GraderError("grading was stopped")
         lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
-        records: dict[str, dict[int, CellRecord]] = {}
+        records: dict[int, CellRecord] = {}
         for text in lines:
             line: RecordLine = json.loads(text)  # written by nbval_plugin.py
-            cells = records.setdefault(Path(line["file"]).stem, {})
-            if line["cell"] not in cells or "fatal" in line:
-                cells[line["cell"]] = line
-        if not records:
+            if line["cell"] not in records or "fatal" in line:
+                records[line["cell"]] = line
+        if not records and process.returncode in (2, 4, 5):  # interrupted, a usage error, nothing collected
             output = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-            raise GraderError(f"nbval did not run the notebooks (pytest exit code {process.returncode}):\n{output}")
+            raise GraderError(f"nbval did not run the notebook (pytest exit code {process.returncode}):\n{output}")
         return records
+
+
+# pytest, started without nbformat's IRI format checker: jsonschema imports rfc3987_syntax when
+# it is installed, which builds a grammar at import (1.5 s of every nbval start; notebooks
+# have no IRIs to check).
+PYTEST = "import sys; sys.modules['rfc3987_syntax'] = None; import pytest; sys.exit(pytest.main())"
+
+
+def stop_all() -> None:
+    """End every nbval run now and start no more in this process (grading was interrupted,
+    or a run failed in a way that stops grading): each run's own cleanup then removes its
+    sandbox."""
+    _stopped.set()
+    with _lock:
+        for process in _running:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _kill_tree(process: subprocess.Popen[bytes]) -> None:

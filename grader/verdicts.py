@@ -9,8 +9,21 @@ from __future__ import annotations
 
 from grader.assemble import CellKind, CellRole
 from grader.notebook import Chapter, Task
-from grader.records import CellRecord
+from grader.records import CellRecord, Limit
 from grader.results import Reason, TaskResult
+
+# A sandbox limit that stopped a cell's code (sandbox.py): its reason and what to tell the learner.
+LIMITS: dict[Limit, tuple[Reason, str]] = {
+    "memory": (
+        "out_of_memory",
+        "out of memory: the code used more memory than the grader allows (all its processes together)",
+    ),
+    "processes": (
+        "too_many_processes",
+        "too many processes: the code started more processes or threads than the grader allows",
+    ),
+    "cpu_time": ("cpu_time", "out of CPU time: a process used more CPU time than the grader allows"),
+}
 
 WHERE: dict[CellKind, str] = {
     "solution": "your solution cell",
@@ -92,6 +105,10 @@ def _lost(task: Task, record: CellRecord, cell_timeout: float, where: str) -> Ta
 
 def _loss(record: CellRecord, cell_timeout: float, where: str) -> tuple[Reason, str]:
     """How the kernel was lost in the record's cell: the reason key and the learner's message."""
+    limit = record.get("limit")
+    if limit is not None:
+        reason, message = LIMITS[limit]
+        return reason, f"{message}, in {where}"
     if record.get("fatal") == "died":
         return "kernel_died", f"the Python kernel died (os._exit(), a crash, or out of memory) in {where}"
     return "timeout", f"timed out after {cell_timeout:g} s (an infinite loop?) in {where}"
@@ -124,6 +141,9 @@ def _verdict(
             return fail("not_answered", f"not answered yet: the solution still raises NotImplementedError({evalue!r})")
         if ename == "OutputLimitExceeded":
             return fail("huge_output", f"huge output: {evalue}")
+        if ename == "MemoryError":  # where the sandbox limits memory per process (sandbox.py)
+            reason, message = LIMITS["memory"]
+            return fail(reason, f"{message}: {ename}")
         if kind == "solution":
             return fail("solution_error", f"your solution raised {ename}: {evalue}" if ename else _describe(record))
         if ename == "AssertionError":

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Make sure the system programs the course needs are present.
-#   scripts/system_deps.sh lab    -> python3 with venv, Graphviz's `dot`
+#   scripts/system_deps.sh lab    -> python3 with venv, Graphviz's `dot`, and on Linux
+#                                    bubblewrap's `bwrap` (the grader's sandbox for learners' code)
 #   scripts/system_deps.sh test   -> the same, plus Debian's chromium for the browser tests
 # As root on Debian it installs what is missing through apt; otherwise it stops and
 # prints the exact command to run (or the conda route), because pip cannot install them.
 set -euo pipefail
 
 want=(python3 python3-venv graphviz)
+[ "$(uname -s)" = Linux ] && want+=(bubblewrap)
 [ "${1:-lab}" = test ] && want+=(chromium)
 
 missing=()
@@ -15,6 +17,7 @@ for pkg in "${want[@]}"; do
     python3)      command -v python3 >/dev/null || missing+=(python3) ;;
     python3-venv) command -v python3 >/dev/null && python3 -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv) ;;
     graphviz)     command -v dot >/dev/null || missing+=(graphviz) ;;
+    bubblewrap)   command -v bwrap >/dev/null || missing+=(bubblewrap) ;;
     chromium)     [ -x /usr/bin/chromium ] || missing+=(chromium) ;;
   esac
 done

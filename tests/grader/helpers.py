@@ -66,6 +66,7 @@ class Graded:
 
     run: subprocess.CompletedProcess
     entries: dict[str, dict]
+    report: Path | None = None  # the JSON report the entries were read from
 
     def verdicts(self, label: str) -> dict[str, tuple[bool, str]]:
         """Task number -> (passed, message) for a submission the grader could read."""
@@ -94,9 +95,10 @@ def grade(
     solutions: Path | None = None,
     env: dict[str, str] | None = None,
     timeout: float = 900,
+    options: tuple[str, ...] = (),
 ) -> Graded:
-    """Run `python -m grader grade` on the files; label each report entry by its path
-    under ``root`` without the suffix."""
+    """Run `python -m grader grade` on the files (with more command-line ``options``: e.g.
+    --no-sandbox); label each report entry by its path under ``root`` without the suffix."""
     report = root / "grades.json"
     where = ["--solutions", str(solutions)] if solutions else []
     run = subprocess.run(
@@ -111,6 +113,7 @@ def grade(
             str(report),
             "--cell-timeout",
             str(cell_timeout),
+            *options,
         ],
         capture_output=True,
         text=True,
@@ -120,4 +123,4 @@ def grade(
     entries = {}
     for entry in json.loads(report.read_text())["submissions"]:
         entries[Path(entry["file"]).relative_to(root).with_suffix("").as_posix()] = entry
-    return Graded(run, entries)
+    return Graded(run, entries, report)

@@ -119,9 +119,12 @@ def grade_chapter(name: str, root: Path) -> Graded:
         submissions[f"mixed_up/{name}"] = nbformat.read(exercises / f"{CHAPTERS[-1]}.ipynb", as_version=4)
     paths = write_submissions(root, submissions)
     before = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
-    token = uuid.uuid4().hex  # every process of this grading inherits it
-    result = grade(root, paths, CELL_TIMEOUT, timeout=1800, env={**os.environ, "COURSE_TEST_GRADING": token})
-    result.before, result.token = before, token
+    token = uuid.uuid4().hex  # every process of this grading inherits it (outside the sandboxes)
+    temp = root / "tmp"  # the grader's folders: each sandboxed kernel's command line names its own
+    temp.mkdir()
+    env = {**os.environ, "COURSE_TEST_GRADING": token, "TMPDIR": str(temp)}
+    result = grade(root, paths, CELL_TIMEOUT, timeout=1800, env=env)
+    result.before, result.token, result.temp = before, token, temp
     return result
 
 
@@ -208,15 +211,18 @@ def test_a_deadlock_costs_only_its_own_task(graded, name, number, k):
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_grading_leaves_no_process_behind(graded, name):
-    token = graded(name).token
+    token, temp = graded(name).token, str(graded(name).temp)
     left = []
     for process in psutil.process_iter():
         try:
-            if process.environ().get("COURSE_TEST_GRADING") == token and process.status() != psutil.STATUS_ZOMBIE:
+            if process.status() != psutil.STATUS_ZOMBIE and (
+                process.environ().get("COURSE_TEST_GRADING") == token or any(temp in p for p in process.cmdline())
+            ):
                 left.append(process.cmdline())
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue
     assert not left, left
+    assert not list(graded(name).temp.iterdir())
 
 
 def test_infinite_loop_and_killed_kernel_cost_only_their_task(graded):
