@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -128,113 +127,128 @@ def grade_chapter(name: str, root: Path) -> Graded:
     return result
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Callable[[str], Graded]:
-    """graded(name): the chapter's grading, run on first use, so that `-k 03_modules`
-    grades only that chapter."""
-    done: dict[str, Graded] = {}
-
-    def grading(name: str) -> Graded:
-        if name not in done:
-            done[name] = grade_chapter(name, tmp_path_factory.mktemp(name))
-        return done[name]
-
-    return grading
+@pytest.fixture(scope="class")
+def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Graded:
+    """The chapter's grading (the test class's ``name``), run once for all its tests."""
+    name = request.cls.name
+    return grade_chapter(name, tmp_path_factory.mktemp(name))
 
 
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_solutions_score_full_marks(graded, name):
-    assert graded(name).verdicts(f"{name}-solutions") == {
-        number: (True, f"Exercise {number} passed") for number in ANSWERS[name]
-    }
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Each chapter class's wrong answers and deadlocks: one test each."""
+    name = getattr(metafunc.cls, "name", None)
+    for argname, cases in (("wrong_case", WRONG), ("deadlock_case", DEADLOCKS)):
+        if name is not None and argname in metafunc.fixturenames:
+            mine = [(number, k) for chapter, number, k in cases if chapter == name]
+            metafunc.parametrize(argname, mine, ids=[f"{number}-{k}" for number, k in mine])
 
 
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_untouched_exercises_score_zero_each_task_with_its_own_message(graded, name):
-    for number, (passed, message) in graded(name).verdicts(f"{name}-untouched").items():
-        assert not passed and "not answered yet" in message and f"Exercise {number}" in message
+class ChapterTests:
+    """The tests of one chapter. A class per chapter (made below) is a scope of its own, so
+    pytest-xdist's ``--dist loadscope`` hands each chapter to the next free worker instead
+    of grading all of them on one."""
+
+    name: str
+
+    def test_solutions_score_full_marks(self, graded):
+        name = self.name
+        assert graded.verdicts(f"{name}-solutions") == {
+            number: (True, f"Exercise {number} passed") for number in ANSWERS[name]
+        }
+
+    def test_untouched_exercises_score_zero_each_task_with_its_own_message(self, graded):
+        name = self.name
+        for number, (passed, message) in graded.verdicts(f"{name}-untouched").items():
+            assert not passed and "not answered yet" in message and f"Exercise {number}" in message
+
+    def test_checks_bite_when_nothing_was_answered(self, graded):
+        name = self.name
+        """With the stubs replaced by `pass`, no solution raises: every check must then fail
+        on one of its own assertions (e.g. "x is not defined: ..."), not on a NameError."""
+        tasks = graded.entries[f"{name}-emptied"]["tasks"]
+        assert [t["reason"] for t in tasks] == ["check_failed"] * len(tasks), tasks
+
+    def test_alternative_answers_pass(self, graded):
+        name = self.name
+        failed = {
+            number: message
+            for number, (passed, message) in graded.verdicts(f"{name}-alternative").items()
+            if not passed
+        }
+        assert not failed, f"correct alternative answers failed: {failed}"
+
+    def test_wrong_answer_fails_with_the_intended_message(self, graded, wrong_case):
+        name, (number, k) = self.name, wrong_case
+        wrong = ANSWERS[name][number].wrong[k]
+        label = f"{name}-wrong-{k}"
+        passed, message = graded.verdicts(label)[number]
+        assert not passed, f"Exercise {number}: a wrong answer passed ({wrong.why})"
+        assert wrong.hint in message, f"Exercise {number} ({wrong.why}): {message!r} lacks {wrong.hint!r}"
+        reason = next(t["reason"] for t in graded.entries[label]["tasks"] if t["task"] == number)
+        assert reason == "check_failed", (reason, message)
+
+    def test_tampering_changes_no_grade(self, graded):
+        name = self.name
+        result = graded
+        assert result.verdicts(f"{name}-tampered_wrong") == result.verdicts(f"{name}-wrong-0")
+        assert result.verdicts(f"{name}-tampered_right") == result.verdicts(f"{name}-solutions")
+
+    def test_grading_leaves_submissions_untouched_and_reports_failure(self, graded):
+        result = graded
+        for path, digest in result.before.items():
+            assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+        assert result.run.returncode == 1 and "Traceback" not in result.run.stderr, result.run.stderr
+
+    def test_grading_leaves_no_process_behind(self, graded):
+        token, temp = graded.token, str(graded.temp)
+        left = []
+        for process in psutil.process_iter():
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE and (
+                    process.environ().get("COURSE_TEST_GRADING") == token or any(temp in p for p in process.cmdline())
+                ):
+                    left.append(process.cmdline())
+            except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                continue
+        assert not left, left
+        assert not list(graded.temp.iterdir())
 
 
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_checks_bite_when_nothing_was_answered(graded, name):
-    """With the stubs replaced by `pass`, no solution raises: every check must then fail
-    on one of its own assertions (e.g. "x is not defined: ..."), not on a NameError."""
-    tasks = graded(name).entries[f"{name}-emptied"]["tasks"]
-    assert [t["reason"] for t in tasks] == ["check_failed"] * len(tasks), tasks
+class DeadlockTests:
+    """For a chapter with wrong answers that deadlock its ranks (their ``why`` says so)."""
+
+    def test_a_deadlock_costs_only_its_own_task(self, graded, deadlock_case):
+        name, (number, k) = self.name, deadlock_case
+        label = f"{name}-deadlock-{number}"
+        verdicts = graded.verdicts(label)
+        passed, message = verdicts.pop(number)
+        assert not passed and ANSWERS[name][number].wrong[k].hint in message, message
+        assert graded.reasons(label)[list(ANSWERS[name]).index(number)] == "check_failed"
+        assert all(passed for passed, _ in verdicts.values()), verdicts
 
 
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_alternative_answers_pass(graded, name):
-    failed = {
-        number: message
-        for number, (passed, message) in graded(name).verdicts(f"{name}-alternative").items()
-        if not passed
-    }
-    assert not failed, f"correct alternative answers failed: {failed}"
+class FirstChapterTests:
+    """The first chapter's grading also carries a lost kernel and a mixed-up file."""
+
+    def test_infinite_loop_and_killed_kernel_cost_only_their_task(self, graded):
+        (first, loop), (second, died), *rest = graded.verdicts(f"{CHAPTERS[0]}-lost").items()
+        assert loop == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
+        assert died == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
+        assert rest and all(passed for _, (passed, _) in rest), rest
+
+    def test_another_chapters_notebook_is_a_clear_error(self, graded):
+        error = graded.entries[f"mixed_up/{CHAPTERS[0]}"]["error"]
+        assert f"named for chapter {CHAPTERS[0]} but is the exercise notebook of chapter {CHAPTERS[-1]}" in error
 
 
-@pytest.mark.parametrize("name, number, k", WRONG, ids=[f"{n}-{t}-{k}" for n, t, k in WRONG])
-def test_wrong_answer_fails_with_the_intended_message(graded, name, number, k):
-    wrong = ANSWERS[name][number].wrong[k]
-    label = f"{name}-wrong-{k}"
-    passed, message = graded(name).verdicts(label)[number]
-    assert not passed, f"Exercise {number}: a wrong answer passed ({wrong.why})"
-    assert wrong.hint in message, f"Exercise {number} ({wrong.why}): {message!r} lacks {wrong.hint!r}"
-    reason = next(t["reason"] for t in graded(name).entries[label]["tasks"] if t["task"] == number)
-    assert reason == "check_failed", (reason, message)
-
-
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_tampering_changes_no_grade(graded, name):
-    result = graded(name)
-    assert result.verdicts(f"{name}-tampered_wrong") == result.verdicts(f"{name}-wrong-0")
-    assert result.verdicts(f"{name}-tampered_right") == result.verdicts(f"{name}-solutions")
-
-
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_grading_leaves_submissions_untouched_and_reports_failure(graded, name):
-    result = graded(name)
-    for path, digest in result.before.items():
-        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
-    assert result.run.returncode == 1 and "Traceback" not in result.run.stderr, result.run.stderr
-
-
-@pytest.mark.parametrize("name, number, k", DEADLOCKS, ids=[f"{n}-{t}" for n, t, _ in DEADLOCKS])
-def test_a_deadlock_costs_only_its_own_task(graded, name, number, k):
-    label = f"{name}-deadlock-{number}"
-    verdicts = graded(name).verdicts(label)
-    passed, message = verdicts.pop(number)
-    assert not passed and ANSWERS[name][number].wrong[k].hint in message, message
-    assert graded(name).reasons(label)[list(ANSWERS[name]).index(number)] == "check_failed"
-    assert all(passed for passed, _ in verdicts.values()), verdicts
-
-
-@pytest.mark.parametrize("name", CHAPTERS)
-def test_grading_leaves_no_process_behind(graded, name):
-    token, temp = graded(name).token, str(graded(name).temp)
-    left = []
-    for process in psutil.process_iter():
-        try:
-            if process.status() != psutil.STATUS_ZOMBIE and (
-                process.environ().get("COURSE_TEST_GRADING") == token or any(temp in p for p in process.cmdline())
-            ):
-                left.append(process.cmdline())
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    assert not left, left
-    assert not list(graded(name).temp.iterdir())
-
-
-def test_infinite_loop_and_killed_kernel_cost_only_their_task(graded):
-    (first, loop), (second, died), *rest = graded(CHAPTERS[0]).verdicts(f"{CHAPTERS[0]}-lost").items()
-    assert loop == (False, f"timed out after {CELL_TIMEOUT} s (an infinite loop?) in your solution cell")
-    assert died == (False, "the Python kernel died (os._exit(), a crash, or out of memory) in your solution cell")
-    assert rest and all(passed for _, (passed, _) in rest), rest
-
-
-def test_another_chapters_notebook_is_a_clear_error(graded):
-    error = graded(CHAPTERS[0]).entries[f"mixed_up/{CHAPTERS[0]}"]["error"]
-    assert f"named for chapter {CHAPTERS[0]} but is the exercise notebook of chapter {CHAPTERS[-1]}" in error
+for _name in CHAPTERS:  # TestChapter01, TestChapter02, ...: one class per chapter
+    _cls = f"TestChapter{_name.split('_')[0]}"
+    _bases = (
+        ChapterTests,
+        *([FirstChapterTests] if _name == CHAPTERS[0] else []),
+        *([DeadlockTests] if any(chapter == _name for chapter, _, _ in DEADLOCKS) else []),
+    )
+    globals()[_cls] = type(_cls, _bases, {"name": _name, "__doc__": f"Chapter {_name} under the grader."})
 
 
 @pytest.mark.parametrize("name", CHAPTERS)
