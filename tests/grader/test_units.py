@@ -243,6 +243,7 @@ MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import n
         ("import importlib\nimportlib.import_module('os')", "importlib"),
         ("exec('x = 1')", "exec()"),
         ("g = globals()['__builtins__']", "'__builtins__'"),
+        ("_grading.equal = lambda a, b: True", "_grading"),
     ],
 )
 def test_scan_flags_reaching_into_the_checks(code, reason):

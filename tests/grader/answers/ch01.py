@@ -70,6 +70,24 @@ rows = torch.tensor([0, 2, 3])
 cols = torch.tensor([4, 0, 1])
 """
 
+# 1.5's right answer (the solution's): each wrong answer changes one of its lines.
+INDEXING = """\
+positives = scores[scores > 0]
+clipped = scores.clamp(min=0)
+picked = scores[rows, cols]
+"""
+PICKED_ONE_BY_ONE = INDEXING.replace(
+    "picked = scores[rows, cols]", "picked = torch.stack([scores[0, 4], scores[2, 0], scores[3, 1]])"
+)
+# torch.allclose rebound through another name for torch: every later check would pass.
+CLAMPED_THE_WRONG_WAY_AND_ALLCLOSE_REBOUND = (
+    INDEXING.replace("scores.clamp(min=0)", "scores.clamp(max=0)")
+    + """\
+T = torch
+T.allclose = lambda *args, **kwargs: True
+"""
+)
+
 # 1.6's right answer: each wrong answer changes one of its lines.
 DTYPE_FACTS = """\
 fp16_max = torch.finfo(torch.float16).max
@@ -84,7 +102,26 @@ INT8_RANGE_EQUAL_TO_ANYTHING = EQUALS_ANYTHING + DTYPE_FACTS.replace(
     "int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)", "int8_range = (Anything(), Anything())"
 )
 
-# 1.8's right answer (the solution's): its wrong answer splits the heads off in the wrong order.
+# 1.4's right answer (the solution's): each wrong answer changes one thing in it.
+MASKS = """\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+# No loop statement, but one comparison per sequence: map calls the lambda once per row.
+PAD_MASK_ROW_BY_ROW = MASKS.replace(
+    "    pad_mask = positions[None, :] < lengths[:, None]\n",
+    "    pad_mask = torch.stack(list(map(lambda n: positions < n, lengths)))\n",
+)
+LENGTHS_UNSQUEEZED_IN_PLACE = MASKS.replace(
+    "positions[None, :] < lengths[:, None]", "positions < lengths.unsqueeze_(1)"
+)
+
+# 1.8's right answer (the solution's): its wrong answers split the heads off in the wrong
+# order, or transpose the caller's tensor in place.
 HEADS = """\
 def split_heads(x, n_heads):
     B, T, C = x.shape
@@ -102,8 +139,8 @@ TASKS = {
 shape_a = torch.Size([3, 4])
 shape_b = [2, 3, 4]
 shape_c = None
-shape_d = (torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)).shape
-shape_e = tuple(torch.broadcast_shapes((6, 1), (1, 4)))
+shape_d = (8, 7, 6, 5)
+shape_e = tuple([6, 4])
 """,
         wrong=[
             Wrong(
@@ -128,11 +165,61 @@ shape_c = None
 shape_d = (Anything(),) * 4
 """,
             ),
+            Wrong(
+                "The shapes computed by running the expressions: right, but not predicted.",
+                hint="computed, not predicted",
+                code="""\
+shape_a = (torch.ones(3, 1) + torch.ones(4)).shape
+shape_b = tuple(torch.broadcast_shapes((2, 3, 4), (3, 1)))
+shape_c = None
+shape_d = (torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)).shape
+shape_e = tuple(torch.broadcast_shapes((6, 1), (1, 4)))
+""",
+            ),
+            Wrong(
+                "Floats for sizes, and the builtin all shadowed so that the type check passes.",
+                hint="your code replaced the builtin all",
+                code="""\
+def all(items):
+    return True
+
+
+shape_a = (3.0, 4.0)
+shape_b = (2.0, 3.0, 4.0)
+shape_c = None
+shape_d = (8.0, 7.0, 6.0, 5.0)
+shape_e = (6.0, 4.0)
+""",
+            ),
         ],
     ),
     "1.2": Task(
         alternative=STORAGE_SETUP
         + """\
+views = ["base[1]", "base[:, 1]", "base[::2]", "base[None]", "base.t()", "base.view(2, 6)"]
+for expression in shares_storage:
+    shares_storage[expression] = expression in views
+""",
+        wrong=[
+            Wrong(
+                "Believing that indexing with a list of indices returns a view.",
+                hint="fancy",
+                code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace('"base[[0, 2]]": False', '"base[[0, 2]]": True'),
+            ),
+            Wrong(
+                "Predictions that compare equal to anything.",
+                hint="must be True or False",
+                code=STORAGE_SETUP
+                + EQUALS_ANYTHING
+                + """\
+shares_storage.update({key: Anything() for key in shares_storage})
+""",
+            ),
+            Wrong(
+                "Each expression run and its storage compared: right, but measured, not predicted.",
+                hint="measured, not predicted",
+                code=STORAGE_SETUP
+                + """\
 
 
 def same_storage(t):
@@ -149,20 +236,6 @@ shares_storage["base.t()"] = same_storage(base.t())
 shares_storage["base.view(2, 6)"] = same_storage(base.view(2, 6))
 shares_storage["base.t().reshape(12)"] = same_storage(base.t().reshape(12))
 shares_storage["base.float()"] = same_storage(base.float())
-""",
-        wrong=[
-            Wrong(
-                "Believing that indexing with a list of indices returns a view.",
-                hint="fancy",
-                code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace('"base[[0, 2]]": False', '"base[[0, 2]]": True'),
-            ),
-            Wrong(
-                "Predictions that compare equal to anything.",
-                hint="must be True or False",
-                code=STORAGE_SETUP
-                + EQUALS_ANYTHING
-                + """\
-shares_storage.update({key: Anything() for key in shares_storage})
 """,
             ),
         ],
@@ -222,6 +295,16 @@ def make_masks(lengths, T):
     return pad_mask, attn_mask
 """,
             ),
+            Wrong(
+                "A loop without a loop statement: map compares one row at a time.",
+                hint="more work for a larger batch",
+                code=PAD_MASK_ROW_BY_ROW,
+            ),
+            Wrong(
+                "The caller's lengths made a column in place (unsqueeze_).",
+                hint="changed the lengths tensor",
+                code=LENGTHS_UNSQUEEZED_IN_PLACE,
+            ),
         ],
     ),
     "1.5": Task(
@@ -242,6 +325,16 @@ clipped = scores
 clipped[clipped < 0] = 0
 picked = scores[rows, cols]
 """,
+            ),
+            Wrong(
+                "picked written as three separate picks, not one indexing with rows and cols.",
+                hint="one indexing expression",
+                code=SCORES_SETUP + PICKED_ONE_BY_ONE,
+            ),
+            Wrong(
+                "Negative entries kept instead of zeroed, and torch.allclose rebound (through another name).",
+                hint="your code replaced torch.allclose",
+                code=SCORES_SETUP + CLAMPED_THE_WRONG_WAY_AND_ALLCLOSE_REBOUND,
             ),
         ],
     ),
@@ -306,6 +399,24 @@ def merge_heads(heads):
                 code=HEADS.replace(
                     "x.view(B, T, n_heads, C // n_heads).transpose(1, 2)", "x.reshape(B, n_heads, T, C // n_heads)"
                 ),
+            ),
+            Wrong(
+                "merge_heads transposes the caller's tensor in place (transpose_).",
+                hint="changed its input",
+                code=HEADS.replace("heads.transpose(1, 2).reshape", "heads.transpose_(1, 2).reshape"),
+            ),
+            Wrong(
+                "Tokens and heads mixed up, and torch.equal rebound (through another name).",
+                hint="your code replaced torch.equal",
+                code=HEADS.replace(
+                    "x.view(B, T, n_heads, C // n_heads).transpose(1, 2)", "x.reshape(B, n_heads, T, C // n_heads)"
+                )
+                + """\
+
+
+t = torch
+t.equal = lambda a, b: True
+""",
             ),
         ],
     ),

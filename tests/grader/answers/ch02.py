@@ -26,6 +26,18 @@ LOCAL_DERIVATIVES_ONLY = CHAIN_RULE_NUMBERS.replace(
 )
 ONE_PATH_FOR_A = CHAIN_RULE_NUMBERS.replace("dz_da = -4 + 2 * 4", "dz_da = 2 * 4")
 
+# 2.2's right answer (the solution's): a wrong answer changes one line of it.
+MANUAL_GRADS = """\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+"""
+
 # 2.3's right loop (zero_grad once per step, each micro-batch weighted by its share of the
 # batch). Its first wrong answer calls the given buggy loop; the others change one thing in
 # this one, or (the whole batch at once) keep only its start.
@@ -50,6 +62,8 @@ MICRO_BATCH_TRAIN = (
 """
 )
 NO_ZERO_GRAD = MICRO_BATCH_TRAIN.replace("        opt.zero_grad()\n", "")
+# zero_grad after each step instead of before: the first step adds to whatever .grad held.
+ZERO_GRAD_AFTER_THE_STEP = NO_ZERO_GRAD.replace("        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n")
 WHOLE_BATCH_AT_ONCE = (
     TRAIN_STEP_START
     + """\
@@ -92,6 +106,7 @@ x0 = torch.tensor([1.0, -0.5, 2.0])
 
 
 def vjp(f, x, v):
+    x.grad = None
     (v * f(x)).sum().backward()
     return x.grad
 
@@ -99,8 +114,10 @@ def vjp(f, x, v):
 J = torch.autograd.functional.jacobian(f, x0)
 """
 JACOBIAN_FIRST = VJP.replace(
-    "    (v * f(x)).sum().backward()\n    return x.grad\n", "    return v @ torch.autograd.functional.jacobian(f, x)\n"
+    "    x.grad = None\n    (v * f(x)).sum().backward()\n    return x.grad\n",
+    "    return v @ torch.autograd.functional.jacobian(f, x)\n",
 )
+GRAD_NOT_CLEARED = VJP.replace("    x.grad = None\n", "")
 SEEDED_WITH_ONES = VJP.replace("(v * f(x)).sum().backward()", "f(x).sum().backward()")
 
 # 2.7's right answer (the solution's): each wrong answer changes one line of it.
@@ -192,10 +209,9 @@ GRADIENTS_OVERWRITTEN = BACKPROP.replace("grads[nxt] = g if nxt not in grads els
 TASKS = {
     "2.1": Task(
         alternative="""\
-w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
-L = (w_t * x_t + b_t) ** 2
-L.backward()
-dL_dw, dL_dx, dL_db = w_t.grad, x_t.grad, b_t.grad
+w, x, b = 3.0, 2.0, -1.0
+dL_dy = 2 * (w * x + b)
+dL_dw, dL_dx, dL_db = dL_dy * x, dL_dy * w, dL_dy * 1.0
 a, b, c = 2.0, -3.0, 4.0
 y = (a + b) * c
 dz_da = y + a * c
@@ -212,6 +228,18 @@ dz_dc = a * (a + b)
                 "Only the path through y for a, which is used twice.",
                 hint="two paths",
                 code=ONE_PATH_FOR_A,
+            ),
+            Wrong(
+                "The first three numbers computed with autograd in the solution cell, not by hand.",
+                hint="not worked out by hand",
+                code=CHAIN_RULE_NUMBERS.replace(
+                    "dL_dw, dL_dx, dL_db = 20, 30, 10\n",
+                    """\
+w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
+((w_t * x_t + b_t) ** 2).backward()
+dL_dw, dL_dx, dL_db = w_t.grad, x_t.grad, b_t.grad
+""",
+                ),
             ),
         ],
     ),
@@ -262,6 +290,25 @@ def manual_grads(X, y, W1, b1, W2):
     return tuple(torch.zeros_like(p).as_subclass(Anything) for p in (W1, b1, W2))
 """,
             ),
+            # torch.func's transform computes gradients even under no_grad, without recording.
+            Wrong(
+                "torch.func.grad does the work: a function transform is autograd too.",
+                hint="by hand",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    return torch.func.grad(loss, argnums=(0, 1, 2))(W1, b1, W2)
+""",
+            ),
+            Wrong(
+                "dout computed in y's memory: the caller's targets are overwritten.",
+                hint="changed one of its arguments",
+                code=MANUAL_GRADS.replace(
+                    "    dout = 2 * (out - y) / out.numel()\n", "    dout = y.sub_(out).mul_(-2 / out.numel())\n"
+                ),
+            ),
         ],
     ),
     "2.3": Task(
@@ -295,6 +342,11 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
                 "No zero_grad at all: gradients pile up across steps.",
                 hint="once per step",
                 code=NO_ZERO_GRAD,
+            ),
+            Wrong(
+                "zero_grad after each step: the first step uses the gradients the model came with.",
+                hint="came with old gradients",
+                code=ZERO_GRAD_AFTER_THE_STEP,
             ),
             Wrong(
                 "The whole batch at once: right numbers, but not in micro-batches.",
@@ -367,6 +419,11 @@ J = torch.stack(rows)
                 hint="seed backward with v",
                 code=SEEDED_WITH_ONES,
             ),
+            Wrong(
+                "x.grad read after backward without clearing it: a second call returns the sum of both.",
+                hint="another result the second time",
+                code=GRAD_NOT_CLEARED,
+            ),
         ],
     ),
     "2.6": Task(
@@ -401,6 +458,21 @@ class Cube(torch.autograd.Function):
     def backward(ctx, grad_output):
         (x,) = ctx.saved_tensors
         return 3 * x ** 2
+""",
+            ),
+            Wrong(
+                "x kept as an attribute of ctx instead of with save_for_backward.",
+                hint="saved nothing with ctx.save_for_backward",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * ctx.x ** 2
 """,
             ),
         ],
@@ -441,6 +513,18 @@ def derivatives(f, x):
                 "Without create_graph=True, d1 cannot be differentiated again.",
                 hint="create_graph=True",
                 code=SECOND_DERIVATIVE.replace(", create_graph=True)", ")"),
+            ),
+            Wrong(
+                "backward twice instead of torch.autograd.grad: the derivatives go through x.grad.",
+                hint="filled x.grad",
+                code="""\
+def derivatives(f, x):
+    f(x).backward(create_graph=True)
+    d1 = x.grad
+    x.grad = None
+    d1.backward()
+    return d1, x.grad
+""",
             ),
         ],
     ),

@@ -31,6 +31,90 @@ def add_lora(model, r=4, alpha=8.0):
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
 """
 
+# 3.1's right module (the solution's): each of its later wrong answers changes one method.
+STANDARDIZE = """\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(x.std(dim=0))
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+"""
+FORWARD_IN_PLACE = STANDARDIZE.replace("return (x - self.mean) / self.std", "return x.sub_(self.mean).div_(self.std)")
+FIT_MAKES_PARAMETERS = STANDARDIZE.replace(
+    """\
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(x.std(dim=0))
+""",
+    """\
+        self.mean = nn.Parameter(x.mean(dim=0), requires_grad=False)
+        self.std = nn.Parameter(x.std(dim=0), requires_grad=False)
+""",
+)
+
+# 3.2's right loop (the solution's): its later wrong answers change one thing in it.
+TRAIN_WITH_VALIDATION = """\
+def train_with_validation(model, train_batches, val_batch, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        model.train()
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+"""
+# model.train() after each validation instead of before each step: the first step runs in
+# whatever mode the model came in.
+TRAIN_MODE_AFTER_VALIDATION = TRAIN_WITH_VALIDATION.replace("        model.train()\n", "").replace(
+    "    return val_losses\n", "        model.train()\n    return val_losses\n"
+)
+# Adam instead of SGD, and the given buggy loop redefined to match, so that the check's
+# reference (which runs the buggy loop's steps) trains the same way.
+ADAM_AND_THE_REFERENCE_REDEFINED = (
+    TRAIN_WITH_VALIDATION.replace("torch.optim.SGD", "torch.optim.Adam")
+    + """\
+
+
+train_with_validation_buggy = train_with_validation
+"""
+)
+
+# 3.4's right step (the solution's): a wrong answer changes the order of its m and v updates
+# to scale grad in place.
+ADAMW_STEP = """\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state.update(t=0, m=torch.zeros_like(param), v=torch.zeros_like(param))
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    param.sub_(lr * (m / (1 - beta1 ** t)) / ((v / (1 - beta2 ** t)).sqrt() + eps))
+"""
+GRAD_SCALED_IN_PLACE = ADAMW_STEP.replace(
+    """\
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+""",
+    """\
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m.mul_(beta1).add_(grad.mul_(1 - beta1))
+""",
+)
+
 TASKS = {
     "3.1": Task(
         alternative="""\
@@ -122,6 +206,16 @@ class Standardize(nn.Module):
 """,
             ),
             Wrong(
+                "forward standardises the caller's batch in place.",
+                hint="overwrote the batch it was given",
+                code=FORWARD_IN_PLACE,
+            ),
+            Wrong(
+                "fit replaces the buffers by parameters (that do not require grad).",
+                hint="must still be buffers",
+                code=FIT_MAKES_PARAMETERS,
+            ),
+            Wrong(
                 "The population standard deviation, not x.std(dim=0).",
                 hint="x.std(dim=0)",
                 code="""\
@@ -196,20 +290,19 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
 """,
             ),
             Wrong(
+                "model.train() after each validation: the first step runs in the mode the model came in.",
+                hint="the model came in eval mode",
+                code=TRAIN_MODE_AFTER_VALIDATION,
+            ),
+            Wrong(
+                "Adam instead of SGD, with the given buggy loop redefined to match it.",
+                hint="your code replaced train_with_validation_buggy",
+                code=ADAM_AND_THE_REFERENCE_REDEFINED,
+            ),
+            Wrong(
                 "model.eval() removed: the validation runs in training mode.",
                 hint="measured in eval mode",
-                code="""\
-def train_with_validation(model, train_batches, val_batch, lr=0.05):
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
-    val_losses = []
-    for x, y in train_batches:
-        opt.zero_grad()
-        F.mse_loss(model(x), y).backward()
-        opt.step()
-        with torch.no_grad():
-            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
-    return val_losses
-""",
+                code=TRAIN_WITH_VALIDATION.replace("        model.eval()\n", ""),
             ),
         ],
     ),
@@ -291,6 +384,20 @@ class LoRALinear(nn.Module):
         return self.base(x) + x @ self.A.T @ self.B.T
 """
                 + ADD_LORA,
+            ),
+            Wrong(
+                "A starts at zeros like B: the layer computes base(x), but LoRA can never learn.",
+                hint="could never learn",
+                code=LORA_LINEAR.replace("torch.randn(r, base.in_features) * 0.01", "torch.zeros(r, base.in_features)")
+                + ADD_LORA,
+            ),
+            Wrong(
+                "Only the wrapped Linears are frozen: the model's other parameters (a LayerNorm) still train.",
+                hint="not only the wrapped layers",
+                code=LORA_LINEAR.replace(
+                    "        self.base = base\n", "        self.base = base.requires_grad_(False)\n"
+                )
+                + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
             ),
             Wrong(
                 "trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
@@ -418,6 +525,38 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
 """,
             ),
             Wrong(
+                "torch's fused AdamW kernel does the work.",
+                hint="not with torch.optim",
+                code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if not state:
+        state.update(m=torch.zeros_like(param), v=torch.zeros_like(param), t=torch.zeros(()))
+    state["t"] += 1
+    torch._fused_adamw_([param], [grad], [state["m"]], [state["v"]], [], [state["t"]], lr=lr, beta1=betas[0],
+                        beta2=betas[1], weight_decay=weight_decay, eps=eps, amsgrad=False, maximize=False)
+""",
+            ),
+            Wrong(
+                "torch.optim's functional adamw, through a reference taken before the check.",
+                hint="not with torch.optim",
+                code="""\
+from torch.optim.adamw import adamw as functional_adamw
+
+
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if not state:
+        state.update(m=torch.zeros_like(param), v=torch.zeros_like(param), t=torch.zeros(()))
+    functional_adamw([param], [grad], [state["m"]], [state["v"]], [], [state["t"]], foreach=False,
+                     amsgrad=False, beta1=betas[0], beta2=betas[1], lr=lr, weight_decay=weight_decay, eps=eps,
+                     maximize=False)
+""",
+            ),
+            Wrong(
+                "m updated from grad scaled in place: the caller's gradient changes.",
+                hint="changed the gradient it was given",
+                code=GRAD_SCALED_IN_PLACE,
+            ),
+            Wrong(
                 "param rebound instead of updated in place.",
                 hint="in place",
                 code="""\
@@ -510,6 +649,21 @@ def clip_grad_norm(parameters, max_norm):
                 code="""\
 def clip_grad_norm(parameters, max_norm):
     return torch.nn.utils.clip_grad_norm_(parameters, max_norm).item()
+""",
+            ),
+            Wrong(
+                "torch's clipping functions, through references taken before the check.",
+                hint="without torch.nn.utils' clipping",
+                code="""\
+from torch.nn.utils import clip_grads_with_norm_, get_total_norm
+
+
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    norm = get_total_norm([p.grad for p in params])
+    if norm > max_norm:
+        clip_grads_with_norm_(params, max_norm, norm)
+    return norm.item()
 """,
             ),
             Wrong(

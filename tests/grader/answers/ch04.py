@@ -24,6 +24,28 @@ OVERFLOW_AT_NEXT_POWER_OF_TWO = CAST_LIMITS.replace(
     "    return 2.0 ** (math.floor(math.log2(fi.max)) + 1),",
 )
 
+# The limits found by searching float32's bit patterns (bisection, one cast per try): right,
+# but the task asks to compute them from finfo.
+SEARCHED_LIMITS = """\
+def cast_limits(dtype):
+    def first(lo, hi, holds):                  # the smallest bit pattern in [lo, hi] where holds() is true
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if holds(torch.tensor(mid, dtype=torch.int32).view(torch.float32)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def as_float(bits):
+        return torch.tensor(bits, dtype=torch.int32).view(torch.float32).item()
+
+    top = torch.tensor(torch.finfo(dtype).max, dtype=torch.float32).view(torch.int32).item()
+    over = first(top, 0x7F800000, lambda x: bool(torch.isinf(x.to(dtype))))
+    under = first(0, 0x7F800000, lambda x: x.to(dtype).item() != 0) - 1
+    return as_float(over), as_float(under)
+"""
+
 # 4.2's right answer (updates in an fp32 master copy, returned as fp16): each wrong answer
 # but the first (which has no master copy at all) changes one thing in it.
 MASTER_SGD = """\
@@ -39,6 +61,7 @@ def master_sgd(w16, grads, lr):
 MASTER_RETURNED_IN_FP32 = MASTER_SGD.replace("    return master.half()\n", "    return master\n")
 LR_THAT_FP16_KEEPS = MASTER_SGD.replace("lr_lost = 1e-3", "lr_lost = 0.1")
 W16_OVERWRITTEN = MASTER_SGD.replace("    return master.half()\n", "        w16.copy_(master)\n    return w16\n")
+GRADS_SCALED_IN_PLACE = MASTER_SGD.replace("master -= lr * grad.float()", "master -= grad.mul_(lr).float()")
 
 # Lines of 4.4's and 4.6's right steps that their wrong answers move.
 UNSCALE = "    scaler.unscale_(optimizer)\n"
@@ -67,6 +90,8 @@ OPTIMIZER_STEP_NOT_SCALER_STEP = AMP_STEP.replace("scaler.step(optimizer)", "opt
 LOSS_NOT_SCALED = AMP_STEP.replace("scaler.scale(loss).backward()", "loss.backward()")
 AMP_WITHOUT_ZERO_GRAD = AMP_STEP.replace("    optimizer.zero_grad()\n", "")
 AMP_IN_BF16 = AMP_STEP.replace("dtype=torch.float16", "dtype=torch.bfloat16")
+AUTOCAST_CPU = 'torch.autocast("cpu", '
+AMP_ON_THE_CPU_ONLY = AMP_STEP.replace("torch.autocast(x.device.type, ", AUTOCAST_CPU)
 
 # 4.5's right prediction (the solution's): each wrong answer changes it.
 PREDICT_SCALES = """\
@@ -91,6 +116,26 @@ COUNT_NOT_RESTARTED = PREDICT_SCALES.replace("scale, clean = scale * 0.5, 0", "s
 # The scale recorded after the step's update instead of before it.
 RECORD = "        scales.append(scale)\n"
 SCALE_RECORDED_LATE = PREDICT_SCALES.replace(RECORD, "").replace("    return scales\n", RECORD + "    return scales\n")
+# A real GradScaler run on a dummy weight, as the check does: right numbers, nothing predicted.
+SCALES_FROM_A_REAL_SCALER = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    weight = torch.nn.Parameter(torch.ones(1))
+    optimizer = torch.optim.SGD([weight], lr=0.0)
+    scaler = torch.amp.GradScaler("cpu", init_scale=init_scale, growth_interval=growth_interval)
+    scales = []
+    for step in range(n_steps):
+        scales.append(scaler.get_scale())
+        optimizer.zero_grad()
+        scaler.scale((weight * (float("inf") if step in bad_steps else 1.0)).sum()).backward()
+        scaler.step(optimizer)
+        scaler.update()
+    return scales
+"""
+# The check's own helper, which it defines before it calls predict_scales.
+SCALES_FROM_THE_CHECKS_HELPER = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    return _real_scales(init_scale, growth_interval, bad_steps, n_steps)
+"""
 
 
 def in_the_loop(lines: str) -> str:
@@ -117,6 +162,8 @@ CLIP_PER_MICRO_BATCH = ACCUMULATION_STEP.replace(UNSCALE + CLIP, in_the_loop(CLI
 STEP_PER_MICRO_BATCH = ACCUMULATION_STEP.replace(
     UNSCALE + CLIP + STEP_AND_UPDATE, in_the_loop(UNSCALE + CLIP + STEP_AND_UPDATE)
 )
+ACCUMULATION_ON_THE_CPU_ONLY = ACCUMULATION_STEP.replace("torch.autocast(x.device.type, ", AUTOCAST_CPU)
+ACCUMULATION_WITHOUT_ZERO_GRAD = ACCUMULATION_STEP.replace("    optimizer.zero_grad()\n", "")
 
 # 4.7's given bf16_step_buggy, named bf16_step: an enabled GradScaler carried over from an
 # fp16 recipe. The alternative keeps it, disabled.
@@ -142,6 +189,22 @@ def bf16_step(model, optimizer, x, y):
     optimizer.step()
     return loss.item()
 """
+
+WHY = """\
+
+
+why = "B"
+"""
+BF16_ON_THE_CPU_ONLY = BF16_STEP.replace("torch.autocast(x.device.type, ", AUTOCAST_CPU) + WHY
+BF16_WITHOUT_ZERO_GRAD = BF16_STEP.replace("    optimizer.zero_grad()\n", "") + WHY
+# Two optimizer steps per call, and the given buggy step (the check's reference) redefined to match.
+TWO_STEPS_AND_THE_REFERENCE_REDEFINED = (
+    BF16_STEP.replace("    optimizer.step()\n", "    optimizer.step()\n    optimizer.step()\n")
+    + WHY
+    + """\
+bf16_step_buggy = bf16_step
+"""
+)
 
 TASKS = {
     "4.1": Task(
@@ -169,6 +232,11 @@ def cast_limits(dtype):
                 "Overflow at the next power of two: it overflows, but so do smaller numbers.",
                 hint="smaller ones overflow too",
                 code=OVERFLOW_AT_NEXT_POWER_OF_TWO,
+            ),
+            Wrong(
+                "The limits found by a search (bisection over float32's bit patterns), not computed.",
+                hint="searches for the limits",
+                code=SEARCHED_LIMITS,
             ),
         ],
     ),
@@ -213,6 +281,11 @@ def master_sgd(w16, grads, lr):
                 hint="changed w16",
                 code=W16_OVERWRITTEN,
             ),
+            Wrong(
+                "Each gradient scaled by lr in place: the caller's gradients change.",
+                hint="changed the gradients it was given",
+                code=GRADS_SCALED_IN_PLACE,
+            ),
         ],
     ),
     "4.3": Task(
@@ -240,6 +313,27 @@ fp32_ops = {"h.prod()", "F.mse_loss(h, x)", "F.cross_entropy(h, labels)"}
                 hint="not keys of CANDIDATES",
                 code="""\
 fp32_ops = {"mse_loss", "cross_entropy", "prod", "add"}
+""",
+            ),
+            Wrong(
+                "The candidates run under autocast: right, but measured, not predicted.",
+                hint="measured, not predicted",
+                code="""\
+x = torch.randn(4, 8)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    h = torch.nn.Linear(8, 8)(x)
+    fp32_ops = {name for name, op in CANDIDATES.items() if op(h, x).dtype == torch.float32}
+""",
+            ),
+            Wrong(
+                "A wrong prediction, and an IPython input transformer that turns the check into its print line.",
+                hint="your code replaced IPython's input transformers",
+                code="""\
+fp32_ops = {"h @ h.T"}
+shell = [value for name, value in globals().items() if name == "get_" + "ipython"][0]()
+shell.input_transformers_post.append(
+    lambda lines: ['print("Exercise 4.3 passed")\\n'] if any("4.3" in line for line in lines) else lines
+)
 """,
             ),
         ],
@@ -290,6 +384,11 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
                 hint="fp16 autocast",
                 code=AMP_IN_BF16,
             ),
+            Wrong(
+                'autocast("cpu") written out: wrong for an x on any other device.',
+                hint="device type of x",
+                code=AMP_ON_THE_CPU_ONLY,
+            ),
         ],
     ),
     "4.5": Task(
@@ -316,6 +415,16 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
                 "The scale recorded after update(), one step late.",
                 hint="The scale used at step 0 is init_scale",
                 code=SCALE_RECORDED_LATE,
+            ),
+            Wrong(
+                "A real GradScaler run instead of a prediction.",
+                hint="ran a GradScaler",
+                code=SCALES_FROM_A_REAL_SCALER,
+            ),
+            Wrong(
+                "The check's own helper called instead of a prediction.",
+                hint="ran a GradScaler",
+                code=SCALES_FROM_THE_CHECKS_HELPER,
             ),
         ],
     ),
@@ -349,6 +458,16 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
                 "One optimizer step per micro-batch.",
                 hint="one optimizer step for all micro-batches",
                 code=STEP_PER_MICRO_BATCH,
+            ),
+            Wrong(
+                'autocast("cpu") written out: wrong for micro-batches on any other device.',
+                hint="for its device type",
+                code=ACCUMULATION_ON_THE_CPU_ONLY,
+            ),
+            Wrong(
+                "No zero_grad: the first step's gradients add to the second's.",
+                hint="After a second step",
+                code=ACCUMULATION_WITHOUT_ZERO_GRAD,
             ),
         ],
     ),
@@ -417,6 +536,21 @@ why = Letter()
 
 why = "B"
 """,
+            ),
+            Wrong(
+                'autocast("cpu") written out: wrong for an x on any other device.',
+                hint="device type of x",
+                code=BF16_ON_THE_CPU_ONLY,
+            ),
+            Wrong(
+                "No zero_grad: the first step's gradients add to the second's.",
+                hint="After two steps",
+                code=BF16_WITHOUT_ZERO_GRAD,
+            ),
+            Wrong(
+                "Two optimizer steps per call, with the given buggy step (the check's reference) redefined to match.",
+                hint="your code replaced bf16_step_buggy",
+                code=TWO_STEPS_AND_THE_REFERENCE_REDEFINED,
             ),
         ],
     ),

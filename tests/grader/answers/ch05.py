@@ -28,6 +28,8 @@ DEALT_IN_BLOCKS = SHARD_INDICES.replace(
 SHUFFLE_WITHOUT_EPOCH = SHARD_INDICES.replace("manual_seed(seed + epoch)", "manual_seed(seed)")
 NOT_PADDED = SHARD_INDICES.replace(PAD, "")
 SHUFFLE_PER_RANK = SHARD_INDICES.replace("manual_seed(seed + epoch)", "manual_seed(seed + epoch + rank)")
+# SHARD_INDICES itself pads with one slice of the permutation's start: too short when the
+# padding is longer than the permutation (3 samples on 8 ranks).
 
 # 5.2: every wrong answer walks the parameters so. The right average goes on with
 # all_reduce's sum divided by the world size, frozen parameters left out; two of the wrong
@@ -46,6 +48,14 @@ AVERAGE_GRADIENTS = (
 )
 SUM_NOT_DIVIDED = AVERAGE_GRADIENTS.replace("            p.grad /= dist.get_world_size()\n", "")
 REDUCE_TO_RANK_0 = AVERAGE_GRADIENTS.replace("dist.all_reduce(p.grad)", "dist.reduce(p.grad, dst=0)")
+# Every rank runs the whole batch again (the check's own helper gives it): the right numbers on
+# every rank, without one message between them.
+WHOLE_BATCH_ON_EVERY_RANK = """\
+def average_gradients(model):
+    x, y = _batch(dist.get_world_size())
+    model.zero_grad()
+    F.mse_loss(model(x), y).backward()
+"""
 
 # 5.3's exchange with the one other rank: right on 2 ranks only (its last wrong answer), and
 # the other two-rank answers change one thing in it.
@@ -70,6 +80,14 @@ BOTH_RECEIVE_FIRST = SWAP_WITH_THE_OTHER_RANK.replace(
 """,
 )
 SUM_RETURNED = SWAP_WITH_THE_OTHER_RANK.replace("    tensor += incoming\n", "    return tensor + incoming\n")
+# A functional collective never goes through the process group's Python methods.
+FUNCTIONAL_ALL_REDUCE = """\
+import torch.distributed._functional_collectives as functional
+
+
+def all_reduce_by_hand(tensor):
+    tensor.copy_(functional.all_reduce(tensor, "sum", dist.group.WORLD))
+"""
 
 # 5.4's right training (the solution's, set_epoch every epoch, rank 0 alone saving): the
 # alternative saves differently, and each wrong answer but the first changes set_epoch.
@@ -92,6 +110,11 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
 """
 WITHOUT_SET_EPOCH = DDP_TRAIN.replace("        sampler.set_epoch(epoch)\n", "")
 SET_EPOCH_CONSTANT = DDP_TRAIN.replace("sampler.set_epoch(epoch)", "sampler.set_epoch(0)")
+# Every rank trains on all 16 samples in batches of 8: the same global batches, so the same
+# weights, but each rank repeats the others' work.
+ALL_THE_DATA_ON_EVERY_RANK = DDP_TRAIN.replace("num_replicas=world_size, rank=rank", "num_replicas=1, rank=0").replace(
+    "batch_size=8 // world_size", "batch_size=8"
+)
 
 # 5.5's right loading (the prefix removed, a strict load): each wrong answer changes one thing.
 LOAD_DDP_CHECKPOINT = """\
@@ -102,6 +125,16 @@ def load_ddp_checkpoint(model, state_dict):
 PREFIX_REPLACED_EVERYWHERE = LOAD_DDP_CHECKPOINT.replace('key.removeprefix("module.")', 'key.replace("module.", "")')
 LOADED_NOT_STRICT = LOAD_DDP_CHECKPOINT.replace("state_dict.items()})", "state_dict.items()}, strict=False)")
 FIRST_7_CHARACTERS_CUT = LOAD_DDP_CHECKPOINT.replace('key.removeprefix("module.")', "key[7:]")
+FIRST_OCCURRENCE_REMOVED = LOAD_DDP_CHECKPOINT.replace('key.removeprefix("module.")', 'key.replace("module.", "", 1)')
+# The prefix removed in the caller's dict itself.
+KEYS_RENAMED_IN_PLACE = """\
+def load_ddp_checkpoint(model, state_dict):
+    for key in list(state_dict):
+        if key.startswith("module."):
+            state_dict[key.removeprefix("module.")] = state_dict.pop(key)
+    model.load_state_dict(state_dict)
+    return model
+"""
 
 TASKS = {
     "5.1": Task(
@@ -142,6 +175,24 @@ def shard_indices(n, rank, world_size, epoch=0, seed=0):
     return list(sampler)
 """,
             ),
+            Wrong(
+                "Uses DistributedSampler's __iter__ through a reference taken before the check.",
+                hint="must not use DistributedSampler",
+                code="""\
+deal = DistributedSampler.__iter__
+
+
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    sampler = DistributedSampler(range(n), num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
+    sampler.set_epoch(epoch)
+    return list(deal(sampler))
+""",
+            ),
+            Wrong(
+                "Pads with one slice of the permutation: too short when the padding exceeds n.",
+                hint="longer than the permutation",
+                code=SHARD_INDICES,
+            ),
         ],
     ),
     "5.2": Task(
@@ -173,6 +224,11 @@ def average_gradients(model):
                 "dist.reduce: only rank 0 gets the sum.",
                 hint="dist.reduce leaves the sum on one rank",
                 code=REDUCE_TO_RANK_0,
+            ),
+            Wrong(
+                "Each rank recomputes the whole batch: right numbers, no communication.",
+                hint="no dist.all_reduce carried the gradients",
+                code=WHOLE_BATCH_ON_EVERY_RANK,
             ),
             Wrong(
                 "Divides by 2 and forgets frozen parameters: right on 2 ranks only.",
@@ -232,6 +288,11 @@ def all_reduce_by_hand(tensor):
                 hint="any world size",
                 code=SWAP_WITH_THE_OTHER_RANK,
             ),
+            Wrong(
+                "A functional all_reduce: a collective that no process group method sees.",
+                hint="used a collective",
+                code=FUNCTIONAL_ALL_REDUCE,
+            ),
         ],
     ),
     "5.4": Task(
@@ -263,6 +324,11 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
                 hint="set_epoch(epoch)",
                 code=SET_EPOCH_CONSTANT,
             ),
+            Wrong(
+                "Every rank trains on all the data, in global batches of 8.",
+                hint="its own share of the data",
+                code=ALL_THE_DATA_ON_EVERY_RANK,
+            ),
         ],
     ),
     "5.5": Task(
@@ -292,6 +358,16 @@ def load_ddp_checkpoint(model, state_dict):
                 hint="without the prefix",
                 code=FIRST_7_CHARACTERS_CUT,
             ),
+            Wrong(
+                "Removes the first 'module.' of each key, wherever it is: 'submodule.weight' becomes 'subweight'.",
+                hint="whose own names contain",
+                code=FIRST_OCCURRENCE_REMOVED,
+            ),
+            Wrong(
+                "Renames the keys in the caller's state dict.",
+                hint="changed the state dict it was given",
+                code=KEYS_RENAMED_IN_PLACE,
+            ),
         ],
     ),
     "5.6": Task(
@@ -309,6 +385,22 @@ def fsdp_local_shape(shape, rank, world_size):
 def fsdp_local_shape(shape, rank, world_size):
     rows = shape[0] // world_size + (1 if rank < shape[0] % world_size else 0)
     return (rows, *shape[1:])
+""",
+            ),
+            Wrong(
+                "Runs FSDP on processes to measure the shard: nothing predicted.",
+                hint="ran FSDP",
+                code="""\
+from torch.distributed.fsdp import fully_shard
+
+
+def fsdp_local_shape(shape, rank, world_size):
+    def local(r, size):
+        params = torch.nn.ParameterList([torch.nn.Parameter(torch.zeros(shape))])
+        fully_shard(params)
+        return tuple(params[0].to_local().shape)
+
+    return run_ranks(local, world_size, show_output=False)[rank]
 """,
             ),
             Wrong(

@@ -1,0 +1,298 @@
+"""grader/integrity.py without a notebook server: the Watch (what ran, below Python
+attributes), the snapshot that every check verifies (and puts back), and, in an in-process
+IPython shell, the guard that runs before each check cell."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import sys
+
+import pytest
+import torch
+
+from grader.integrity import Grading, _torch_wrapper_of, cell_names, sets_names, watching
+
+# --- Watch -------------------------------------------------------------------------------
+
+
+def test_watch_records_operations_torch_calls_and_code():
+    x = torch.ones(3, requires_grad=True)
+    with watching(globals()) as watch:
+        y = torch.broadcast_shapes((3, 1), (4,))
+        (x * 2).sum().backward()
+    assert y == (3, 4)
+    assert watch.ops["aten.mul.Tensor"] >= 1 and watch.grad_ops >= 1
+    assert "torch.functional:broadcast_shapes" in watch.anything()
+    assert watch.ran("torch._C._EngineBase.run_backward")  # the engine, whoever called it
+
+
+def test_plain_python_runs_nothing_a_watch_names():
+    with watching(globals()) as watch:
+        shape = (3, 4)
+        size = torch.Size([3, 4])
+        info = torch.finfo(torch.float16).max
+    assert shape == tuple(size) and info == 65504.0
+    assert watch.anything() == [] and not watch.ops
+
+
+def test_a_reference_taken_before_the_watch_still_runs_torchs_code():
+    from torch.nn.utils import clip_grads_with_norm_, get_total_norm  # as a learner's cell would, earlier
+
+    p = torch.nn.Parameter(torch.ones(3))
+    p.grad = torch.full((3,), 5.0)
+    with watching(globals()) as watch:
+        clip_grads_with_norm_([p], 1.0, get_total_norm([p.grad]))
+    assert watch.ran("torch.nn.utils.clip_grad")
+
+
+def test_private_kernels_show_up_as_operations():
+    param, grad = torch.zeros(3), torch.ones(3)
+    m, v, t = torch.zeros(3), torch.zeros(3), torch.ones(())
+    with watching(globals()) as watch:
+        torch._fused_adamw_(
+            [param],
+            [grad],
+            [m],
+            [v],
+            [],
+            [t],
+            lr=0.1,
+            beta1=0.9,
+            beta2=0.999,
+            weight_decay=0.0,
+            eps=1e-8,
+            amsgrad=False,
+            maximize=False,
+        )
+    assert watch.ran("aten._fused_adam") == ["aten._fused_adamw_.default"]
+
+
+def test_steps_grow_with_a_loop_and_not_with_broadcasting():
+    def looped(n):
+        return [torch.tensor(i) < 2 for i in range(n)]
+
+    def broadcast(n):
+        return torch.arange(n) < 2
+
+    def work(fn, n):
+        with watching(globals()) as watch:
+            fn(n)
+        return watch.steps, len(watch.outputs)
+
+    work(looped, 2), work(broadcast, 2)  # warm up torch's caches
+    assert work(looped, 3) != work(looped, 9)
+    assert work(broadcast, 3) == work(broadcast, 9)
+
+
+def test_a_watch_switched_off_inside_is_reported():
+    with pytest.raises(AssertionError, match="your code replaced the grader's record of the functions"):
+        with watching(globals()):
+            sys.setprofile(None)
+
+
+def test_watch_difference_counts_repeats():
+    def given():
+        return torch.arange(12).reshape(3, 4)
+
+    with watching(globals()) as template:
+        base = given()
+    with watching(globals()) as same:
+        base = given()
+    with watching(globals()) as more:
+        base = given()
+        base.t()
+    assert same - template == [] and "aten.t.default" in more - template and base.shape == (3, 4)
+
+
+# --- reading cells -------------------------------------------------------------------------
+
+
+def test_cell_names_are_what_a_cell_reads_without_defining_it():
+    loaded, stored = cell_names("import math\n_x = f(3)\ndef g(a):\n    return all(a) and _x and math.pi\n")
+    assert loaded == {"f", "all"} and {"math", "_x", "g", "a"} <= stored
+
+
+def test_sets_names_sees_assignments_and_changes():
+    names = ("shares_storage", "picked")
+    assert sets_names("picked = scores[rows, cols]", names) == {"picked"}
+    assert sets_names("shares_storage.update({'a': True})", names) == {"shares_storage"}
+    assert sets_names("shares_storage['a'] = True", names) == {"shares_storage"}
+    assert sets_names("print(picked.sum(), shares_storage['a'])", names) == set()
+
+
+def test_torch_may_wrap_its_own_functions_but_nobody_else_may():
+    def original():
+        return 1
+
+    import torch._compile
+
+    wrapped = torch._compile._disable_dynamo(original)
+    assert _torch_wrapper_of(wrapped, original)
+    assert not _torch_wrapper_of(functools.wraps(original)(lambda: 2), original)
+
+
+# --- the snapshot, without IPython -----------------------------------------------------------
+
+
+@pytest.fixture
+def namespace():
+    ns = {"torch": torch, "__builtins__": builtins}
+
+    def helper(x):
+        return x + 1
+
+    ns["helper"] = helper
+    ns["TABLE"] = {"a": lambda: 1}
+    ns["_grading"] = Grading(ns)
+    yield ns
+    ns["_grading"].problems()  # puts back whatever a test left changed
+
+
+def test_nothing_changed_nothing_found(namespace):
+    assert namespace["_grading"].problems({"torch", "helper", "all"}) == []
+
+
+def test_torch_functions_rebound_through_another_name_are_found_and_put_back(namespace):
+    real = torch.allclose
+    t = torch
+    t.allclose = lambda *args, **kwargs: True
+    found = namespace["_grading"].problems()
+    assert "torch.allclose" in found and torch.allclose is real
+
+
+def test_a_shadowed_builtin_is_found_only_where_the_check_uses_it(namespace):
+    namespace["all"] = lambda items: True
+    grading = namespace["_grading"]
+    assert grading.problems({"len"}) == []
+    assert grading.problems({"all"}) == ["the builtin all (with a variable or function of that name)"]
+    assert "all" not in namespace
+
+
+def test_builtins_themselves_are_watched(namespace):
+    real = builtins.isinstance
+    builtins.isinstance = lambda obj, kind: True
+    try:
+        assert "the builtin isinstance" in namespace["_grading"].problems()
+    finally:
+        builtins.isinstance = real
+
+
+def test_a_redefined_or_changed_helper_is_found_and_put_back(namespace):
+    grading, helper = namespace["_grading"], namespace["helper"]
+    namespace["helper"] = lambda x: 0
+    assert grading.problems({"helper"}) == ["helper, which the check uses (from the setup)"]
+    assert namespace["helper"] is helper
+    helper.__code__ = (lambda x: 0).__code__
+    assert grading.problems({"helper"}) and helper(1) == 2
+    namespace["TABLE"]["a"] = lambda: 2
+    assert grading.problems({"TABLE"}) and namespace["TABLE"]["a"]() == 1
+
+
+def test_the_grading_object_itself_is_watched(namespace):
+    grading = namespace["_grading"]
+    namespace["_grading"] = object()
+    assert "_grading, the checks' own references" in grading.problems()
+    assert namespace["_grading"] is grading
+
+
+def test_global_hooks_and_modes_left_active_are_found_and_removed(namespace):
+    torch.nn.modules.module.register_module_forward_pre_hook(lambda module, args: None)
+    torch.overrides.TorchFunctionMode().__enter__()
+    found = namespace["_grading"].problems()
+    assert any("global module hooks" in line for line in found)
+    assert any("TorchFunctionMode" in line for line in found)
+    assert not torch.nn.modules.module._global_forward_pre_hooks and not torch._C._len_torch_function_stack()
+
+
+def test_a_class_method_added_to_a_torch_class_is_found(namespace):
+    torch.nn.Sequential.__call__ = lambda self, *args: None
+    assert "torch.nn.modules.container.Sequential.__call__" in namespace["_grading"].problems()
+    assert "__call__" not in vars(torch.nn.Sequential)
+
+
+def test_passed_prints_the_line_and_verifies(namespace, capsys):
+    namespace["_grading"].passed("9.1")
+    assert capsys.readouterr().out == "Exercise 9.1 passed\n"
+    torch.equal = lambda a, b: True
+    with pytest.raises(AssertionError, match="your code replaced torch.equal"):
+        namespace["_grading"].passed("9.1")
+
+
+# --- in an IPython shell ---------------------------------------------------------------------
+
+SETUP = "import torch\nfrom grader.integrity import Grading\n_grading = Grading(globals(), record=('guess',))"
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell(SETUP)
+    yield shell
+    shell.user_ns["_grading"].problems()
+    InteractiveShell.clear_instance()
+
+
+def error_of(result) -> str:
+    error = result.error_before_exec or result.error_in_exec
+    return f"{type(error).__name__}: {error}" if error else ""
+
+
+def test_a_check_cell_runs_and_prints_its_line(shell, capsys):
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.1')")) == ""
+    assert "Exercise 9.1 passed" in capsys.readouterr().out
+
+
+def test_an_input_transformer_that_rewrites_the_check_is_caught(shell, capsys):
+    shell.run_cell(
+        "_shell = [v for k, v in globals().items() if k == 'get_' + 'ipython'][0]()\n"
+        "_shell.input_transformers_post.append(lambda lines: ['print(\"Exercise 9.2 passed\")\\n'] "
+        "if any('9.2' in line for line in lines) else lines)"
+    )
+    error = error_of(shell.run_cell("assert False, 'the real check'\n_grading.passed('9.2')"))
+    assert error.startswith("AssertionError: your code replaced IPython's input transformers")
+    assert "Exercise 9.2 passed" not in capsys.readouterr().out.splitlines()  # only in the traceback's code
+    assert shell.input_transformers_post == []  # put back: the next check runs as written
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.3')")) == ""
+
+
+def test_a_learners_cell_changing_torch_fails_the_next_check(shell):
+    shell.run_cell("T = torch\nT.equal = lambda a, b: True")
+    assert "your code replaced torch.equal" in error_of(shell.run_cell("_grading.passed('9.4')"))
+    assert (
+        error_of(shell.run_cell("assert not torch.equal(torch.ones(1), torch.zeros(1))\n_grading.passed('9.5')")) == ""
+    )
+
+
+def test_a_setup_helper_redefined_by_an_answer_is_caught(shell):
+    shell.run_cell("def reference(x):\n    return 2 * x\n\n\n_grading.keep()")
+    shell.run_cell("def reference(x):\n    return 3 * x")
+    error = error_of(shell.run_cell("assert reference(1) == 2\n_grading.passed('9.6')"))
+    assert "your code replaced reference, which the check uses" in error
+    assert shell.user_ns["reference"](1) == 2
+
+
+def test_what_ran_in_a_recorded_cell_is_kept(shell):
+    shell.run_cell("guess = (3, 4)")
+    assert shell.user_ns["_grading"].ran_while_setting("guess") == []
+    shell.run_cell("guess = tuple((torch.ones(3, 1) + torch.ones(4)).shape)")
+    assert "aten.add.Tensor" in shell.user_ns["_grading"].ran_while_setting("guess")
+
+
+def test_removing_the_graders_hooks_fails_the_next_check(shell):
+    shell.run_cell("[v for k, v in globals().items() if k == 'get_' + 'ipython'][0]().ast_transformers.clear()")
+    error = error_of(shell.run_cell("_grading.passed('9.7')"))
+    assert error.startswith("AssertionError: your code replaced") and "IPython's AST transformers" in error
+    assert error_of(shell.run_cell("_grading.passed('9.8')")) == ""  # put back for the checks that follow
+
+
+def test_running_the_setup_again_keeps_only_its_own_names(shell):
+    shell.run_cell("def answer(x):\n    return x")
+    shell.run_cell("T = torch\nT.equal = lambda a, b: True")
+    shell.run_cell(SETUP)  # the first cell run again
+    assert not torch.equal(torch.ones(1), torch.zeros(1))  # put back before the new snapshot was taken
+    shell.run_cell("def answer(x):\n    return 2 * x")  # an answer fixed after the setup ran again
+    assert error_of(shell.run_cell("assert answer(1) == 2\n_grading.passed('9.9')")) == ""
+    assert sum(type(t).__name__ == "_CheckGuard" for t in shell.ast_transformers) == 1
