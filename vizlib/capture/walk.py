@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
 from ..data import SavedTensor
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+
+# An autograd graph node (a tensor's grad_fn), or a leaf tensor that has none; autograd's
+# node classes are made in C++ and typed by nothing mypy can read.
+AutogradNode = Any
 
 
 @dataclass
@@ -34,7 +39,7 @@ class Walked:
         return fn.variable if type(fn).__name__ == "AccumulateGrad" else None
 
 
-def root_of(t: torch.Tensor):
+def root_of(t: torch.Tensor) -> AutogradNode:
     """What the walk starts from for tensor t: its grad_fn, or the tensor if it is a leaf."""
     if not isinstance(t, torch.Tensor):
         raise VizlibTypeError(f"vz.graph expected a tensor (or a function and its inputs), got {type(t).__name__}.")
@@ -115,13 +120,13 @@ def _as_ran(order: list, ran_at: dict) -> list:
     return result
 
 
-def _inputs(fn) -> list:
+def _inputs(fn: AutogradNode) -> list[AutogradNode]:
     if isinstance(fn, torch.Tensor):
         return []
     return [nxt for nxt, _ in fn.next_functions if nxt is not None]
 
 
-def output_meta(fn) -> tuple[tuple[int, ...] | None, str | None]:
+def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None]:
     """Shape and dtype of an op's (first) forward output, from the node's own metadata."""
     try:
         meta = fn._input_metadata[0]
@@ -136,7 +141,7 @@ def storage_key(t: torch.Tensor) -> tuple:
     return (str(t.device), s.data_ptr(), s.nbytes())
 
 
-def saved_tensors(fn) -> list[tuple[SavedTensor, tuple]]:
+def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
     """The tensors node ``fn`` saved for backward, read from its ``_saved_*`` attributes.
 
     Raises VizlibValueError if an earlier backward() already freed them.
