@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from typing import TypeGuard
 
 import torch
 from torch import nn
@@ -24,15 +25,18 @@ from ..data import GraphData, Node
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .record import ForwardRecorder, hook_backward
-from .summary import small_value, stats
+from .summary import Summaries, small_value, stats
 from .walk import Walked, output_meta, root_of, saved_tensors, walk
+
+# What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
+Params = dict | nn.Module | None
 
 
 def capture(
     target: object,
     args: tuple = (),
     kwargs: dict | None = None,
-    params: dict | nn.Module | None = None,
+    params: Params = None,
     grad_output: object = None,
     show_saved: bool = False,
 ) -> GraphData:
@@ -45,7 +49,7 @@ def capture(
                 "vz.graph(tensor) takes no further inputs; to record a call, "
                 "pass the function first: vz.graph(fn, x, w)."
             )
-        roots = list(target) if isinstance(target, (list, tuple)) else [target]
+        roots = [target] if isinstance(target, torch.Tensor) else list(target)
         g = _posthoc(roots, params, show_saved)
     elif callable(target):
         g = _recorded(target, args, kwargs, params, grad_output)
@@ -57,21 +61,21 @@ def capture(
     return g
 
 
-def _is_tensor_list(x) -> bool:
+def _is_tensor_list(x: object) -> TypeGuard[list[torch.Tensor] | tuple[torch.Tensor, ...]]:
     return isinstance(x, (list, tuple)) and len(x) > 0 and all(isinstance(t, torch.Tensor) for t in x)
 
 
 # ---------------------------------------------------------------- post-hoc
 
 
-def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> GraphData:
+def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> GraphData:
     w = walk([root_of(t) for t in roots])
     names = _param_names(params)
-    nodes, freed = [], False
+    nodes, freed, summaries = [], False, Summaries()
     for i, fn in enumerate(w.fns):
         leaf = w.leaf_tensor(i)
         if leaf is not None:
-            nodes.append(_leaf_node(i, leaf, names, leaf.grad))
+            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries))
             continue
         shape, dtype = output_meta(fn)
         node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
@@ -101,7 +105,7 @@ def _posthoc(roots: list[torch.Tensor], params, show_saved: bool) -> GraphData:
 # ---------------------------------------------------------------- recorded
 
 
-def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> GraphData:
+def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object) -> GraphData:
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
     param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
     param_names.update(_param_names(params))
@@ -130,7 +134,14 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params, grad_output) -> G
         _restore_buffers(buffers)
 
 
-def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, param_names: set[str]) -> GraphData:
+def _run_backward(
+    w: Walked,
+    outs: list[torch.Tensor],
+    seeds: list[torch.Tensor],
+    rec: ForwardRecorder,
+    names: dict,
+    param_names: set[str],
+) -> GraphData:
     leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
     edges_of: dict[int, list[tuple[int, int]]] = {}
     for src, dst, slot in w.edges:
@@ -141,11 +152,10 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
     for fn, r in rec.ops.items():
         if r.saved:
             r.saved = saved_tensors(fn) or r.saved
-    back, handles = hook_backward(w.fns, edges_of, rec.saved)
+    back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
+    leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     try:
-        leaf_grads = torch.autograd.grad(
-            outs, [w.leaf_tensor(i) for i in leaf_pos], seeds, retain_graph=True, allow_unused=True
-        )
+        leaf_grads = torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
     except RuntimeError as err:
         if "second time" in str(err) or "freed" in str(err):
             raise VizlibValueError(
@@ -162,7 +172,7 @@ def _run_backward(w: Walked, outs, seeds, rec: ForwardRecorder, names: dict, par
     nodes = []
     for i, fn in enumerate(w.fns):
         if i in grads:
-            nodes.append(_leaf_node(i, w.leaf_tensor(i), names, grads[i]))
+            nodes.append(_leaf_node(i, leaves[i], names, grads[i], rec.summaries))
             continue
         r = rec.ops.get(fn)
         if r is None:
@@ -233,7 +243,7 @@ def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dic
     id(tensor) -> name.
     """
 
-    def prepare(v):
+    def prepare(v: object) -> object:
         if isinstance(v, float):
             return torch.tensor(v, requires_grad=True)
         if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
@@ -257,7 +267,7 @@ def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dic
     return args, kwargs, names
 
 
-def _param_names(params) -> dict[int, str]:
+def _param_names(params: Params) -> dict[int, str]:
     if params is None:
         return {}
     if isinstance(params, nn.Module):
@@ -267,7 +277,8 @@ def _param_names(params) -> dict[int, str]:
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
-def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None) -> Node:
+def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None, summaries: Summaries) -> Node:
+    """A leaf's node; ``summaries`` knows a parameter's gradient from its TBackward node."""
     name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
     node = Node(
         id=i,
@@ -276,18 +287,18 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
         shape=tuple(leaf.shape),
         dtype=dtype_name(leaf.dtype),
         value=small_value(leaf),
-        value_stats=stats(leaf),
+        value_stats=summaries.stats(leaf),
     )
     if grad is not None:
-        node.grad, node.grad_stats = small_value(grad), stats(grad, extremes=False)
+        node.grad, node.grad_stats = small_value(grad), summaries.stats(grad, extremes=False)
     return node
 
 
-def _name(fn) -> str:
+def _name(fn: object) -> str:
     return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
 
 
-def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
+def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
     if grad_output is None:
         for t in outs:
             if t.numel() != 1:
@@ -298,9 +309,10 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
                     "or return a scalar such as y.sum()."
                 )
         return [torch.ones_like(t) for t in outs]
-    seeds = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
+    given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
+    seeds = [s for s in given if isinstance(s, torch.Tensor)]
     want = ", ".join(str(list(t.shape)) for t in outs)
-    if not all(isinstance(s, torch.Tensor) for s in seeds):
+    if len(seeds) != len(given):
         raise VizlibTypeError(
             f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
             f"of the result's shape ({want}); got {type(grad_output).__name__}."
@@ -313,7 +325,7 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output) -> list[torch.Tensor]:
 # ---------------------------------------------------------------- module state
 
 
-def _snapshot_buffers(*objs) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def _snapshot_buffers(*objs: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Copies of every module buffer, so a forward in train mode leaves no trace."""
     seen, saved = set(), []
     for m in objs:

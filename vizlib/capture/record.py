@@ -12,16 +12,18 @@ along each edge, and the order in which the engine ran it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
+from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.overrides import TorchFunctionMode
-from torch.utils._pytree import tree_leaves
+from torch.utils.hooks import RemovableHandle
 
 from ..data import ModuleSpec, SavedTensor, Stats, Value
 from ..text import dtype_name
-from .summary import small_value, stats
+from .summary import Summaries, small_value
 from .walk import storage_key
 
 # Calls that change their first argument in place but return nothing useful.
@@ -62,7 +64,7 @@ class SavedForBackward:
     the engine runs each device's nodes on its own thread).
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._local = threading.local()  # .unpacked: holders the running node unpacked
 
     def pack(self, t: torch.Tensor) -> _Held:
@@ -95,16 +97,18 @@ class ForwardRecorder(TorchFunctionMode):
         super().__init__()
         self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
         self.ops: dict = {}  # autograd node -> OpRecord
-        self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes
-        self._scope: list[str] = []
+        self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
+        self.summaries = Summaries()  # the statistics of this recording, forward and backward
+        self._scope: tuple[str, ...] = ()
         self._calls: dict = {}  # module -> how many times it has been entered
+        self._entered: dict[str, nn.Module] = {}  # path -> module, in the order they first ran
         self._packed: list[tuple[SavedTensor, tuple]] = []
-        self._hooks: list = []
+        self._hooks: list[RemovableHandle] = []
         self.saved = SavedForBackward()
         self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
 
     # -- context management: the function mode, the module hooks, the pack hook --
-    def __enter__(self):
+    def __enter__(self) -> ForwardRecorder:
         self._hooks = [
             register_module_forward_pre_hook(self._enter_module),
             register_module_forward_hook(self._leave_module, always_call=True),
@@ -112,28 +116,27 @@ class ForwardRecorder(TorchFunctionMode):
         self._saved_hooks.__enter__()
         return super().__enter__()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         try:
-            return super().__exit__(*exc)
+            super().__exit__(*exc)
         finally:
             self._saved_hooks.__exit__(*exc)
             for h in self._hooks:
                 h.remove()
+            # Read once the mode is off: inside it, every parameter's .shape is a torch call.
+            self.module_specs = {path: _spec(module) for path, module in self._entered.items()}
 
-    def _enter_module(self, module, args):
+    def _enter_module(self, module: nn.Module, args: object) -> None:
         # A module run several times (an RNN cell) is a separate box per call: one box for
         # all calls would draw a cycle.
         path = self.module_names.get(module) or type(module).__name__
         calls = self._calls[module] = self._calls.get(module, 0) + 1
         if calls == 1:
-            self.module_specs[path] = ModuleSpec(
-                type(module).__name__, tuple((name, tuple(p.shape)) for name, p in module.named_parameters())
-            )
-        self._scope.append(path if calls == 1 else f"{path} (call {calls})")
+            self._entered[path] = module
+        self._scope += (path if calls == 1 else f"{path} (call {calls})",)
 
-    def _leave_module(self, module, args, output):
-        if self._scope:
-            self._scope.pop()
+    def _leave_module(self, module: nn.Module, args: object, output: object) -> None:
+        self._scope = self._scope[:-1]
 
     def _pack(self, t: torch.Tensor) -> _Held:
         if t.untyped_storage().nbytes():
@@ -144,36 +147,58 @@ class ForwardRecorder(TorchFunctionMode):
         return self.saved.pack(t)
 
     # -- the op recording itself --
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self, func: Callable, types: object, args: Sequence = (), kwargs: dict | None = None
+    ) -> object:
         kwargs = kwargs or {}
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
-        for a in tree_leaves((args, kwargs)):
+        for a in _tensors((args, kwargs)):
             self.adopt(a)
         out = func(*args, **kwargs)
         name = getattr(func, "__name__", str(func)).strip("_")
-        produced = [args[0]] if name in _SETITEM and args else tree_leaves(out)
-        for t in produced:
+        for t in _tensors(args[0] if name in _SETITEM and args else out):
             self._record(t, name)
         return out
 
-    def adopt(self, t) -> None:
+    def adopt(self, t: torch.Tensor) -> None:
         """Record a tensor whose autograd node no call of ours produced (named by its node)."""
-        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
-            self._record(t, None)
+        self._record(t, None)
 
-    def _record(self, t, op: str | None) -> None:
-        if isinstance(t, torch.Tensor) and t.grad_fn is not None and t.grad_fn not in self.ops:
-            self.ops[t.grad_fn] = OpRecord(
+    def _record(self, t: torch.Tensor, op: str | None) -> None:
+        fn = t.grad_fn
+        if fn is not None and fn not in self.ops:
+            self.ops[fn] = OpRecord(
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
                 value=small_value(t),
-                value_stats=stats(t),
-                modules=tuple(self._scope),
+                value_stats=self.summaries.stats(t),
+                modules=self._scope,
                 saved=self._packed,
             )
             self._packed = []
+
+
+def _spec(module: nn.Module) -> ModuleSpec:
+    """What makes two modules the same block: the class and every parameter's name and shape."""
+    return ModuleSpec(type(module).__name__, tuple((name, tuple(p.shape)) for name, p in module.named_parameters()))
+
+
+def _tensors(tree: object) -> list[torch.Tensor]:
+    """The tensors in a call's arguments or results, in the order torch's pytree lists
+    them: inside tuples (named ones and torch.return_types too), lists and dict values.
+
+    The function mode runs this twice for every torch call; pytree's general walk cost
+    more than the rest of the mode together.
+    """
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, (tuple, list)):
+        return [t for item in tree for t in _tensors(item)]
+    if isinstance(tree, dict):
+        return [t for item in tree.values() for t in _tensors(item)]
+    return []
 
 
 @dataclass
@@ -181,19 +206,21 @@ class BackwardRecord:
     """What the backward pass reported: order of execution, gradients per node and per edge."""
 
     order: list[int] = field(default_factory=list)  # positions in Walked.fns
-    grads: dict[int, torch.Tensor] = field(default_factory=dict)  # small copies only
+    grads: dict[int, Value] = field(default_factory=dict)  # small copies only
     grad_stats: dict[int, Stats | None] = field(default_factory=dict)
     edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
 
 
 def hook_backward(
-    fns: list, edges_of: dict[int, list[tuple[int, int]]], saved: SavedForBackward
-) -> tuple[BackwardRecord, list]:
+    fns: list, edges_of: dict[int, list[tuple[int, int]]], saved: SavedForBackward, summaries: Summaries
+) -> tuple[BackwardRecord, list[RemovableHandle]]:
     """Put a pre-hook and a post-hook on every op node; return the record and the handles.
 
     ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
     post-hook can say which gradient went down which edge. The hooks also tell ``saved``
     when each node starts and ends, so that it can let go of what the node has used.
+    ``summaries`` reduces each gradient's memory once, however many nodes and edges it
+    passes through as a view.
     """
     rec = BackwardRecord()
     handles = []
@@ -201,30 +228,22 @@ def hook_backward(
         if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
             continue
 
-        def pre(grad_outputs, i=i):
+        def pre(grad_outputs: tuple[torch.Tensor | None, ...], i: int = i) -> None:
             saved.node_started()
             rec.order.append(i)
             g = grad_outputs[0] if grad_outputs else None
             if g is not None:
                 rec.grads[i] = small_value(g)
-                rec.grad_stats[i] = stats(g, extremes=False)
+                rec.grad_stats[i] = summaries.stats(g, extremes=False)
 
-        def post(grad_inputs, grad_outputs, i=i):
+        def post(
+            grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...], i: int = i
+        ) -> None:
             saved.node_done()
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
-                    rec.edge_norms[(src, i, slot)] = _norm(g)
+                    rec.edge_norms[(src, i, slot)] = summaries.norm(g)
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles
-
-
-def _norm(g: torch.Tensor) -> float:
-    """L2 norm of a gradient, in float32 at least (a float16 sum of squares overflows).
-
-    A complex gradient's norm is that of its magnitudes: casting it to float would drop
-    the imaginary part, and PyTorch would warn the learner about vizlib's own cast.
-    """
-    g = g.detach()
-    return torch.linalg.vector_norm(g.abs() if g.is_complex() else g.float()).item()
