@@ -54,7 +54,7 @@ import pytest
 
 from grader.processes import MARKER, kill_marked
 from grader.records import CellError, Fatal, Limit, RecordLine
-from grader.sandbox import KernelBox, exceeded
+from grader.sandbox import KernelBox, exceeded, kill_pids
 
 OUTPUT_WAIT = 15.0
 GRACE = OUTPUT_WAIT + 5.0
@@ -293,9 +293,5 @@ def _kill_group(folder: Path) -> None:
             return
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_pids(pids)
         time.sleep(0.02)

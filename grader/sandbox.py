@@ -345,11 +345,7 @@ class Cgroup:
             if self.version == 2 and kill.exists():
                 kill.write_text("1")
             else:
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                kill_pids(pids)
             time.sleep(0.02)
 
     def remove(self) -> None:
@@ -421,3 +417,12 @@ def fallback_note(sandbox: Sandbox) -> str | None:
         "no control group can be made here (not root, no delegated cgroup): memory is limited per "
         "process (RLIMIT_DATA) and processes by a watchdog, rather than per sandbox"
     )
+
+
+def kill_pids(pids: list[int]) -> None:
+    """SIGKILL each of these processes; one already gone is no error."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass

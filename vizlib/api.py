@@ -27,7 +27,8 @@ from .errors import VizlibError, VizlibValueError
 from .render import save, to_dot, to_svg
 from .transform import simplify
 
-# vz.graph's options and their defaults (the signature of ``graph`` below says the same).
+# vz.graph's options and their defaults (the signature of ``graph`` below says the same;
+# a test holds the two together).
 OPTIONS: dict[str, Any] = {
     "params": None,
     "grad_output": None,
@@ -91,42 +92,25 @@ def graph(
     (``vz.graph(f, x, 3.0)`` for ``def f(x, depth)``); passing it by keyword is refused.
     For a function that takes ``**kwargs``, such a keyword is vz.graph's option.
     """
+    options = {
+        "params": params,
+        "grad_output": grad_output,
+        "show_saved": show_saved,
+        "depth": depth,
+        "max_nodes": max_nodes,
+    }
     if callable(target):
-        options = {
-            "params": params,
-            "grad_output": grad_output,
-            "show_saved": show_saved,
-            "depth": depth,
-            "max_nodes": max_nodes,
-        }
         _refuse_clashes(target, args, options)
-    return graph_of_call(
-        target,
-        args,
-        kwargs,
-        params=params,
-        grad_output=grad_output,
-        show_saved=show_saved,
-        depth=depth,
-        max_nodes=max_nodes,
-    )
+    return graph_of_call(target, args, kwargs, options)
 
 
-def graph_of_call(
-    target: object,
-    args: tuple = (),
-    kwargs: dict | None = None,
-    *,
-    params: dict | nn.Module | None = None,
-    grad_output: object = None,
-    show_saved: bool = False,
-    depth: int | None = None,
-    max_nodes: int | None = 150,
-) -> Graph:
-    """``vz.graph`` with the call's arguments already apart from the options: what
-    ``vz.explore`` uses, so that a slider named ``depth`` is the function's ``depth``."""
-    data = capture(target, args, kwargs or {}, params, grad_output, show_saved)
-    return Graph.of(simplify(data, depth, max_nodes))
+def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, options: dict | None = None) -> Graph:
+    """``vz.graph`` with the call's arguments already apart from its ``options`` (a dict of
+    OPTIONS' names; the defaults where absent): what ``vz.explore`` uses, so that a slider
+    named ``depth`` is the function's ``depth``."""
+    o = OPTIONS | (options or {})
+    data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
+    return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
 
 
 def _refuse_clashes(fn: Any, args: tuple, options: dict[str, object]) -> None:

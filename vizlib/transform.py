@@ -82,21 +82,16 @@ def collapse(g: GraphData, depth: int) -> GraphData:
 
 def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_type: str | None, repeats: int) -> Node:
     out = [m for m in members if m.is_output] or [m for m in members if m.id in leaving] or members
-    rep = out[-1]
-    return Node(
+    # The box shows what leaves it: the shape, dtype, values and gradient of that member.
+    return replace(
+        out[-1],
         id=min(m.id for m in members),
         kind="module",
         name=name,
-        shape=rep.shape,
-        dtype=rep.dtype,
-        value=rep.value,
-        grad=rep.grad,
-        value_stats=rep.value_stats,
-        grad_stats=rep.grad_stats,
         saved_bytes=sum(m.saved_bytes for m in members),
-        op=rep.op,
+        saved=[],
         module=name,
-        modules=rep.modules[:depth] + (name,),
+        modules=out[-1].modules[:depth] + (name,),
         members=sum(m.members for m in members),
         module_type=module_type,
         repeats=repeats,
