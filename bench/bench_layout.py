@@ -333,6 +333,10 @@ What the numbers say (Graphviz 2.43; measured when this study was written, see t
 - The fast layout is a readable top-to-bottom picture: the main path of each block runs
   straight down the left, side branches (q/k/v, parameters) stand to its right, and it is
   narrower than the default layout, which drifts sideways block after block.
+- Found later, with Graphviz 14–16 (pygraphviz's wheel, WebAssembly; bench_renderers.py):
+  there `nslimit=0` no longer packs ranks to the left and the pictures come out about a
+  hundred times wider; `mclimit=0.01` keeps them narrow in every version for a little time,
+  so the fast layout includes it (the tables above may predate it: see their labels).
 """
 
 

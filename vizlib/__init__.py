@@ -8,6 +8,10 @@
     vz.grad_flow(model)           # which layers get (almost) no gradient
     vz.tensor_layout(t, t.T)      # storage, shape, strides, and the views that share it
     vz.float_bits(0.1)            # sign, exponent and mantissa bits in fp32, fp16 and bf16
+    vz.graph(gm) / vz.graph(ep)   # an FX GraphModule or a torch.export ExportedProgram, drawn alike
+    vz.compiled_graphs(fn, x)     # what torch.compile captured: one Graph per piece between graph breaks
+    vz.joint_graph(fn, x, w)      # AOTAutograd's forward and backward graphs, and what the forward saves
+    vz.renderer()                 # which Graphviz draws: "dot", "pygraphviz" or "browser"
 
 These names are the whole public API (the repository's docs/ARCHITECTURE.md maps the
 code). The stages behind them live in subpackages, data flowing one way:
@@ -17,15 +21,18 @@ transform.py (GraphData -> GraphData), render/ (GraphData -> DOT -> SVG), api.py
 (matplotlib figures).
 """
 
-from .api import Graph, graph
+from .api import Graph, compiled_graphs, graph, joint_graph
 from .data import Node, SavedTensor
 from .errors import VizlibError
 from .plots import GradFlowMonitor, float_bits, grad_flow, tensor_layout
+from .render import renderer
 from .views import explore, replay
 
 __all__ = [
     "graph",
     "Graph",
+    "compiled_graphs",
+    "joint_graph",
     "Node",
     "SavedTensor",
     "VizlibError",
@@ -35,4 +42,5 @@ __all__ = [
     "GradFlowMonitor",
     "tensor_layout",
     "float_bits",
+    "renderer",
 ]

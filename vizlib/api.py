@@ -15,16 +15,19 @@ function's argument instead, never silently taken for the option.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from torch import nn
 
-from .capture import capture
+from .capture import capture, capture_compiler_graph, is_compiler_graph
+from .capture import compiled_graphs as capture_compiled
+from .capture import joint_graph as capture_joint
 from .data import GraphData
 from .errors import VizlibError, VizlibValueError
-from .render import save, to_dot, to_svg
+from .render import save, to_dot, to_html, to_svg
 from .transform import simplify
 
 # vz.graph's options and their defaults (the signature of ``graph`` below says the same;
@@ -47,7 +50,7 @@ class Graph(GraphData):
         return to_dot(self)
 
     def to_svg(self) -> str:
-        """The picture as SVG text (needs Graphviz's ``dot`` program)."""
+        """The picture as SVG text (needs Graphviz: the ``dot`` program or pygraphviz; see ``vz.renderer()``)."""
         return to_svg(self)
 
     def save(self, path: str | Path) -> Path:
@@ -55,10 +58,12 @@ class Graph(GraphData):
         return save(self, Path(path))
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
+        # HTML, not image/svg+xml: JupyterLab shows an SVG image as an <img>, which has no
+        # tooltips; inline SVG has them (vizlib.render.inline). text/plain is what nbval compares.
         text = repr(self)
         try:
-            return {"image/svg+xml": self.to_svg(), "text/plain": text}
-        except VizlibError as err:  # e.g. no `dot`: still show the summary, and why no picture
+            return {"text/html": to_html(self), "text/plain": text}
+        except VizlibError as err:  # e.g. Graphviz failed: still show the summary, and why no picture
             return {"text/plain": f"{text}\n(no picture: {err})"}
 
     @classmethod
@@ -91,6 +96,14 @@ def graph(
     A parameter of ``target`` named like one of these options is passed by position
     (``vz.graph(f, x, 3.0)`` for ``def f(x, depth)``); passing it by keyword is refused.
     For a function that takes ``**kwargs``, such a keyword is vz.graph's option.
+
+    ``target`` may also be a graph PyTorch's compiler stack holds, drawn as it is (nothing
+    runs backward): a ``torch.fx.GraphModule`` (from ``torch.fx.symbolic_trace``, or what
+    ``torch.compile`` hands a backend), one node per FX node, shapes and dtypes from
+    ``node.meta`` or, given inputs (``vz.graph(gm, x)``), from running it once on them;
+    or a ``torch.export.ExportedProgram``, its inputs labelled user input, parameter,
+    buffer or constant, dynamic dimensions by their ``Dim`` name. ``depth``/``max_nodes``
+    apply; ``params``, ``grad_output`` and ``show_saved`` (autograd's) do not.
     """
     options = {
         "params": params,
@@ -99,6 +112,10 @@ def graph(
         "depth": depth,
         "max_nodes": max_nodes,
     }
+    if is_compiler_graph(target):
+        _refuse_autograd_options(target, options)
+        data = capture_compiler_graph(target, args, kwargs)
+        return Graph.of(simplify(data, depth, max_nodes))
     if callable(target):
         _refuse_clashes(target, args, options)
     return graph_of_call(target, args, kwargs, options)
@@ -145,6 +162,60 @@ def _refuse_clashes(fn: Any, args: tuple, options: dict[str, object]) -> None:
                 f"so vz.graph cannot tell which one {name}= is for."
             )
         raise VizlibValueError(f"{problem} To give {fn_name} its {name}, {how}.")
+
+
+def compiled_graphs(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> list[Graph]:
+    """The graphs ``torch.compile`` captures from ``fn(*args, **kwargs)``: one per piece
+    between graph breaks, in the order Dynamo compiled them.
+
+    Each is drawn like ``vz.graph(gm)`` draws an FX graph, and says why its piece ended:
+    ``g.break_reason`` (Dynamo's reason, e.g. "Unsupported Tensor.item() call ...";
+    None for the piece that ran to the return), a title such as "graph 1 of 3 — ended by:
+    ...", and notes with Dynamo's explanation and the line of ``fn`` that broke the graph.
+    A graph break costs a return to Python and a new graph: this shows where they are.
+
+    ``fn`` runs once, compiled with a backend that keeps the graphs and runs them
+    uncompiled (fast, no C++ compiler needed), on copies of the tensor arguments. Dynamo
+    is reset before and after, so caches left by earlier ``torch.compile`` calls are
+    dropped (a later compiled call compiles again). A function handed in already wrapped
+    by ``torch.compile`` is unwrapped. Errors of the compiler become a VizlibValueError
+    saying what to check; an exception ``fn`` raises itself propagates unchanged.
+    """
+    return [Graph.of(g) for g in capture_compiled(fn, args, kwargs)]
+
+
+def joint_graph(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Graph:
+    """AOTAutograd's view of ``fn(*args, **kwargs)``: the forward and backward graphs
+    (ATen ops) that ``torch.compile`` partitions a training step into, drawn as one
+    picture with a "forward" and a "backward" cluster.
+
+    The values the forward saves for the backward are backward leaves marked "saved"
+    (dashed orange edges cross from where the forward made them); ``g.saved`` lists them
+    as ``SavedTensor(name, shape, dtype, bytes)`` and ``g.saved_bytes`` sums them, to set
+    beside eager autograd's ``vz.graph(fn, x, show_saved=True).saved_bytes``: the
+    min-cut partition ``torch.compile`` uses recomputes cheap ops in the backward rather
+    than saving their results. The backward's other inputs are the gradients of the
+    results ("tangent"). Nodes carry ``part`` ("forward"/"backward").
+
+    Inputs are treated as ``vz.graph`` treats them (float tensors are copied and the copy
+    requires grad, Python floats become tensors); an ``nn.Module``'s parameters and
+    buffers are inputs named as in ``named_parameters()``. Nobody's ``.grad``, tensors
+    or buffers change. A function AOTAutograd cannot trace (e.g. ``.item()`` deciding an
+    ``if``) gets a VizlibValueError; an exception ``fn`` raises itself propagates.
+    """
+    return Graph.of(capture_joint(fn, args, kwargs))
+
+
+def _refuse_autograd_options(target: object, options: dict[str, object]) -> None:
+    """A compiler graph is drawn, not run backward: options about autograd's run are refused
+    rather than ignored, with the way to get autograd's picture instead."""
+    given = [k for k in ("params", "grad_output", "show_saved") if not _is_default(options[k], OPTIONS[k])]
+    if given:
+        raise VizlibValueError(
+            f"vz.graph({type(target).__name__}) draws the graph the compiler holds and runs no backward, "
+            f"so {', '.join(k + '=' for k in given)} does not apply. Leave it out; to see autograd's graph of "
+            "running the module, record a call: vz.graph(lambda x: module(x), x)."
+        )
 
 
 def _is_default(value: object, default: object) -> bool:

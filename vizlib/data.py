@@ -16,17 +16,24 @@ from dataclasses import dataclass, field
 from .text import fmt, fmt_value, human_bytes
 
 Value = float | int | bool | list | None
+# A tensor's shape: ints, or for a dimension a compiler keeps symbolic its name ("batch", "s0").
+Shape = tuple[int | str, ...]
 
 
 @dataclass(frozen=True)
 class Stats:
-    """Statistics of one tensor, enough for a tooltip and for NaN/Inf flags."""
+    """Statistics of one tensor, enough for a tooltip and for NaN/Inf flags.
+
+    A value has all of them; a gradient only its norm (the others None): the norm is what
+    tells a vanishing or exploding gradient, and a gradient's mean is mostly rounding noise
+    around zero.
+    """
 
     numel: int
-    mean: float
-    std: float
+    mean: float | None
+    std: float | None
     norm: float
-    min: float | None = None  # None where not computed (gradients: their norm is what matters)
+    min: float | None = None
     max: float | None = None
 
     @property
@@ -44,7 +51,7 @@ class SavedTensor:
     """One tensor an autograd node saved for backward (e.g. ``self`` of MulBackward0)."""
 
     name: str  # post-hoc: autograd's attribute ("self", "other", "result"); recorded: "input 0", "output", ...
-    shape: tuple[int, ...]
+    shape: Shape
     dtype: str
     bytes: int  # bytes of its storage, what saving it keeps alive
 
@@ -63,15 +70,15 @@ class Node:
     """One box in the picture: an autograd op, a leaf tensor, or a collapsed module.
 
     ``value`` and ``grad`` are exact copies for small tensors (a float for a scalar, a
-    nested list otherwise) and None for big ones, whose ``value_stats``/``grad_stats``
-    still say min, max, mean, std and norm. ``grad`` is the gradient of the result with
+    nested list otherwise) and None for big ones, whose ``value_stats`` still say min, max,
+    mean, std and norm, and ``grad_stats`` the gradient's norm. ``grad`` is the gradient of the result with
     respect to this node's output.
     """
 
     id: int
     kind: str  # "op", "leaf" or "module"
     name: str  # "MulBackward0", a parameter/argument name, or a module path
-    shape: tuple[int, ...] | None = None
+    shape: Shape | None = None
     dtype: str | None = None
     value: Value = None
     grad: Value = None
@@ -86,6 +93,9 @@ class Node:
     module_type: str | None = None  # module boxes: the class, e.g. "CausalSelfAttention"
     repeats: int = 1  # module boxes: identical blocks in a row drawn as this one ("Block ×12")
     is_output: bool = False
+    # Compiler graphs (FX, export, torch.compile, AOTAutograd) only:
+    role: str | None = None  # "input", "parameter", "buffer", "constant", "saved", "tangent", "output"
+    part: str | None = None  # joint graphs: "forward" or "backward"
 
     @property
     def nonfinite(self) -> bool:
@@ -113,6 +123,12 @@ class GraphData:
     notes: list[str] = field(default_factory=list)
     show_saved: bool = False
     module_specs: dict[str, ModuleSpec] = field(default_factory=dict)
+    # Compiler graphs only: a heading ("graph 1 of 3 — ended by: ..."), why a piece that
+    # torch.compile captured ended (None: it ran to the function's return), and the values a
+    # joint graph's forward saved for its backward (their bytes sum to ``saved_bytes``).
+    title: str | None = None
+    break_reason: str | None = None
+    saved: list[SavedTensor] = field(default_factory=list)
 
     def node(self, node_id: int) -> Node:
         """The node with this id."""
@@ -134,28 +150,46 @@ def summary_text(g: GraphData) -> str:
     counts = {k: sum(n.kind == k for n in g.nodes) for k in ("leaf", "op", "module")}
     plural = {"leaf": "leaves", "op": "ops", "module": "modules"}
     parts = ", ".join(f"{c} {k if c == 1 else plural[k]}" for k, c in counts.items() if c)
-    lines = [
+    lines = [] if g.title is None else [g.title]
+    lines += [
         f"Graph: {len(g.nodes)} nodes ({parts}), {len(g.edges)} edge{'s' if len(g.edges) != 1 else ''}, "
         f"saved for backward {human_bytes(g.saved_bytes)}"
     ]
     leaves = [n for n in g.nodes if n.kind == "leaf"]
     if len(leaves) <= _REPR_LEAVES:
         for n in leaves:
-            line = f"  {n.name}: {_describe(n.value, n.value_stats, n.shape)}"
+            role = f" ({n.role})" if n.role else ""
+            # Compiler graphs know shapes, not values: their dtype is worth a word.
+            line = f"  {n.name}{role}: {_describe(n.value, n.value_stats, n.shape, n.dtype if n.role else None)}"
             if n.grad is not None or n.grad_stats is not None:
-                line += f", grad {_describe(n.grad, n.grad_stats, n.shape)}"
+                line += f", grad {_describe(n.grad, n.grad_stats, n.shape, None)}"
             lines.append(line)
     for box in (n for n in g.nodes if n.repeats > 1):
         lines.append(f"  {box.name}: {box.module_type} ×{box.repeats} drawn as one box")
     for out in (n for n in g.nodes if n.is_output):
-        lines.append(f"  output {out.name}: {_describe(out.value, out.value_stats, out.shape)}")
+        what = _describe(out.value, out.value_stats, out.shape, None)
+        # A compiler graph's output node returns other nodes' values: name them.
+        part = f" ({out.part})" if out.part else ""
+        lines.append(f"  output{part}: {out.op}" if out.role == "output" else f"  output {out.name}: {what}")
+    if g.saved:
+        lines.append(f"  saved for backward: {', '.join(s.name for s in g.saved)}")
     lines += [f"  note: {note}" for note in g.notes]
     return "\n".join(lines)
 
 
-def _describe(value: Value, st: Stats | None, shape: tuple[int, ...] | None) -> str:
+def _describe(value: Value, st: Stats | None, shape: Shape | None, dtype: str | None) -> str:
+    """A value, its statistics, or (compiler graphs, complex tensors) its shape; ``dtype``
+    is named where only the shape is known."""
     if value is not None:
         return fmt_value(value)
     if st is not None:
-        return f"shape {list(shape or ())}, mean {fmt(st.mean)}, norm {fmt(st.norm)}"
-    return f"shape {list(shape)}" if shape is not None else "?"  # complex: no statistics
+        mean = f", mean {fmt(st.mean)}" if st.mean is not None else ""
+        return f"shape {_dims(shape or ())}{mean}, norm {fmt(st.norm)}"
+    if shape is None:
+        return "?"
+    return f"shape {_dims(shape)}" + (f" {dtype}" if dtype else "")
+
+
+def _dims(shape: Shape) -> str:
+    """[2, 3], or [batch, 3] where a dimension is symbolic (no quotes around its name)."""
+    return "[" + ", ".join(map(str, shape)) + "]"

@@ -1,5 +1,7 @@
 """Every bad input gets one clear vz.VizlibError that says what to do; learners' errors pass through."""
 
+import sys
+
 import pytest
 import torch
 
@@ -115,9 +117,11 @@ def test_params_of_the_wrong_type():
         vz.graph(lambda x: x.sum(), torch.ones(2), params=["x"])
 
 
-def test_missing_dot_program_says_how_to_install_graphviz(monkeypatch, tmp_path):
+def test_no_graphviz_at_all_says_how_to_install_it(monkeypatch, tmp_path):
     g = vz.graph(lambda x: (x * 3).sum(), torch.ones(2))
-    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` program
+    monkeypatch.setitem(sys.modules, "pygraphviz", None)  # and no pygraphviz: its import fails
+    monkeypatch.delenv("VIZLIB_RENDERER", raising=False)
     with pytest.raises(vz.VizlibError, match="Graphviz") as info:
         g.to_svg()
     assert "install" in str(info.value)
@@ -125,7 +129,8 @@ def test_missing_dot_program_says_how_to_install_graphviz(monkeypatch, tmp_path)
         g.save(tmp_path / "g.png")
     assert not (tmp_path / "g.png").exists()
     bundle = g._repr_mimebundle_()
-    assert "image/svg+xml" not in bundle and bundle["text/plain"].startswith(repr(g))
+    assert "image/svg+xml" not in bundle and bundle["text/plain"] == repr(g)
+    assert 'data-renderer="browser"' in bundle["text/html"], "Jupyter's front-end draws it instead"
     assert g.save(tmp_path / "g.dot").read_text() == g.to_dot(), ".dot needs no Graphviz"
 
 

@@ -2,9 +2,15 @@
 
 The only stage that touches autograd: ``walk`` reads the graph behind tensors,
 ``record`` watches a call's forward ops and backward nodes, ``summary`` reduces tensors
-to plain numbers at once, and ``build`` puts these together in ``capture``.
+to plain numbers at once, and ``build`` puts these together in ``capture``. Graphs the
+compiler stack holds are read, not recorded: ``fx`` (GraphModule, ExportedProgram),
+``compiled`` (the graphs torch.compile captures between graph breaks) and ``joint``
+(AOTAutograd's forward and backward graphs).
 """
 
 from .build import capture
+from .compiled import compiled_graphs
+from .fx import capture_compiler_graph, is_compiler_graph
+from .joint import joint_graph
 
-__all__ = ["capture"]
+__all__ = ["capture", "capture_compiler_graph", "compiled_graphs", "is_compiler_graph", "joint_graph"]

@@ -234,7 +234,7 @@ def hook_backward(
             g = grad_outputs[0] if grad_outputs else None
             if g is not None:
                 rec.grads[i] = small_value(g)
-                rec.grad_stats[i] = summaries.stats(g, extremes=False)
+                rec.grad_stats[i] = summaries.stats(g, gradient=True)
 
         def post(
             grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...], i: int = i

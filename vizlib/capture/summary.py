@@ -31,39 +31,49 @@ def small_value(t: torch.Tensor) -> Value:
 _CANCELLATION = 1 / 64
 
 
-def stats(t: torch.Tensor, extremes: bool = True) -> Stats | None:
-    """Mean, std and L2 norm (and min, max with ``extremes``) of a real tensor.
+def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
+    """Mean, std, L2 norm, min and max of a real tensor; of a gradient, its L2 norm only.
 
     None for empty or complex tensors. Recording a transformer summarises thousands of
     tensors, so this reads each one a few times with cheap kernels (sum, dot, aminmax)
     instead of std_mean, which on CPU is about sixty times slower than a sum, and makes
     no copy of it. The one-pass variance sum(x^2)/n - mean^2 cancels catastrophically
     for data far from zero (1000 + 0.01*noise would get std 0), so when the mean
-    dominates, the squares are summed again around the mean.
+    dominates, the squares are summed again around the mean. A gradient gets one pass, a
+    dot: its norm is what tells vanishing from exploding, and the sums and extremes of
+    every gradient cost GPT-12's recording about a tenth of a plain forward + backward
+    (bench/RESULTS.md).
     """
     if t.numel() == 0 or t.is_complex():
         return None
-    return _stats(_unexpanded(t.detach()), t.numel(), extremes)
+    return _stats(_unexpanded(t.detach()), t.numel(), gradient)
 
 
-def _stats(x: torch.Tensor, n: int, extremes: bool) -> Stats:
+def _stats(x: torch.Tensor, n: int, gradient: bool) -> Stats:
     """``stats`` of a tensor of ``n`` elements whose distinct elements are ``x``."""
     if x.dtype not in (torch.float32, torch.float64):
         x = x.float()
     flat = _flat(x)
-    parts = [flat.sum(), torch.dot(flat, flat), *(torch.aminmax(flat) if extremes else ())]
-    total, squares, *lo_hi = torch.stack(parts).tolist()
-    if math.isinf(squares) and flat.dtype == torch.float32:  # big finite values overflow float32
-        squares = torch.dot(flat.double(), flat.double()).item()
     repeat = n / x.numel()
-    total, squares = total * repeat, squares * repeat
+    if gradient:
+        return Stats(n, None, None, math.sqrt(_squares(flat, torch.dot(flat, flat).item()) * repeat))
+    total, squares, lo, hi = torch.stack([flat.sum(), torch.dot(flat, flat), *torch.aminmax(flat)]).tolist()
+    total, squares = total * repeat, _squares(flat, squares) * repeat
     mean = total / n
     variance = squares / n - mean * mean
     if math.isfinite(squares) and variance < _CANCELLATION * squares / n:
         d = flat - mean
         variance = torch.dot(d, d).item() * repeat / n
     std = math.sqrt(max(variance, 0.0)) if math.isfinite(squares) else math.nan
-    return Stats(n, mean, std, math.sqrt(squares), *lo_hi)
+    return Stats(n, mean, std, math.sqrt(squares), lo, hi)
+
+
+def _squares(flat: torch.Tensor, squares: float) -> float:
+    """The sum of squares ``squares`` that float32 computed, again in float64 where it
+    overflowed (finite values above about 1.8e19 square past float32's range)."""
+    if math.isinf(squares) and flat.dtype == torch.float32:
+        return torch.dot(flat.double(), flat.double()).item()
+    return squares
 
 
 def norm(g: torch.Tensor) -> float:
@@ -94,20 +104,20 @@ class Summaries:
     def __init__(self) -> None:
         self._done: dict[tuple, tuple[weakref.ref, Stats]] = {}
 
-    def stats(self, t: torch.Tensor, extremes: bool = True) -> Stats | None:
-        """``stats(t, extremes)``, computed once per memory and request."""
+    def stats(self, t: torch.Tensor, gradient: bool = False) -> Stats | None:
+        """``stats(t, gradient)``, computed once per memory and request."""
         if t.numel() == 0 or t.is_complex():
             return None
         x = _unexpanded(t.detach())
         memory = _memory(x)
         if memory is None:
-            return _stats(x, t.numel(), extremes)
+            return _stats(x, t.numel(), gradient)
         storage, elements = memory
-        key = elements + (t.numel(), extremes)
+        key = elements + (t.numel(), gradient)
         held = self._done.get(key)
         if held is not None and held[0]() is storage:
             return held[1]
-        result = self._done[key] = weakref.ref(storage), _stats(x, t.numel(), extremes)
+        result = self._done[key] = weakref.ref(storage), _stats(x, t.numel(), gradient)
         return result[1]
 
     def norm(self, g: torch.Tensor) -> float:
@@ -118,7 +128,7 @@ class Summaries:
         squares by ``dot`` is also the closer one in float32: for GPT-12's lm_head gradient
         (768,000 elements) it is 1.7e-5 off the float64 norm, ``vector_norm`` 1.1e-4.
         """
-        st = self.stats(g, extremes=False)
+        st = self.stats(g, gradient=True)
         return st.norm if st is not None else norm(g)
 
 

@@ -153,12 +153,12 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
         try:
             value = getattr(fn, attr)
         except RuntimeError as err:
-            if "freed" in str(err) or "second time" in str(err):
-                raise VizlibValueError(
-                    "The tensors this graph saved for backward were freed by an earlier backward(). "
-                    "Call backward(retain_graph=True) the first time, or recompute the result "
-                    "before drawing it with show_saved=True."
-                ) from None
+            raise_if_freed(
+                err,
+                "The tensors this graph saved for backward were freed by an earlier backward(). "
+                "Call backward(retain_graph=True) the first time, or recompute the result "
+                "before drawing it with show_saved=True.",
+            )
             raise
         items = value if isinstance(value, (tuple, list)) else (value,)
         name = attr.removeprefix("_saved_")
@@ -172,3 +172,10 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
                     )
                 )
     return found
+
+
+def raise_if_freed(err: RuntimeError, advice: str) -> None:
+    """Raise a VizlibValueError saying ``advice`` when ``err`` is autograd's error for a graph
+    whose saved tensors an earlier backward() already freed; return for any other error."""
+    if "freed" in str(err) or "second time" in str(err):
+        raise VizlibValueError(advice) from None

@@ -51,6 +51,9 @@ NO_GRAD_COLOUR = "tab:red"
 
 # Above this many parameters, only every k-th name is written on the axis.
 MAX_LABELS = 40
+# Widest figure, in inches: JupyterLab's output area is about 860 px and shows figures at
+# matplotlib's 100 dpi, so a wider one is scaled down and its 8 pt labels shrink to ~6 px.
+NOTEBOOK_WIDTH = 8.6
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,7 @@ def grad_flow(model: nn.Module) -> Figure:
     mean = np.where(mean == 0, bottom, mean)
     high = np.where(high == 0, bottom, high)
 
-    fig = plt.figure(figsize=(min(16.0, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
+    fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
     ax = fig.add_subplot()
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
@@ -312,7 +315,7 @@ class GradFlowMonitor:
         cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
         steps = grid.shape[1]
 
-        fig = plt.figure(figsize=(min(14.0, 5.0 + 0.05 * steps), min(12.0, 2.0 + 0.25 * len(self.layers))))
+        fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, 5.0 + 0.05 * steps), min(12.0, 2.0 + 0.25 * len(self.layers))))
         ax = fig.add_subplot()
         image = ax.imshow(
             np.ma.masked_invalid(grid),

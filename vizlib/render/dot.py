@@ -6,6 +6,11 @@ colour shows the dtype and a legend says which is which (so autocast is visible)
 that carried bigger gradients are drawn heavier; NaN or Inf anywhere turns a node red.
 Node names in DOT are ``n{id}`` from the Graph's counter, so the same Graph always gives
 the same text.
+
+Compiler graphs (FX, export, torch.compile, AOTAutograd) use the same conventions; a
+leaf says what it is (input, parameter, buffer, saved...), a joint graph draws its forward
+and backward halves as two clusters, and the edges that cross from one to the other (the
+values saved for backward) are dashed orange, like saved tensors in an autograd picture.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
-from ..data import GraphData, Node, Stats, Value
+from ..data import GraphData, Node, Shape, Stats, Value
 from ..text import fmt, fmt_value, human_bytes
 
 KIND_STYLE = {
@@ -29,6 +34,7 @@ DTYPE_COLOR = {
 }
 OTHER_DTYPE_COLOR = "#e5e7eb"
 CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
+SAVED_COLOR = "#e8590c"  # what is kept for backward: saved-tensor notes, forward -> backward edges
 # Graphviz's default layout grows superlinearly with what it lays out: the nodes, plus a
 # virtual node on every rank an edge skips. A deep network (GPT-96: 6k nodes, 10k laid
 # out, 38 s of `dot`) or a weight shared by every step of a loop (80 steps: 243 nodes,
@@ -36,9 +42,12 @@ CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
 # ranks in one pass, ``nslimit=0`` keeps each node at the leftmost x its rank allows, and
 # ``splines=line`` draws long edges straight instead of routing each through thousands of
 # boxes (0.5 s and 0.1 s). A chain of blocks comes out as a straight main path with side
-# branches to its right. bench/bench_layout.py has the measurements.
+# branches to its right. bench/bench_layout.py has the measurements. Graphviz 14-16 (the
+# pygraphviz wheel, WebAssembly) no longer packs ranks left under ``nslimit=0``: a GPT-96
+# came out 900 inches wide; ``mclimit=0.01`` (one short crossing-minimisation pass) keeps it
+# 10 inches wide in every version, for a few tenths of a second (bench/bench_renderers.py).
 FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used
-FAST_LAYOUT = "newrank=true, nslimit=0, splines=line"
+FAST_LAYOUT = "newrank=true, nslimit=0, splines=line, mclimit=0.01"
 
 
 def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | None = None) -> str:
@@ -56,7 +65,10 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
         '  node [fontname="Helvetica", fontsize=10, height=0.3, penwidth=1];',
         '  edge [arrowsize=0.6, color="#555555"];',
     ]
+    parts = list(dict.fromkeys(n.part for n in g.nodes if n.part))
     for n in g.nodes:
+        if n.part:  # drawn inside its part's cluster below
+            continue
         lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done)}];")
         if g.show_saved:
             for k, s in enumerate(n.saved):
@@ -64,12 +76,21 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
                     f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
                     f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];'
                 )
-                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="#e8590c"];')
+                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="{SAVED_COLOR}"];')
+    for part in parts:
+        lines.append(f'  subgraph cluster_{part} {{ label="{_esc(part)}"; color="#999999"; style=rounded;')
+        lines += [f"    n{n.id} [{_node_attrs(n, by_dtype, current, done)}];" for n in g.nodes if n.part == part]
+        lines.append("  }")
+    part_of = {n.id: n.part for n in g.nodes} if parts else {}
     for (src, dst), eg in zip(g.edges, g.edge_grads, strict=True):
-        lines.append(f"  n{src} -> n{dst}{_edge_attrs(eg, max_norm, done, dst)};")
+        crosses = part_of.get(src) != part_of.get(dst)
+        attrs = f' [style=dashed, color="{SAVED_COLOR}"]' if crosses else _edge_attrs(eg, max_norm, done, dst)
+        lines.append(f"  n{src} -> n{dst}{attrs};")
     if by_dtype:
         lines += _legend(dtypes)
-    if g.notes:
+    if g.title:  # a compiler graph's heading on top, its notes under it
+        lines.append(f'  label="{_esc(chr(10).join([g.title, *g.notes]))}"; labelloc=t; fontcolor="#333333";')
+    elif g.notes:
         lines.append(f'  label="{_esc(chr(10).join(g.notes))}"; labelloc=b; fontcolor="#666666";')
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -124,7 +145,9 @@ def _label(n: Node, show_grad: bool) -> str:
     """Short: name (a module box adds its class and size), shape (unless a scalar), value
     and grad for scalars."""
     lines = [n.name] if n.kind != "module" else [n.name, _module_line(n)]
-    scalar = n.shape == () or (n.shape is not None and math.prod(n.shape) == 1)
+    if n.kind == "leaf" and n.role:  # compiler graphs: input, parameter, buffer, saved...
+        lines.append(n.role + (f" · {human_bytes(n.saved_bytes)}" if n.role == "saved" else ""))
+    scalar = n.shape == () or (n.shape is not None and all(d == 1 for d in n.shape))
     if n.shape is not None and not scalar:
         lines.append(_shape(n.shape))
     if scalar and n.value is not None:
@@ -142,9 +165,11 @@ def _module_line(n: Node) -> str:
 
 def _tooltip(n: Node) -> str:
     """Everything known about the node: what hovering it in the SVG shows."""
-    lines = [f"{n.name} ({n.kind})"]
+    lines = [f"{n.name} ({n.role or n.kind})"]
+    if n.part:
+        lines.append(f"part: {n.part}")
     if n.op:
-        lines.append(f"forward: {n.op}")
+        lines.append(f"{'target' if n.role else 'forward'}: {n.op}")
     if n.kind == "module":
         lines.append(f"module: {n.module}, {_module_line(n)}")
     elif n.module:
@@ -167,8 +192,8 @@ def _tensor_lines(what: str, value: Value, st: Stats | None) -> list[str]:
     if value is not None:
         lines.append(f"{what}: {fmt_value(value)}")
     if st is not None:
-        extremes = f" min {fmt(st.min)} max {fmt(st.max)}" if st.min is not None and st.max is not None else ""
-        lines.append(f"{what}{extremes} mean {fmt(st.mean)} std {fmt(st.std)} norm {fmt(st.norm)}")
+        named = {"min": st.min, "max": st.max, "mean": st.mean, "std": st.std, "norm": st.norm}
+        lines.append(" ".join([what] + [f"{k} {fmt(v)}" for k, v in named.items() if v is not None]))
         if not st.finite:
             lines.append(f"{what} contains NaN or Inf")
     return lines
@@ -198,7 +223,7 @@ def _legend(dtypes: list[str]) -> list[str]:
     ]
 
 
-def _shape(shape: tuple[int, ...] | None) -> str:
+def _shape(shape: Shape | None) -> str:
     return "×".join(map(str, shape)) if shape else "scalar"
 
 

@@ -1,36 +1,20 @@
-"""Run Graphviz's ``dot`` program: DOT text -> SVG, PNG or PDF bytes, and files by suffix.
+"""DOT text -> SVG, PNG or PDF bytes, and files by suffix, through whichever Graphviz is here.
 
-The one place that starts a process. A missing ``dot`` or a failing one becomes a
-VizlibError that says how to install Graphviz, never a FileNotFoundError from deep
-inside ``subprocess``.
+``engines`` picks it (the ``dot`` program, else pygraphviz's bundled Graphviz). No Graphviz
+at all becomes a VizlibError that says how to install one, never a FileNotFoundError from
+deep inside ``subprocess``.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 from ..data import GraphData
-from ..errors import VizlibError, VizlibValueError
+from ..errors import VizlibValueError
 from .dot import to_dot
+from .engines import dot_to
 
 SUFFIX_FORMAT = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".dot": None}
-
-
-def dot_to(dot_source: str, fmt_name: str) -> bytes:
-    """Run Graphviz's ``dot`` on DOT text; bytes of the requested format."""
-    exe = shutil.which("dot")
-    if exe is None:
-        raise VizlibError(
-            "Graphviz's `dot` program was not found on PATH; vizlib needs it to draw. Install it: "
-            "`sudo apt-get install graphviz` (Debian/Ubuntu), `brew install graphviz` (macOS), or "
-            "`conda install -c conda-forge graphviz`; then restart the kernel. g.to_dot() works without it."
-        )
-    proc = subprocess.run([exe, f"-T{fmt_name}"], input=dot_source.encode(), capture_output=True)
-    if proc.returncode != 0:
-        raise VizlibError(f"Graphviz's dot failed: {proc.stderr.decode(errors='replace').strip()}")
-    return proc.stdout
 
 
 def to_svg(g: GraphData) -> str:

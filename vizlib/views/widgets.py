@@ -4,22 +4,26 @@ A widget only draws where a live widget front-end runs (JupyterLab, Notebook, VS
 notebook read on GitHub, or converted without its kernel, shows whatever else the output
 holds, so the live views add the current picture (``image/svg+xml``) and a one-line note
 with a deterministic text summary (``text/plain``, the part nbval compares) to the bundle.
+
+ipywidgets 8 asks a widget for ``_repr_mimebundle_``; ipywidgets 7 (Colab's) displays a
+widget itself in ``_ipython_display_`` and never asks, so under 7 ``StaticFallback`` takes
+over that method too, and both versions show the same bundle.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
-GRAPH_CLASS = "vizlib-graph"  # the stable CSS class browser tests and benchmarks look for
+import ipywidgets
+from IPython.display import display
 
+from ..render.inline import GRAPH_CLASS, svg_for_html
 
-def svg_for_html(svg: str) -> str:
-    """Graphviz's SVG document as an inline element that shrinks to the output's width."""
-    start = svg.index("<svg")
-    body = svg[start:]
-    return re.sub(r"<svg\b", '<svg style="max-width:100%;height:auto"', body, count=1)
+__all__ = ["GRAPH_CLASS", "svg_for_html", "error_html", "StaticFallback"]
+
+IPYWIDGETS_7 = hasattr(ipywidgets.Widget, "_ipython_display_")  # 8 replaced it by _repr_mimebundle_
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def error_html(message: str) -> str:
@@ -44,7 +48,17 @@ class StaticFallback:
         raise NotImplementedError
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict:
-        data = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]  # the widget's, next in the MRO
+        data: dict[str, Any]
+        if IPYWIDGETS_7:  # the widget's own part, as ipywidgets 7 writes it
+            data = {WIDGET_VIEW: {"version_major": 2, "version_minor": 0, "model_id": self.model_id}}  # type: ignore[attr-defined]
+        else:
+            data = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]  # the widget's, next in the MRO
         data["text/plain"] = self._static_text()
         data["image/svg+xml"] = self._static_svg()
         return data
+
+    if IPYWIDGETS_7:
+
+        def _ipython_display_(self, **kwargs: Any) -> None:
+            display(self._repr_mimebundle_(), raw=True)
+            self._handle_displayed(**kwargs)  # type: ignore[attr-defined]  # ipywidgets 7's on_displayed callbacks

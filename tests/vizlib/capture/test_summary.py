@@ -31,10 +31,10 @@ VIEWS = {
 def test_a_view_of_summarised_memory_gets_the_first_result_to_the_bit(view):
     t = torch.randn(6, 8) * 3 + 1
     m = Summaries()
-    first = m.stats(t, extremes=False)
-    again = m.stats(VIEWS[view](t), extremes=False)
+    first = m.stats(t, gradient=True)
+    again = m.stats(VIEWS[view](t), gradient=True)
     assert again is first, "summarised twice"
-    assert again == stats(VIEWS[view](t), extremes=False)
+    assert again == stats(VIEWS[view](t), gradient=True)
 
 
 def test_a_change_in_place_is_summarised_anew():
@@ -76,17 +76,28 @@ def test_an_expanded_tensor_and_its_distinct_elements_are_kept_apart():
     assert m.stats(one).numel == 1 and m.stats(one.expand(6)).numel == 6
 
 
-def test_requests_with_and_without_extremes_are_kept_apart():
+def test_a_value_and_a_gradient_over_the_same_memory_are_kept_apart():
     t = torch.randn(50)
     m = Summaries()
-    assert m.stats(t, extremes=False) == stats(t, extremes=False)
+    assert m.stats(t, gradient=True) == stats(t, gradient=True)
     assert m.stats(t) == stats(t) and m.stats(t).min is not None
+
+
+def test_a_gradient_is_summarised_by_its_norm_alone():
+    g = torch.randn(40, 30) * 1e-3
+    st = stats(g, gradient=True)
+    assert (st.mean, st.std, st.min, st.max) == (None, None, None, None) and st.numel == 1200
+    assert st.norm == pytest.approx(g.double().norm().item(), rel=1e-6)
+    assert not stats(torch.tensor([1.0, float("nan")] * 10), gradient=True).finite
+    assert not stats(torch.tensor([1.0, -float("inf")] * 10), gradient=True).finite
+    big = torch.full((20,), 1e20)  # its squares overflow float32: summed again in float64
+    assert stats(big, gradient=True).norm == pytest.approx(1e20 * 20**0.5, rel=1e-6)
 
 
 def test_an_edge_norm_is_the_norm_of_the_gradient_statistics():
     g = torch.randn(30, 40).t()
     m = Summaries()
-    assert m.norm(g) == stats(g, extremes=False).norm == m.stats(g, extremes=False).norm
+    assert m.norm(g) == stats(g, gradient=True).norm == m.stats(g, gradient=True).norm
     z = torch.tensor([3 + 4j, 0j])
     assert m.norm(z) == pytest.approx(5.0), "complex: the norm of the magnitudes"
     assert m.norm(torch.zeros(0)) == 0.0
@@ -135,16 +146,16 @@ def test_a_parameter_gradient_is_summarised_once(monkeypatch):
     reads = []
     compute = summary._stats
 
-    def counting(x, n, extremes):
-        reads.append((x.shape, extremes))
-        return compute(x, n, extremes)
+    def counting(x, n, gradient):
+        reads.append((x.shape, gradient))
+        return compute(x, n, gradient)
 
     monkeypatch.setattr(summary, "_stats", counting)
     layer = torch.nn.Linear(5, 3)
     g = vz.graph(lambda x: layer(x).sum(), torch.randn(2, 5), params=layer, max_nodes=None)
     (weight,) = g.find("weight")
     assert weight.grad_stats is not None
-    assert len([r for r in reads if r[1] is False and r[0].numel() == 15]) == 1, reads
+    assert len([r for r in reads if r[1] is True and r[0].numel() == 15]) == 1, reads
 
 
 def test_edge_norms_agree_with_the_gradient_the_edge_delivers():

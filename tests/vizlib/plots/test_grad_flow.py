@@ -291,3 +291,20 @@ def test_monitor_plot_before_any_step_says_how_to_record():
     with pytest.raises(vz.VizlibError, match=r"optimizer\.step\(\)|record\(\)"):
         mon.plot()
     mon.close()
+
+
+def test_monitor_labels_of_a_long_run_on_a_deep_model_stay_readable_at_the_notebook_width():
+    model = mlp(15)  # 32 rows of labels, about as many as a small GPT has
+    backward(model)
+    with GradFlowMonitor(model) as mon:
+        for _ in range(300):  # a long run: as wide as the notebook, not wider
+            mon.record()
+    fig = mon.plot()
+    shown_px = 860  # JupyterLab's output area: a wider figure is scaled down to it
+    scale = min(1.0, shown_px / (fig.get_figwidth() * fig.dpi))
+    labels = fig.axes[0].get_yticklabels()
+    assert len(labels) == 32
+    heights_px = [label.get_fontsize() / 72 * fig.dpi * scale for label in labels]
+    assert min(heights_px) >= 10
+    row_px = fig.axes[0].get_window_extent().height / 32 * scale
+    assert row_px >= max(heights_px)  # one row per label: they do not overlap

@@ -176,11 +176,11 @@ def test_repr_of_a_big_graph_stays_short():
     assert len(repr(g).splitlines()) <= 5, "no per-leaf lines for 41 leaves"
 
 
-def test_jupyter_bundle_has_svg_and_text():
+def test_jupyter_bundle_has_inline_svg_and_text():
     g = small_graph()
     bundle = g._repr_mimebundle_()
-    assert set(bundle) == {"image/svg+xml", "text/plain"}
-    assert "<svg" in bundle["image/svg+xml"] and bundle["text/plain"] == repr(g)
+    assert set(bundle) == {"text/html", "text/plain"}
+    assert "<svg" in bundle["text/html"] and bundle["text/plain"] == repr(g)
 
 
 def shared_weight_loop(x, w):

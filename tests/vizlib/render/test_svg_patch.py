@@ -3,6 +3,8 @@ result is what a fresh Graphviz run would draw."""
 
 from __future__ import annotations
 
+import pytest
+
 import vizlib as vz
 from vizlib.render.dot import to_dot
 from vizlib.render.graphviz import dot_to
@@ -15,7 +17,9 @@ def line(x, w, b):
     return w * x + b
 
 
-def test_patched_layout_draws_what_graphviz_draws(dot_runs):
+@pytest.mark.parametrize("renderer", ["dot", "pygraphviz"])  # Graphviz 2.4x and 14.x write their SVG alike
+def test_patched_layout_draws_what_graphviz_draws(dot_runs, monkeypatch, renderer):
+    monkeypatch.setenv("VIZLIB_RENDERER", renderer)
     cache = LayoutCache()
     for x, w in [(2.0, 3.0), (2.1, 3.0), (2.2, 2.8), (-3.5, 2.8), (10.25, -1.5), (0.0, -1.5)]:
         dot = to_dot(vz.graph(line, x=x, w=w, b=1.0))

@@ -1,0 +1,172 @@
+"""What ``torch.compile`` captured from one call: one FX graph per piece between graph breaks.
+
+Dynamo reads a function's bytecode and hands each stretch it could trace to a backend as
+an FX ``GraphModule``; where it cannot go on (a ``print``, a ``.item()`` that decides an
+``if``), the graph ends, that instruction runs in plain Python, and a new graph starts
+after it. vizlib compiles the call with a backend of its own that keeps each graph and
+the record Dynamo gives it of why it ended (``gm.compile_subgraph_reason``: the same
+record ``torch._dynamo.explain`` reports), and runs the graph as it is.
+
+Dynamo caches compiled code on the function's code object, so an earlier
+``torch.compile`` of the same function would hand back its cached graphs and none would
+reach this backend: Dynamo is reset before (and after, so that none of vizlib's graphs
+stay cached). The call runs on copies of the tensor arguments, with the RNG state and
+module buffers restored afterwards; Dynamo's own log of each break is held back while it
+runs, since the Graphs say the same.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch import fx
+from torch.utils._pytree import tree_map
+
+from ..data import GraphData
+from ..errors import VizlibTypeError, VizlibValueError
+from .build import _restore_buffers, _snapshot_buffers
+from .fx import graph_module_data
+
+
+def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
+    """One GraphData per graph Dynamo captured from ``fn(*args, **kwargs)``, in order, each
+    with its title ("graph 1 of 3 — ended by: ..."), ``break_reason`` and, as notes,
+    Dynamo's explanation and where in the learner's code the break was."""
+    fn = uncompiled(fn)
+    captured: list[tuple[fx.GraphModule, Any]] = []
+
+    def keep(gm: fx.GraphModule, example_inputs: list) -> Callable:
+        captured.append((gm, getattr(gm, "compile_subgraph_reason", None)))
+        return gm.forward
+
+    args, kwargs = tree_map(copy_tensor, (args, kwargs))
+    buffers = _snapshot_buffers(fn)
+    torch._dynamo.reset()
+    try:
+        with quiet_compiler(), torch.random.fork_rng(devices=[]):
+            torch.compile(fn, backend=keep)(*args, **kwargs)
+    except Exception as err:
+        raise_clearly(err, fn, "torch.compile")
+        raise
+    finally:
+        torch._dynamo.reset()
+        _restore_buffers(buffers)
+    if not captured:
+        raise VizlibValueError(
+            f"torch.compile captured no graph from {_name(fn)}: it ran no tensor operation Dynamo "
+            "could put in a graph. Pass a function that computes with tensors, and its tensor inputs."
+        )
+    positional = _positional_names(fn)
+    return [_piece(gm, reason, k + 1, len(captured), positional) for k, (gm, reason) in enumerate(captured)]
+
+
+def _piece(gm: fx.GraphModule, reason: Any, number: int, count: int, positional: list[str]) -> GraphData:
+    names = {}
+    for n in gm.graph.nodes:  # a module's inputs reach Dynamo as __call__(*args): L_args_0_
+        m = re.fullmatch(r"L_args_(\d+)_", str(n.target)) if n.op == "placeholder" else None
+        if m and int(m[1]) < len(positional):
+            names[n.name] = positional[int(m[1])]
+    g = graph_module_data(gm, names=names)
+    if reason is not None and reason.graph_break:
+        text = str(reason.reason).strip()
+        g.break_reason = text.splitlines()[0].strip()
+        if explanation := _explanation(text):
+            g.notes.append(explanation)
+        if reason.user_stack:
+            frame = reason.user_stack[-1]  # the learner's line (no file path: it is the machine's)
+            g.notes.append(f"the break is at line {frame.lineno} of {frame.name}: {(frame.line or '').strip()}")
+        g.title = f"graph {number} of {count} — ended by: {g.break_reason}"
+    else:
+        g.title = f"graph {number} of {count} — ended by: the function's return"
+    return g
+
+
+def _positional_names(fn: Callable) -> list[str]:
+    """The names of a module's forward arguments, by position (none for a function, whose
+    inputs Dynamo already names after its arguments)."""
+    if not isinstance(fn, torch.nn.Module):
+        return []
+    try:
+        params = inspect.signature(fn.forward).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def copy_tensor(v: object) -> object:
+    """A tensor copied with its requires_grad, so that nothing the call does reaches the caller's."""
+    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+        return v.detach().clone().requires_grad_(v.requires_grad)
+    return v
+
+
+def uncompiled(fn: object) -> Callable:
+    """The function itself, also when handed ``torch.compile(fn)``, whose compiled code would
+    bypass vizlib's backend."""
+    if not callable(fn):
+        raise VizlibTypeError(
+            f"Expected a function or an nn.Module to compile, got {type(fn).__name__}. "
+            "Pass the function and its inputs: vz.compiled_graphs(fn, x)."
+        )
+    inner = getattr(fn, "_orig_mod", None) or getattr(fn, "_torchdynamo_orig_callable", None)
+    return inner if callable(inner) else fn
+
+
+# Loggers of torch's compiler stack that report graph breaks and failed traces themselves.
+COMPILER_LOGGERS = ("torch._dynamo", "torch._subclasses", "torch._functorch", "torch.fx.experimental")
+
+
+@contextmanager
+def quiet_compiler() -> Iterator[None]:
+    """Hold back the compiler's own log of graph breaks and failed traces (tracebacks with
+    this machine's paths in them) while vizlib compiles: the Graphs, or vizlib's error,
+    say the same. Each logger's level is restored afterwards."""
+    loggers = [logging.getLogger(name) for name in COMPILER_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def raise_clearly(err: Exception, fn: object, what: str, hint: str = "") -> None:
+    """Raise a VizlibValueError for an error of torch's compiler (a class defined in torch),
+    with the error underneath it when torch wrapped one; return for any other error, which
+    is the learner's own and propagates unchanged."""
+    if not type(err).__module__.startswith("torch."):
+        return
+    detail = f"{type(err).__name__}: {_first_line(err)}"
+    if explanation := _explanation(str(err)):
+        detail += f" ({explanation})"
+    elif err.__cause__ is not None:
+        detail += f" ({type(err.__cause__).__name__}: {_first_line(err.__cause__)})"
+    raise VizlibValueError(
+        f"{what} failed on {_name(fn)}: {detail}. Check that {_name(fn)} runs on these inputs "
+        f"without {what}, and keep to tensor operations (no .item() or .tolist() deciding what runs "
+        f"next, no NumPy).{hint}"
+    ) from err
+
+
+def _explanation(text: str) -> str | None:
+    """The sentence after "Explanation:" in a Dynamo message, if it has one."""
+    for line in text.splitlines():
+        if line.strip().startswith("Explanation:"):
+            return line.strip().removeprefix("Explanation:").strip()
+    return None
+
+
+def _first_line(err: BaseException) -> str:
+    return (str(err).strip().splitlines() or [""])[0].rstrip(".")
+
+
+def _name(fn: object) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__

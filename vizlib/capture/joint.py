@@ -1,0 +1,177 @@
+"""AOTAutograd's view of a call: the forward and backward graphs it splits a computation into.
+
+``torch.compile`` does not run autograd op by op: AOTAutograd traces the forward and the
+backward together into one joint graph of ATen ops, then a partitioner cuts it in two.
+The forward returns the results plus the values the backward needs (what it *saves*);
+the backward takes those and the gradients of the results (``tangents_1``, ...). Which
+values are saved is the partitioner's choice: ``min_cut_rematerialization_partition``,
+the one ``torch.compile`` uses, saves few and recomputes cheap ops (``sin``, ``cos``) in
+the backward instead, so a compiled step often keeps less memory than eager autograd.
+
+vizlib runs ``functorch.compile.aot_function`` with that partitioner and two compilers of
+its own that keep the graphs and run them as they are, then asks for gradients once with
+``torch.autograd.grad`` (so nobody's ``.grad`` changes), because AOTAutograd compiles
+the backward only when it first runs. Inputs are treated as ``vz.graph`` treats them:
+float tensors that do not require grad are copied and the copy requires it, Python
+floats become 0-d tensors, so the two pictures of one function can be compared. An
+``nn.Module`` runs through ``torch.func.functional_call``, so its parameters and buffers
+are graph inputs named as in ``named_parameters()``.
+
+A saved value's bytes are its elements times their size, as the forward's metadata gives
+them; a saved view of a parameter (``t_3``, a transposed weight) counts in full, as eager
+autograd counts the parameter's storage it keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import fx, nn
+from torch.utils._pytree import tree_leaves
+
+from ..data import GraphData
+from ..errors import VizlibTypeError, VizlibValueError
+from .build import _prepare_inputs, _restore_buffers, _snapshot_buffers
+from .compiled import quiet_compiler, raise_clearly, uncompiled
+from .fx import graph_module_data, saved_tensor
+
+
+def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
+    """The forward and backward graphs of ``fn(*args, **kwargs)`` as AOTAutograd partitions
+    them, in one GraphData: forward nodes with ``part="forward"``, backward nodes with
+    ``part="backward"``, each saved value a backward leaf with role "saved" joined by an
+    edge to the forward node that made it, and ``saved``/``saved_bytes`` filled in."""
+    if not callable(fn):
+        raise VizlibTypeError(
+            f"Expected a function or an nn.Module, got {type(fn).__name__}. "
+            "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
+        )
+    fn = uncompiled(fn)
+    args, kwargs, arg_names = _prepare_inputs(fn, args, kwargs)
+    names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
+    call, call_args = fn, args
+    if isinstance(fn, nn.Module):
+        params, buffers = dict(fn.named_parameters()), dict(fn.named_buffers())
+        names |= {id(t): (n, "parameter") for n, t in params.items()}
+        names |= {id(t): (n, "buffer") for n, t in buffers.items()}
+        call, call_args = _functional(fn), (params, buffers, *args)
+    placeholder_names = {}
+    placeholder_roles = {}
+    for k, leaf in enumerate(tree_leaves((call_args, kwargs))):
+        if id(leaf) in names:
+            placeholder_names[f"primals_{k + 1}"], placeholder_roles[f"primals_{k + 1}"] = names[id(leaf)]
+
+    forward, backward = _partition(fn, call, call_args, kwargs)
+    fw = graph_module_data(forward, names=placeholder_names, roles=placeholder_roles, part="forward")
+    saved_names = {p: placeholder_names.get(p, p) for p in _saved(backward)}
+    bw_roles = {p: "saved" for p in saved_names} | {
+        p: "tangent" for p in _placeholders(backward) if p not in saved_names
+    }
+    bw = graph_module_data(backward, names=saved_names, roles=bw_roles, first_id=len(fw.nodes), part="backward")
+    g = GraphData(nodes=fw.nodes + bw.nodes, edges=fw.edges + bw.edges, edge_grads=fw.edge_grads + bw.edge_grads)
+
+    fw_id = {n.name: fw.nodes[k].id for k, n in enumerate(forward.graph.nodes)}
+    for k, n in enumerate(backward.graph.nodes):
+        node = bw.nodes[k]
+        if node.role == "saved":
+            node.saved = [saved_tensor(node)]
+            node.saved_bytes = node.saved[0].bytes
+            g.saved.append(node.saved[0])
+            if n.name in fw_id:  # forward -> backward: what crosses is what is saved
+                g.edges.append((fw_id[n.name], node.id))
+                g.edge_grads.append(None)
+    g.saved_bytes = sum(s.bytes for s in g.saved)
+    bw.nodes[-1].op = _gradients(forward, backward, placeholder_names)
+    g.title = "AOTAutograd's forward and backward graphs (min-cut partition, as torch.compile uses)"
+    return g
+
+
+def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tuple[fx.GraphModule, fx.GraphModule]:
+    """Run the call through aot_function; the forward and backward graphs it compiled."""
+    # Imported here: AOTAutograd brings Dynamo with it, seconds that `import vizlib` need not pay.
+    from torch._functorch.aot_autograd import aot_function, make_boxed_func
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    graphs: dict[str, fx.GraphModule] = {}
+
+    def keep(which: str) -> Callable:
+        def compiler(gm: fx.GraphModule, example_inputs: list) -> Callable:
+            graphs[which] = gm
+            return make_boxed_func(gm.forward)
+
+        return compiler
+
+    compiled = aot_function(call, keep("forward"), keep("backward"), partition_fn=min_cut_rematerialization_partition)
+    buffers = _snapshot_buffers(fn)
+    try:
+        with quiet_compiler(), torch.random.fork_rng(devices=[]), torch.enable_grad():
+            result = compiled(*call_args, **kwargs)
+            outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+            if not outs or "forward" not in graphs:
+                raise VizlibValueError(
+                    f"{_name(fn)} returned no tensor that depends on its inputs, so AOTAutograd made no "
+                    "backward graph. Return a tensor computed from the inputs (or the module's parameters)."
+                )
+            wrt = [t for t in tree_leaves((call_args, kwargs)) if isinstance(t, torch.Tensor) and t.requires_grad]
+            torch.autograd.grad(outs, wrt, [torch.ones_like(t) for t in outs], allow_unused=True)
+    except VizlibValueError:
+        raise
+    except Exception as err:
+        hint = (
+            f" AOTAutograd traces it as one graph; vz.compiled_graphs({_name(fn)}, ...) shows where "
+            "torch.compile splits it."
+        )
+        raise_clearly(err, fn, "AOTAutograd", hint)
+        raise
+    finally:
+        _restore_buffers(buffers)
+    if "backward" not in graphs:
+        raise VizlibValueError(
+            f"AOTAutograd made no backward graph for {_name(fn)}: no input requires grad. "
+            "Pass float tensor inputs (vizlib makes copies of them require grad) or a module with parameters."
+        )
+    return graphs["forward"], graphs["backward"]
+
+
+def _gradients(forward: fx.GraphModule, backward: fx.GraphModule, names: dict[str, str]) -> str:
+    """What the backward returns, said as gradients: one per forward input, in order
+    ("grad of x: mul_5, grad of w: mul_3"), none for an input that needs none."""
+    inputs = _placeholders(forward)
+    output = next(n for n in backward.graph.nodes if n.op == "output")
+    results = output.args[0] if isinstance(output.args[0], (tuple, list)) else output.args
+    said = [
+        f"grad of {names.get(p, p)}: {r.name}" for p, r in zip(inputs, results, strict=False) if isinstance(r, fx.Node)
+    ]
+    return "returns " + ", ".join(said)
+
+
+def _placeholders(gm: fx.GraphModule) -> list[str]:
+    return [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+
+
+def _saved(backward: fx.GraphModule) -> list[str]:
+    """The backward's inputs that the forward saved: all but the gradients of the results
+    (``tangents_*``), each named like the forward node that made it."""
+    return [p for p in _placeholders(backward) if not p.startswith("tangents_")]
+
+
+def _named(arg_names: dict[int, str], args: tuple, kwargs: dict) -> list[tuple[str, torch.Tensor]]:
+    """(name, tensor) for the call's tensor arguments, by the names ``_prepare_inputs`` gave them."""
+    return [
+        (arg_names[id(t)], t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) in arg_names
+    ]
+
+
+def _functional(module: nn.Module) -> Callable:
+    """``module`` as a function of its parameters and buffers, so they become graph inputs."""
+
+    def call(params: dict, buffers: dict, *args: Any, **kwargs: Any) -> Any:
+        return torch.func.functional_call(module, (params, buffers), args, kwargs)
+
+    return call
+
+
+def _name(fn: object) -> str:
+    return getattr(fn, "__name__", None) or type(fn).__name__
