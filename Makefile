@@ -1,23 +1,26 @@
 # Two commands do all the set-up:
 #   make lab   create .venv, install everything, open the course in JupyterLab
 #   make test  the same set-up, then every test
-# A second run skips what is already installed (a stamp per extras set).
+# A second run skips what is already installed (a stamp per extras set and torch build).
+# PyTorch's build: TORCH=cpu (default, a 190 MB download) or TORCH=cuda (PyPI's CUDA build, several GB),
+# e.g. `make lab TORCH=cuda`; scripts/python_env.sh says where each comes from.
 
 VENV   ?= .venv
+TORCH  ?= cpu
 PY     := $(VENV)/bin/python
 
 .PHONY: lab test lint bench setup-lab setup-test notebooks release clean
 
 setup-lab:
 	@scripts/system_deps.sh lab
-	@scripts/python_env.sh $(VENV) course
+	@scripts/python_env.sh $(VENV) course $(TORCH)
 
 setup-test:
 	@scripts/system_deps.sh test
-	@scripts/python_env.sh $(VENV) course,test
+	@scripts/python_env.sh $(VENV) course,test $(TORCH)
 
 lab: setup-lab
-	@$(PY) scripts/lab.py course
+	@$(PY) scripts/lab.py . --open course/00_welcome.ipynb
 
 test: setup-test lint
 	$(PY) -m pytest

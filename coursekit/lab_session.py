@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]  # the checkout this package is insta
 LAB_SCRIPT = REPO / "scripts" / "lab.py"
 WAIT_MS = 60_000
 URL_LINE = re.compile(
-    r"(http://127\.0\.0\.1:\d+)/lab\?token=([\w-]{16,})"
+    r"(http://127\.0\.0\.1:\d+)(/lab(?:/tree/\S+)?)\?token=([\w-]{16,})"
 )  # not JupyterLab's own masked "token=..." line
 # No "get Jupyter news?" toast (it shows even with news_url=None), no update check.
 LAB_SETTINGS = {
@@ -72,6 +72,7 @@ def free_port() -> int:
 class Lab:
     url: str  # http://127.0.0.1:PORT
     token: str
+    landing: str  # the path of the printed URL: /lab, or /lab/tree/NOTEBOOK with --open
     folder: Path  # what the server serves
     proc: subprocess.Popen  # scripts/lab.py
     log: Path
@@ -98,19 +99,21 @@ def sandbox_env(sandbox: Path) -> dict[str, str]:
 
 
 @contextmanager
-def lab_server(folder: Path, sandbox: Path) -> Iterator[Lab]:
-    """JupyterLab serving ``folder``, started by scripts/lab.py; stopped (by its handle) after."""
+def lab_server(folder: Path, sandbox: Path, open_first: str | None = None) -> Iterator[Lab]:
+    """JupyterLab serving ``folder``, started by scripts/lab.py (``--open open_first`` if given);
+    stopped (by its handle) after."""
     log = sandbox / "lab.log"
+    extra = ["--open", open_first] if open_first else []
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, str(LAB_SCRIPT), str(folder), "--port", str(free_port()), "--no-browser"],
+            [sys.executable, str(LAB_SCRIPT), str(folder), "--port", str(free_port()), "--no-browser", *extra],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=sandbox_env(sandbox),
         )
         try:
-            url, token = _wait_for_url(proc, log)
-            yield Lab(url=url, token=token, folder=folder, proc=proc, log=log)
+            url, landing, token = _wait_for_url(proc, log)
+            yield Lab(url=url, token=token, landing=landing, folder=folder, proc=proc, log=log)
         finally:
             proc.terminate()  # lab.py passes it on to JupyterLab
             try:
@@ -120,11 +123,11 @@ def lab_server(folder: Path, sandbox: Path) -> Iterator[Lab]:
                 proc.wait()
 
 
-def _wait_for_url(proc: subprocess.Popen, log: Path) -> tuple[str, str]:
+def _wait_for_url(proc: subprocess.Popen, log: Path) -> tuple[str, str, str]:
     deadline = time.monotonic() + WAIT_MS / 1000
     while time.monotonic() < deadline and proc.poll() is None:
         if m := URL_LINE.search(log.read_text()):
-            return m.group(1), m.group(2)
+            return m.group(1), m.group(2), m.group(3)
         time.sleep(0.2)
     raise RuntimeError(f"scripts/lab.py printed no URL within {WAIT_MS // 1000} s:\n{log.read_text()[-3000:]}")
 

@@ -1,4 +1,11 @@
-"""Open a folder of the course in JupyterLab, safely: `make lab` runs `python scripts/lab.py course`.
+"""Open the course in JupyterLab, safely: `make lab` runs
+`python scripts/lab.py . --open course/00_welcome.ipynb`.
+
+It serves the repository's top folder, so a chapter's "Next: exercises/..." link opens
+the exercise notebook (served from course/ alone, the link led nowhere). Before starting, it
+trusts the course's own notebooks (course/, exercises/, solutions/): JupyterLab shows
+stored SVG and HTML outputs only from trusted notebooks, so without this a chapter
+opened fresh shows the text fallback of each graph instead of its picture.
 
 Why a script and not a bare `jupyter lab`: the server must listen on 127.0.0.1 only, with
 token authentication on and a fresh random token that never appears on the command line
@@ -20,12 +27,14 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 DEFAULT_PORT = 8888
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 120
+COURSE_FOLDERS = ("course", "exercises", "solutions")  # the notebooks the course ships, trusted at start
 
 
 def port_is_free(port: int) -> bool:
@@ -52,7 +61,36 @@ def has_display() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def lab_command(folder: Path, port: int, open_browser: bool) -> list[str]:
+def trust_course_notebooks(folder: Path) -> int:
+    """Sign the notebooks in ``folder``'s course folders as trusted; how many were signed.
+
+    Signatures go to the Jupyter data directory the server reads (``JUPYTER_DATA_DIR``);
+    the notebooks themselves are not written. A learner's own later outputs are trusted
+    anyway (their kernel made them). A file that does not read as a notebook is left
+    untrusted with a note, and the Lab still starts (it shows what is wrong when opened).
+    """
+    import nbformat  # here, not at the top: `--help` and argument errors stay instant
+    from nbformat.sign import NotebookNotary
+
+    notary = NotebookNotary()
+    signed = 0
+    for path in sorted(p for name in COURSE_FOLDERS for p in (folder / name).glob("*.ipynb")):
+        try:
+            notebook = nbformat.read(path, as_version=nbformat.NO_CONVERT)
+        except Exception as err:  # any reason a file is not a notebook: not JSON, not UTF-8, unreadable
+            print(f"Not trusting {path.relative_to(folder)}: it does not read as a notebook ({err})", file=sys.stderr)
+            continue
+        notary.sign(notebook)
+        signed += 1
+    return signed
+
+
+def lab_path(notebook: str | None) -> str:
+    """The Lab's URL path that opens ``notebook`` (relative to the served folder), or the Lab itself."""
+    return f"/lab/tree/{urllib.parse.quote(notebook)}" if notebook else "/lab"
+
+
+def lab_command(folder: Path, port: int, open_browser: bool, notebook: str | None = None) -> list[str]:
     """The JupyterLab command line; it holds no secret (the token travels in the environment)."""
     cmd = [
         sys.executable,
@@ -63,6 +101,7 @@ def lab_command(folder: Path, port: int, open_browser: bool) -> list[str]:
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={folder}",
         f"--ServerApp.open_browser={open_browser}",
+        f"--LabApp.default_url={lab_path(notebook)}",  # where the browser lands
         # No news feed, no update check, no extension listing fetched from PyPI.
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -87,8 +126,13 @@ def wait_until_ready(proc: subprocess.Popen, url: str, token: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Open a course folder in JupyterLab on 127.0.0.1 with a random token.")
-    parser.add_argument("folder", type=Path, help="the folder to open, e.g. course")
+    parser = argparse.ArgumentParser(description="Open the course in JupyterLab on 127.0.0.1 with a random token.")
+    parser.add_argument("folder", type=Path, help="the folder to serve: the repository's top folder, `.`")
+    parser.add_argument(
+        "--open",
+        metavar="NOTEBOOK",
+        help="the notebook to open first, relative to folder, e.g. course/00_welcome.ipynb",
+    )
     parser.add_argument(
         "--port",
         type=int,
@@ -100,9 +144,9 @@ def main(argv: list[str] | None = None) -> int:
 
     folder = args.folder.resolve()
     if not folder.is_dir():
-        parser.error(
-            f"{args.folder} is not a folder; run it from the repository root, e.g. `python scripts/lab.py course`"
-        )
+        parser.error(f"{args.folder} is not a folder; run it from the repository root, e.g. `python scripts/lab.py .`")
+    if args.open and not (folder / args.open).is_file():
+        parser.error(f"--open {args.open}: no such notebook in {folder}; give a path relative to the folder served")
     if args.port is not None and not port_is_free(args.port):
         parser.error(f"port {args.port} is already in use; pick another with --port, or leave it out to get a free one")
     port = args.port or (DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port())
@@ -110,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
     token = secrets.token_urlsafe(24)
     env = {**os.environ, "JUPYTER_TOKEN": token}
     url = f"http://{HOST}:{port}"
-    proc = subprocess.Popen(lab_command(folder, port, open_browser=has_display() and not args.no_browser), env=env)
+    if trusted := trust_course_notebooks(folder):
+        print(f"Trusted the course's {trusted} notebooks: their stored pictures show before you run them.", flush=True)
+    open_browser = has_display() and not args.no_browser
+    proc = subprocess.Popen(lab_command(folder, port, open_browser, args.open), env=env)
     # A `kill` of this script stops the server too; Ctrl-C reaches both, and JupyterLab
     # handles it itself (it asks for confirmation), so this script just keeps waiting.
     signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
@@ -119,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"\n    JupyterLab is serving {folder}\n"
                 f"    Open this URL in your browser (the token is the password):\n\n"
-                f"        {url}/lab?token={token}\n\n"
+                f"        {url}{lab_path(args.open)}?token={token}\n\n"
                 f"    Stop it with Ctrl-C (twice).\n",
                 flush=True,
             )

@@ -1,18 +1,63 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install the project with the given extras.
-#   scripts/python_env.sh VENV EXTRAS      e.g. scripts/python_env.sh .venv course,test
-# Skips the install when pyproject.toml has not changed since the last one for these extras.
+#   scripts/python_env.sh VENV EXTRAS [TORCH]      e.g. scripts/python_env.sh .venv course,test cpu
+# TORCH chooses PyTorch's build (`make lab TORCH=cuda`); the version is the course's pin in pyproject.toml.
+#   cpu   (the default) the CPU-only wheel, a 190 MB download, from PyTorch's CPU index, which pip
+#         prefers to PyPI's. Where that index cannot be reached, the pip index you configured
+#         must offer the CPU build: the install is checked, and stops with a message if not.
+#   cuda  PyPI's own wheel: on Linux x86_64 that is the CUDA build, which pulls NVIDIA's CUDA
+#         libraries (several GB); it uses an NVIDIA GPU when the machine has one and a driver.
+# Skips the install when pyproject.toml has not changed since the last one for these extras
+# and this build.
 set -euo pipefail
-venv=$1 extras=$2
-stamp="$venv/.installed-${extras//,/-}"
+venv=$1 extras=$2 torch=${3:-cpu}
+cpu_index=https://download.pytorch.org/whl/cpu
+stamp="$venv/.installed-${extras//,/-}-torch-$torch"
+
+case $torch in
+  cpu) ;;
+  cuda)
+    if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
+      echo "TORCH=cuda: PyPI has CUDA builds of PyTorch for Linux x86_64 only; here use TORCH=cpu (the default)." >&2
+      exit 2
+    fi ;;
+  *) echo "TORCH=$torch: choose TORCH=cpu (the default) or TORCH=cuda, e.g. make lab TORCH=cuda" >&2; exit 2 ;;
+esac
+version=$(sed -n 's/^ *"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)
+[ -n "$version" ] || { echo "pyproject.toml pins no torch==VERSION in the course extra" >&2; exit 2; }
 
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ]; then exit 0; fi
 
+# "2.13.0 cpu", "2.13.0 cuda", or "none" when torch is not installed.
+installed_torch() {
+  "$venv/bin/python" -c 'import torch; print(torch.__version__.split("+")[0], "cuda" if torch.version.cuda else "cpu")' \
+    2>/dev/null || echo none
+}
+
 echo "Installing the course's Python packages into $venv (first time: a few minutes)..."
 "$venv/bin/python" -m pip install -q --upgrade pip
-# torch first and pinned: a CPU wheel of exactly this version, never the CUDA bundle.
-"$venv/bin/python" -m pip install -q "torch==2.13.0"
+# torch first, pinned and of the chosen build: later installs then find it already there.
+have=$(installed_torch)
+if [ "$have" != "$version $torch" ]; then
+  index=()
+  if [ "$torch" = cpu ]; then
+    if "$venv/bin/python" -c "import urllib.request as u; u.urlopen('$cpu_index/torch/', timeout=10)" 2>/dev/null; then
+      index=(--extra-index-url "$cpu_index")  # its +cpu wheel outranks PyPI's CUDA build
+    else
+      echo "Cannot reach $cpu_index: taking torch $version from your configured pip index."
+    fi
+  fi
+  [ "$have" = none ] || "$venv/bin/python" -m pip uninstall -q -y torch  # another version or build
+  "$venv/bin/python" -m pip install -q ${index[@]+"${index[@]}"} "torch==$version"
+  have=$(installed_torch)
+  if [ "$have" != "$version $torch" ]; then
+    echo "Asked for the $torch build of torch $version, but pip installed: $have." >&2
+    echo "Your pip configuration (see \`pip config list\`) offers that build first; point it at" >&2
+    echo "the index you want, or choose the other build: make lab TORCH=$([ "$torch" = cpu ] && echo cuda || echo cpu)" >&2
+    exit 1
+  fi
+fi
 "$venv/bin/python" -m pip install -q -e ".[${extras}]"
 # Build matplotlib's font cache once, outside the notebooks (it prints while it does).
 "$venv/bin/python" -c "import matplotlib.pyplot" >/dev/null 2>&1

@@ -28,3 +28,15 @@ def lab(tmp_path_factory):
     shutil.copytree(REPO / "course", folder, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     with lab_server(folder, sandbox) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def repo_lab(tmp_path_factory):
+    """JupyterLab as `make lab` opens it: the top folder (a copy of course/, exercises/ and
+    solutions/), landing on the welcome chapter, the course's notebooks trusted."""
+    sandbox = tmp_path_factory.mktemp("repo-lab")
+    root = sandbox / "repo"
+    for name in ("course", "exercises", "solutions"):
+        shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    with lab_server(root, sandbox, open_first="course/00_welcome.ipynb") as server:
+        yield server

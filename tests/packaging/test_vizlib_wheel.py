@@ -1,0 +1,112 @@
+"""vizlib in someone else's project: the wheel built from this repository installs into a
+clean venv that has nothing but torch, brings its own small dependencies (resolved by pip
+as usual, none of the course's pins), and draws a graph.
+
+The clean venv sees torch (and what torch needs) through symlinks into the project's venv
+instead of a second gigabyte copy (tests/packaging/venvs.py); everything else pip installs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import zipfile
+from email.parser import Parser
+from pathlib import Path
+
+import pytest
+import tomllib
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from coursekit.lab_session import REPO
+
+from .venvs import closure, link_distributions, make_venv, pip_install
+
+PACKAGES = {"vizlib", "grader", "coursekit"}  # pyproject's [tool.setuptools.packages.find]
+DRAW = """
+import json, torch, vizlib as vz
+g = vz.graph(lambda x, w, b: torch.tanh(w * x + b), 2.0, 0.5, -0.3)
+print(json.dumps({"vizlib": vz.__file__, "torch": torch.__file__, "svg": g.to_svg(), "text": repr(g)}))
+"""
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The wheel, built from a copy of what it is made of (the checkout gets no build/ folder)."""
+    root = tmp_path_factory.mktemp("wheel")
+    src = root / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    for name in sorted(PACKAGES):
+        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # The project's own setuptools builds it (no isolated build env to download); its
+    # dependencies are not needed to build a pure-Python wheel.
+    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(root), str(src)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=300)
+    [built] = root.glob("*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def clean_venv(wheel, tmp_path_factory) -> Path:
+    """A venv with torch only, then `pip install` of the wheel; its python."""
+    root = tmp_path_factory.mktemp("clean")
+    link_distributions(closure(["torch"]).values(), root / "torch-only")
+    python = make_venv(root / "venv", see=[root / "torch-only"])
+    installed = pip_install(python, str(wheel))
+    assert installed.returncode == 0, installed.stderr[-3000:]
+    return python
+
+
+def wheel_metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as zf:
+        [meta] = [n for n in zf.namelist() if n.endswith(".dist-info/METADATA")]
+        return zf.namelist(), Parser().parsestr(zf.read(meta).decode())
+
+
+def test_wheel_holds_the_packages_not_the_course(wheel):
+    names, _ = wheel_metadata(wheel)
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == PACKAGES
+    assert "vizlib/py.typed" in names
+    assert not [n for n in names if n.endswith(".ipynb")]
+
+
+def test_wheel_requires_only_vizlibs_own_dependencies(wheel):
+    _, meta = wheel_metadata(wheel)
+    reqs = [Requirement(line) for line in meta.get_all("Requires-Dist")]
+    always = {canonicalize_name(r.name): r for r in reqs if not r.marker or "extra" not in str(r.marker)}
+    declared = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert set(always) == {canonicalize_name(Requirement(line).name) for line in declared}
+    assert not {"jupyterlab", "pytest", "nbval", "playwright"} & set(always)  # the course's, behind extras
+    torch_req = always["torch"]
+    assert not any(spec.operator == "==" for spec in torch_req.specifier), "a library must not pin torch"
+    assert torch_req.specifier.contains("2.13.0") and "ipywidgets>=7.7" in str(always["ipywidgets"])
+
+
+def test_wheel_draws_a_graph_in_a_venv_with_only_torch(clean_venv, tmp_path):
+    done = subprocess.run([str(clean_venv), "-c", DRAW], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout)
+    venv = clean_venv.parent.parent
+    assert Path(got["vizlib"]).is_relative_to(venv / "lib"), got["vizlib"]  # the wheel's, not the checkout's
+    assert "torch-only" in got["torch"]  # torch was not installed again
+    assert got["svg"].lstrip().startswith(("<?xml", "<svg")) and "TanhBackward0" in got["svg"]
+    assert got["text"].startswith("Graph: 6 nodes (3 leaves, 3 ops)")
+
+
+def test_clean_venv_got_no_course_packages(clean_venv):
+    listed = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(clean_venv), "list", "--format=json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    installed = {canonicalize_name(p["name"]): p["version"] for p in json.loads(listed.stdout)}
+    assert {"numpy", "matplotlib", "ipywidgets"} <= set(installed)
+    assert installed["torch"] == __import__("torch").__version__  # the one it already had
+    assert not {"jupyterlab", "pytest", "nbval", "tqdm", "playwright"} & set(installed)  # the course's
