@@ -24,9 +24,11 @@ spellings; this module is what the checks themselves rely on:
   clip_grad_norm_, no collective, no search, no loop) are checked from a ``Watch``
   (``with _grading.watch() as watch:`` around the call): a record of what actually ran
   below Python attributes, the aten and c10d operations (a ``TorchDispatchMode``) and the
-  Python and C functions of torch, NumPy and coursekit that executed (``sys.setprofile``).
-  A reference captured before the check, or a private entry point, runs the same code and
-  shows up all the same;
+  Python and C functions of torch, NumPy and coursekit that executed (``sys.setprofile``),
+  in the calling thread and in every thread started after the setup (a ``threading.Thread``,
+  a ``concurrent.futures`` pool: both are thread-local, so each such thread records for
+  itself while a Watch runs). A reference captured before the check, or a private entry
+  point, runs the same code and shows up all the same;
 - predictions that must be made without running anything are answers that are not
   functions: ``Grading(globals(), record=("shape_a", ...))`` records, with a Watch, every
   cell that sets one of these names, and the check reads ``ran_while_setting(...)``.
@@ -42,10 +44,12 @@ making them lie, and turns each into a clear failure of the task that did it.
 
 from __future__ import annotations
 
+import _thread
 import ast
 import builtins
 import os
 import sys
+import threading
 import types
 import warnings
 from collections import Counter
@@ -76,6 +80,8 @@ _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open", "_dh", "_i
 # lists, dicts, which change legitimately) the checks rely on; those not imported yet when
 # the snapshot is taken are left out.
 WATCHED_MODULES = (
+    "_thread",
+    "threading",
     "math",
     "copy",
     "io",
@@ -213,9 +219,12 @@ class _OpRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
         kwargs = kwargs or {}
-        self.watch._op(func, args, torch.is_grad_enabled())
+        watch = self.watch
+        if not watch._active:  # another thread's recorder, left until that thread runs again
+            return func(*args, **kwargs)
+        watch._op(func, args, torch.is_grad_enabled())
         out = func(*args, **kwargs)
-        self.watch._output(func, out)
+        watch._output(func, out)
         return out
 
 
@@ -248,6 +257,7 @@ class Watch:
     _mode: _OpRecorder | None = field(default=None, repr=False)
     _profile: Callable[..., None] | None = field(default=None, repr=False)
     _previous_profile: Any = field(default=None, repr=False)
+    _active: bool = field(default=False, repr=False)
 
     # -- reading the record ------------------------------------------------------------
     def ran(self, *prefixes: str) -> list[str]:
@@ -292,7 +302,8 @@ class Watch:
                 elif event == "call" and frame.f_code.co_name == "<module>":
                     self._importing.append(frame)
                 return
-            if event == "call" and frame.f_code.co_name == "<module>":
+            # (A recorded cell's own code runs as a '<module>' in the notebook's namespace: not an import.)
+            if event == "call" and frame.f_code.co_name == "<module>" and frame.f_globals is not self.namespace:
                 self._importing.append(frame)
                 return
             if event == "call":
@@ -316,15 +327,22 @@ class Watch:
             pass
 
     def start(self) -> None:
+        _install_thread_hooks()
         self._mode = _OpRecorder(self)
         self._mode.__enter__()
         self._previous_profile = sys.getprofile()
         self._profile = self._on_event
+        self._active = True
+        _WATCHING.append(self)
         sys.setprofile(self._profile)
 
     def stop(self) -> None:
         profiled = sys.getprofile() is self._profile
         sys.setprofile(self._previous_profile)
+        self._active = False
+        _WATCHING[:] = [w for w in _WATCHING if w is not self]
+        if threading._profile_hook is not None:
+            self.tampered = "the grader's record of what runs in other threads (threading.setprofile)"
         mode = self._mode
         current = torch.utils._python_dispatch._get_current_dispatch_mode()
         if mode is not None and current is mode:
@@ -349,6 +367,67 @@ class Watch:
         self.stop()
         if self.tampered and kind is None:
             raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
+
+
+# --------------------------------------------------------------------------------------
+# Threads: what the notebook's code runs in a thread of its own is recorded too
+# --------------------------------------------------------------------------------------
+# A dispatch mode and sys.setprofile see only their own thread, so an answer could run a
+# forbidden operation in a threading.Thread or a concurrent.futures pool. Every thread
+# started once the hooks are in (by the first setup cell) runs `_in_thread` as its profile
+# function: while a Watch records, that thread enters a recorder of its own for it and its
+# calls go into the same record.
+
+_WATCHING: list[Watch] = []  # the watches recording now
+_THREAD = threading.local()  # in another thread: the (watch, recorder) pairs it has entered
+
+
+def _in_thread(frame: types.FrameType, event: str, arg: Any) -> None:
+    """The profile function of the threads started after `_install_thread_hooks`."""
+    try:
+        entered: list[tuple[Watch, _OpRecorder]] | None = getattr(_THREAD, "entered", None)
+        if not _WATCHING and not entered:
+            return
+        if entered is None:
+            entered = _THREAD.entered = []
+        if not all(watch._active for watch, _ in entered):  # a watch has stopped: leave its recorder
+            for watch, mode in reversed(entered):
+                if not watch._active and torch.utils._python_dispatch._get_current_dispatch_mode() is mode:
+                    mode.__exit__(None, None, None)
+            entered[:] = [(watch, mode) for watch, mode in entered if watch._active]
+        for watch in _WATCHING:
+            if not any(w is watch for w, _ in entered):
+                mode = _OpRecorder(watch)
+                mode.__enter__()
+                entered.append((watch, mode))
+            if event == "c_call" and arg in (sys.setprofile, sys.settrace):
+                watch.tampered = "the grader's record of what runs in other threads (sys.setprofile in a thread)"
+            watch._on_event(frame, event, arg)
+    except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
+        pass
+
+
+def _watched_start(start: Callable[..., int]) -> Callable[..., int]:
+    """``_thread.start_new_thread`` whose threads run `_in_thread` as their profile function."""
+
+    def start_new_thread(function: Callable[..., Any], args: tuple, kwargs: dict | None = None) -> int:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            sys.setprofile(_in_thread)
+            return function(*args, **kwargs)
+
+        return start(run, args, kwargs or {})
+
+    start_new_thread._grader_hook = True  # type: ignore[attr-defined]
+    return start_new_thread
+
+
+def _install_thread_hooks() -> None:
+    """Every thread started from now on, by threading (Thread, concurrent.futures) or by
+    _thread directly, is watched while a Watch records (once per process)."""
+    for owner, name in ((_thread, "start_new_thread"), (_thread, "start_new"), (threading, "_start_new_thread")):
+        start = getattr(owner, name, None)
+        if start is not None and not getattr(start, "_grader_hook", False):
+            setattr(owner, name, _watched_start(start))
 
 
 # --------------------------------------------------------------------------------------
@@ -693,6 +772,7 @@ class Grading:
         # ipykernel swaps builtins.input (and getpass) for each cell, to forward them to the notebook.
         self._builtins = {k: v for k, v in vars(builtins).items() if not _plain_data(v) and k not in KERNEL_BUILTINS}
         self._builtins_module = namespace.get("__builtins__", builtins)
+        _install_thread_hooks()  # before the snapshot: replacing them is then caught like the rest
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # reading deprecated names (torch.distributed.reduce_op) warns
             self._owners = _owners()

@@ -4,9 +4,10 @@
 - the instructor's solutions score full marks, untouched exercises score zero;
 - for every task, the other correct answer in answers/ passes and each typical wrong one
   fails with the message meant for it. Wrong answers go into submissions "wrong-0",
-  "wrong-1", ...: the k-th wrong answer of every task that has one, the instructor's
-  answer elsewhere (one failing task does not hide the others);
-- tampering with the checks changes no grade;
+  "wrong-1", ...: the k-th wrong answer of every task that has one, no answer elsewhere
+  (each task's check stands alone, so one failing task hides no other);
+- tampering with the checks changes no grade ("wrong-0" is tampered and earns nothing;
+  the first chapter also grades its right answers tampered, and they earn full marks);
 - an infinite loop and a killed kernel each cost only their own task;
 - a wrong answer that deadlocks (its `why` says so) fails its own task, through the
   check's time limit, and every other task of that submission still passes;
@@ -87,20 +88,24 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
         "untouched": exercise,
         "emptied": with_answers(exercise, chapter, emptied),
         "alternative": with_answers(exercise, chapter, {n: task.alternative for n, task in tasks.items()}),
-        "tampered_right": tamper(with_answers(exercise, chapter, right), chapter),
-        "tampered_wrong": tamper(with_answers(exercise, chapter, first_wrong), chapter),
+        # Every wrong answer's verdict is read from a tampered notebook: its checks edited,
+        # deleted, untagged and renamed must not change what it earns.
+        "wrong-0": tamper(with_answers(exercise, chapter, first_wrong), chapter),
     }
-    for k in range(max(len(task.wrong) for task in tasks.values())):
+    for k in range(1, max(len(task.wrong) for task in tasks.values())):
+        # A task with fewer wrong answers is left unanswered here: its check fails at once
+        # instead of running the right answer again (chapter 05's start processes).
         submissions[f"wrong-{k}"] = with_answers(
             exercise,
             chapter,
-            {number: task.wrong[k].code if k < len(task.wrong) else right[number] for number, task in tasks.items()},
+            {number: task.wrong[k].code if k < len(task.wrong) else emptied[number] for number, task in tasks.items()},
         )
     for _, number, k in (d for d in DEADLOCKS if d[0] == name):
         submissions[f"deadlock-{number}"] = with_answers(
             exercise, chapter, {**right, number: tasks[number].wrong[k].code}
         )
     if name == CHAPTERS[0]:
+        submissions["tampered_right"] = tamper(with_answers(exercise, chapter, right), chapter)
         first, second = chapter.tasks[0].number, chapter.tasks[1].number
         submissions["lost"] = with_answers(
             exercise, chapter, {**right, first: "while True:\n    pass", second: "import os\nos._exit(1)"}
@@ -187,11 +192,13 @@ class ChapterTests:
         reason = next(t["reason"] for t in graded.entries[label]["tasks"] if t["task"] == number)
         assert reason == "check_failed", (reason, message)
 
-    def test_tampering_changes_no_grade(self, graded):
+    def test_tampered_checks_earn_a_wrong_answer_nothing(self, graded):
+        """wrong-0 is tampered (its first check edited into a bare success line, its second
+        deleted): every task still fails, each with its own check's message (the test above)."""
         name = self.name
-        result = graded
-        assert result.verdicts(f"{name}-tampered_wrong") == result.verdicts(f"{name}-wrong-0")
-        assert result.verdicts(f"{name}-tampered_right") == result.verdicts(f"{name}-solutions")
+        verdicts = graded.verdicts(f"{name}-wrong-0")
+        assert list(verdicts) == list(ANSWERS[name])
+        assert not any(passed for passed, _ in verdicts.values()), verdicts
 
     def test_grading_leaves_submissions_untouched_and_reports_failure(self, graded):
         result = graded
@@ -229,6 +236,9 @@ class DeadlockTests:
 
 class FirstChapterTests:
     """The first chapter's grading also carries a lost kernel and a mixed-up file."""
+
+    def test_tampering_takes_nothing_from_right_answers(self, graded):
+        assert graded.verdicts(f"{CHAPTERS[0]}-tampered_right") == graded.verdicts(f"{CHAPTERS[0]}-solutions")
 
     def test_infinite_loop_and_killed_kernel_cost_only_their_task(self, graded):
         (first, loop), (second, died), *rest = graded.verdicts(f"{CHAPTERS[0]}-lost").items()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
+import uuid
 from pathlib import Path
 
 import nbformat
@@ -227,50 +229,83 @@ def test_exit_status_zero_when_everything_passed(tmp_path):
     assert "8.1   1/1     passed  Exercise 8.1 passed" in run.stdout
 
 
-DIES_IN_SETUP = """\
-import os, pathlib
-_flag = os.environ.get("SETUP_DIES")  # "always", or a file: die only while it does not exist
-if _flag == "always" or (_flag and not pathlib.Path(_flag).exists()):
-    if _flag != "always":
-        pathlib.Path(_flag).touch()
+# A setup cell that kills its kernel: always, or as the test that grades it decides for each
+# kernel. In the sandbox nothing outlives a kernel and nothing of the test's is in sight, so
+# such a kernel asks through the one folder it shares with the grader (its sockets, see
+# sandbox.py): it leaves a note there and waits for the test's answer, "die" or "live".
+DIES_ALWAYS = "import os\nos._exit(1)\n"
+DIES_IF_TOLD = """\
+import os, pathlib, time
+from ipykernel import get_connection_file
+_here = pathlib.Path(get_connection_file()).parent
+(_here / "setup-asks").write_text("{token}")
+_answer = _here / "setup-answer"
+for _ in range(1200):
+    if _answer.exists():
+        break
+    time.sleep(0.05)
+if not _answer.exists() or _answer.read_text() == "die":
     os._exit(1)
 """
 
 
-def grade_with_dying_setup(tmp_path: Path, how: str):
-    """Grade a correct submission of a chapter whose first setup cell kills the kernel."""
+def answer_kernels(temp: Path, token: str, answers: list[str], stop: threading.Event) -> None:
+    """Answer each kernel that asks (DIES_IF_TOLD with this token), in the order they ask:
+    the first gets answers[0], and so on; the last answer goes to any later one."""
+    asked: list[Path] = []
+    while not stop.is_set():
+        # The kernels' socket folders: in the grader's temporary folder, or in /tmp where that path is long.
+        for note in [*temp.glob("grader-*/k/setup-asks"), *Path("/tmp").glob("grader-k-*/setup-asks")]:
+            try:
+                if note in asked or note.read_text() != token:
+                    continue
+                partial = note.with_name("setup-answer.partial")
+                partial.write_text(answers[min(len(asked), len(answers) - 1)])
+                partial.rename(note.with_name("setup-answer"))
+                asked.append(note)
+            except OSError:  # the run ended meanwhile and its folder is gone
+                continue
+        stop.wait(0.05)
+
+
+def grade_with_dying_setup(tmp_path: Path, dies: list[str] | None):
+    """Grade a correct submission of a chapter whose first setup cell kills the kernel: in
+    every kernel (``dies`` None), or as ``dies`` answers the kernels one after the other."""
+    token = uuid.uuid4().hex
     solutions = tmp_path / "solutions"
     solutions.mkdir()
     chapter = copied(CHAPTER.nb)
-    chapter.cells.insert(1, nbformat.v4.new_code_cell(DIES_IN_SETUP, id="dies"))
+    setup = DIES_ALWAYS if dies is None else DIES_IF_TOLD.format(token=token)
+    chapter.cells.insert(1, nbformat.v4.new_code_cell(setup, id="dies"))
     nbformat.write(chapter, solutions / "90_fixture.ipynb")
     release(solutions, tmp_path / "exercises")
     exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
     paths = write_submissions(tmp_path, {"right": answered(exercise, RIGHT)})
-    # Unsandboxed: the flag must outlive the kernel that wrote it, and no sandbox lets a
-    # kernel leave anything behind for the next one (test_sandbox.py).
-    graded = grade(
-        tmp_path,
-        paths,
-        CELL_TIMEOUT,
-        solutions=solutions,
-        env={**os.environ, "SETUP_DIES": how},
-        timeout=300,
-        options=("--no-sandbox",),
-    )
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    stop = threading.Event()
+    answering = threading.Thread(target=answer_kernels, args=(temp, token, dies or ["die"], stop), daemon=True)
+    answering.start()
+    try:
+        graded = grade(
+            tmp_path, paths, CELL_TIMEOUT, solutions=solutions, env={**os.environ, "TMPDIR": str(temp)}, timeout=300
+        )
+    finally:
+        stop.set()
+        answering.join()
     return graded.run, graded.entries["right"]
 
 
 def test_a_kernel_lost_before_any_exercise_ran_is_retried_not_blamed_on_the_learner(tmp_path):
     """No learner code has run in a setup cell: losing the kernel there (e.g. one that could
     not start on a busy machine) costs no points when a fresh kernel gets through."""
-    run, entry = grade_with_dying_setup(tmp_path, str(tmp_path / "died-once"))
+    run, entry = grade_with_dying_setup(tmp_path, ["die", "live"])
     assert entry["score"] == 6.0, entry
     assert "the Python kernel died" in run.stderr and "graded again in a fresh kernel" in run.stderr
 
 
 def test_a_setup_cell_that_always_kills_the_kernel_ends_with_a_verdict(tmp_path):
-    run, entry = grade_with_dying_setup(tmp_path, "always")
+    run, entry = grade_with_dying_setup(tmp_path, None)
     assert run.returncode == 1 and entry["score"] == 0
     assert {t["message"] for t in entry["tasks"]} == {
         "the Python kernel died (os._exit(), a crash, or out of memory) in a setup cell"

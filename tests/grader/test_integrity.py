@@ -7,6 +7,8 @@ from __future__ import annotations
 import builtins
 import functools
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import torch
@@ -89,6 +91,41 @@ def test_a_watch_switched_off_inside_is_reported():
     with pytest.raises(AssertionError, match="your code replaced the grader's record of the functions"):
         with watching(globals()):
             sys.setprofile(None)
+
+
+def test_work_handed_to_another_thread_is_recorded_too():
+    """A dispatch mode and sys.setprofile see only their own thread: an answer that runs
+    autograd in a thread, or in a pool made earlier, must still show it."""
+    x = torch.ones(3, requires_grad=True)
+    with watching(globals()):
+        pass  # the thread hooks are in from the first watch on (in a notebook: from its setup cell)
+    pool = ThreadPoolExecutor(1)
+    pool.submit(int).result()  # its worker thread exists before the watch starts
+    with watching(globals()) as watch:
+        thread = threading.Thread(target=lambda: torch.autograd.grad((x * 2).sum(), x))
+        thread.start()
+        thread.join()
+    with watching(globals()) as pooled:
+        pool.submit(lambda: torch.autograd.grad((x * 3).sum(), x)).result()
+    for record in (watch, pooled):
+        assert "torch.autograd:grad" in record.ran("torch.autograd") and record.grad_ops >= 1
+        assert record.ops["aten.mul.Tensor"] >= 1
+    # Once the watch has stopped, the worker records nothing and leaves its recorder.
+    assert pool.submit(lambda: (torch.ones(2) + 1, torch._C._len_torch_dispatch_stack())[1]).result() == 0
+    assert pooled.ops["aten.add.Tensor"] == 0
+    pool.shutdown()
+
+
+def test_a_thread_that_switches_its_record_off_is_reported():
+    def hidden():
+        sys.setprofile(None)
+        torch.ones(2).sum()
+
+    with pytest.raises(AssertionError, match="what runs in other threads"):
+        with watching(globals()):
+            thread = threading.Thread(target=hidden)
+            thread.start()
+            thread.join()
 
 
 def test_watch_difference_counts_repeats():
@@ -279,6 +316,9 @@ def test_what_ran_in_a_recorded_cell_is_kept(shell):
     assert shell.user_ns["_grading"].ran_while_setting("guess") == []
     shell.run_cell("guess = tuple((torch.ones(3, 1) + torch.ones(4)).shape)")
     assert "aten.add.Tensor" in shell.user_ns["_grading"].ran_while_setting("guess")
+    # The cell's own code runs as a module: what it calls is recorded, not skipped as an import's.
+    shell.run_cell("guess = tuple(torch.broadcast_shapes((3, 1), (4,)))")
+    assert shell.user_ns["_grading"].ran_while_setting("guess") == ["torch.functional:broadcast_shapes"]
 
 
 def test_removing_the_graders_hooks_fails_the_next_check(shell):

@@ -98,6 +98,14 @@ int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
 FP16_EPS_FOR_BF16 = DTYPE_FACTS.replace(
     "bf16_eps = torch.finfo(torch.bfloat16)", "bf16_eps = torch.finfo(torch.float16)"
 )
+# The right values, kept as one-element tensors of their own format: not Python numbers.
+LIMITS_AS_TENSORS = DTYPE_FACTS.replace(
+    "fp16_max = torch.finfo(torch.float16).max",
+    "fp16_max = torch.tensor(torch.finfo(torch.float16).max, dtype=torch.float16)",
+).replace(
+    "bf16_eps = torch.finfo(torch.bfloat16).eps",
+    "bf16_eps = torch.tensor(torch.finfo(torch.bfloat16).eps, dtype=torch.bfloat16)",
+)
 INT8_RANGE_EQUAL_TO_ANYTHING = EQUALS_ANYTHING + DTYPE_FACTS.replace(
     "int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)", "int8_range = (Anything(), Anything())"
 )
@@ -357,6 +365,11 @@ int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
                 hint="int8_range is wrong",
                 code=INT8_RANGE_EQUAL_TO_ANYTHING,
             ),
+            Wrong(
+                "fp16_max and bf16_eps as one-element tensors, not the Python numbers asked for.",
+                hint="must be a Python number",
+                code=LIMITS_AS_TENSORS,
+            ),
         ],
     ),
     "1.7": Task(
@@ -377,6 +390,18 @@ scaled = torch.ones(3, requires_grad=True) * 2
 t_shared = torch.tensor(arr)
 t_copy = torch.tensor(arr)
 scaled_np = scaled.detach().numpy()
+""",
+            ),
+            Wrong(
+                "scaled detached in place (detach_), so that scaled.numpy() works: scaled loses its graph.",
+                hint="scaled lost its graph",
+                code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr)
+t_copy = torch.tensor(arr)
+scaled.detach_()
+scaled_np = scaled.numpy()
 """,
             ),
         ],

@@ -131,6 +131,16 @@ def fixed_loss(x):
     return (y * x).sum()
 """
 STILL_IN_PLACE = FIXED_LOSS.replace("    y = y * 2\n", "    y *= 2\n")
+# The in-place op kept, its error hidden: every tensor autograd saves is copied when saved.
+ERROR_HIDDEN_BY_HOOKS = FIXED_LOSS.replace(
+    "    y = torch.sigmoid(x)\n    y = y * 2\n    return (y * x).sum()\n",
+    """\
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t.clone(), lambda t: t):
+        y = torch.sigmoid(x)
+        y.mul_(2)
+        return (y * x).sum()
+""",
+)
 CULPRIT_NAMES_THE_OP = FIXED_LOSS.replace(
     'culprit = "sigmoid"', 'culprit = "mul_, which overwrote the output of sigmoid"'
 )
@@ -156,6 +166,16 @@ def stop_grad_loss(w):
     return (pred - target) ** 2
 """
 TARGET_IN_THE_GRAPH = NO_GRAD_AND_DETACH.replace("(w * w).detach()", "w * w")
+# Recording switched off and then on again: a caller that had it off finds it on.
+GRAD_MODE_SWITCHED_BACK_ON = NO_GRAD_AND_DETACH.replace(
+    "    with torch.no_grad():\n        return model(xs)\n",
+    """\
+    torch.set_grad_enabled(False)
+    out = model(xs)
+    torch.set_grad_enabled(True)
+    return out
+""",
+)
 DETACHED_AFTER_RECORDING = NO_GRAD_AND_DETACH.replace(
     "    with torch.no_grad():\n        return model(xs)\n", "    return model(xs).detach()\n"
 )
@@ -204,6 +224,11 @@ BACKPROP = (
 KEPT_IN_BROADCAST_SHAPE = BACKPROP.replace(
     "found[id(node.variable)] = grad.sum_to_size(node.variable.shape)", "found[id(node.variable)] = grad"
 )
+# The nodes called while autograd records: right numbers, but a graph of the backward pass built too.
+_WALK_HEAD, _WALK_BODY = BACKPROP.split("    with torch.no_grad():\n")
+RECORDING_LEFT_ON = _WALK_HEAD + "".join(
+    line[4:] if line.startswith("        ") else line for line in _WALK_BODY.splitlines(keepends=True)
+)
 GRADIENTS_OVERWRITTEN = BACKPROP.replace("grads[nxt] = g if nxt not in grads else grads[nxt] + g", "grads[nxt] = g")
 
 TASKS = {
@@ -238,6 +263,31 @@ dz_dc = a * (a + b)
 w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
 ((w_t * x_t + b_t) ** 2).backward()
 dL_dw, dL_dx, dL_db = w_t.grad, x_t.grad, b_t.grad
+""",
+                ),
+            ),
+            # A record of what ran must reach into threads: a thread's dispatch modes and profile are its own.
+            Wrong(
+                "The first three numbers computed with autograd in a thread of their own, out of the record's sight.",
+                hint="not worked out by hand",
+                code=CHAIN_RULE_NUMBERS.replace(
+                    "dL_dw, dL_dx, dL_db = 20, 30, 10\n",
+                    """\
+import threading
+
+found = []
+
+
+def work():
+    w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
+    ((w_t * x_t + b_t) ** 2).backward()
+    found.extend(t.grad.item() for t in (w_t, x_t, b_t))
+
+
+thread = threading.Thread(target=work)
+thread.start()
+thread.join()
+dL_dw, dL_dx, dL_db = found
 """,
                 ),
             ),
@@ -398,6 +448,16 @@ x_grad = x.grad
 h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 """,
             ),
+            Wrong(
+                "torch.autograd.grad's results stored in .grad by hand: no backward() ever kept them.",
+                hint="one loss.backward()",
+                code=TANH_SETUP
+                + """\
+h.retain_grad()
+h_grad, x_grad = torch.autograd.grad(loss, (h, x))
+h.grad, x.grad = h_grad, x_grad
+""",
+            ),
         ],
     ),
     "2.5": Task(
@@ -498,6 +558,11 @@ def fixed_loss(x):
                 hint="culprit is wrong",
                 code=CULPRIT_NAMES_THE_OP,
             ),
+            Wrong(
+                "mul_ kept, its error hidden by saved_tensors_hooks that copy what autograd saves.",
+                hint="hides the in-place change",
+                code=ERROR_HIDDEN_BY_HOOKS,
+            ),
         ],
     ),
     "2.8": Task(
@@ -550,6 +615,11 @@ def stop_grad_loss(w):
                 "predict detaches after a recorded forward.",
                 hint="without recording",
                 code=DETACHED_AFTER_RECORDING,
+            ),
+            Wrong(
+                "predict switches recording off, then on: not back to what the caller had.",
+                hint="as it found it",
+                code=GRAD_MODE_SWITCHED_BACK_ON,
             ),
         ],
     ),
@@ -616,6 +686,11 @@ def backprop(loss, leaves):
                 "Gradients from several consumers overwrite each other instead of adding up.",
                 hint="added up",
                 code=GRADIENTS_OVERWRITTEN,
+            ),
+            Wrong(
+                "The nodes called with autograd recording: the gradients come back inside a graph.",
+                hint="part of a graph",
+                code=RECORDING_LEFT_ON,
             ),
         ],
     ),

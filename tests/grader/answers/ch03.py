@@ -789,6 +789,17 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "use_reentrant=True made to work by switching on requires_grad of the caller's x.",
+                hint="changed its input x",
+                code="""\
+def checkpointed_forward(blocks, x):
+    x.requires_grad_()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=True)
+    return x
+""",
+            ),
         ],
     ),
 }

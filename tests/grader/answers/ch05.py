@@ -110,6 +110,19 @@ def train(rank, world_size, checkpoint_dir, epochs=3):
 """
 WITHOUT_SET_EPOCH = DDP_TRAIN.replace("        sampler.set_epoch(epoch)\n", "")
 SET_EPOCH_CONSTANT = DDP_TRAIN.replace("sampler.set_epoch(epoch)", "sampler.set_epoch(0)")
+# Rank 0 saves after every epoch: the last file is right, but written once per epoch.
+SAVED_EVERY_EPOCH = DDP_TRAIN.replace(
+    """\
+            optimizer.step()
+    if rank == 0:
+        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "model.pt"))
+""",
+    """\
+            optimizer.step()
+        if rank == 0:
+            torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "model.pt"))
+""",
+)
 # Every rank trains on all 16 samples in batches of 8: the same global batches, so the same
 # weights, but each rank repeats the others' work.
 ALL_THE_DATA_ON_EVERY_RANK = DDP_TRAIN.replace("num_replicas=world_size, rank=rank", "num_replicas=1, rank=0").replace(
@@ -317,6 +330,11 @@ def all_reduce_by_hand(tensor):
 def train(rank, world_size, checkpoint_dir, epochs=3):
     train_buggy(rank, world_size, checkpoint_dir, epochs)
 """,
+            ),
+            Wrong(
+                "Rank 0 saves the checkpoint after every epoch instead of once.",
+                hint="once (torch.save ran 3 time(s) on rank 0",
+                code=SAVED_EVERY_EPOCH,
             ),
             Wrong("Saves from rank 0 but never calls set_epoch.", hint="set_epoch", code=WITHOUT_SET_EPOCH),
             Wrong(
