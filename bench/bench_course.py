@@ -10,17 +10,24 @@ nbval process and sandbox), so the table shows what one more learner costs. CPU
 seconds (ours and all children: kernels, pytest) are given next to wall-clock seconds
 because on a shared machine the wall clock mostly measures the neighbours.
 
+Chapter 06's time depends on Inductor's on-disk cache (the first compilation on a machine
+probes the CPU and builds C++ from scratch), so it also runs twice in an empty cache of its
+own: cold, then warm on what the first run left. Its speed cell's numbers are quoted.
+
     .venv/bin/python -m bench.bench_course [--runs 3]
+    .venv/bin/python -c "from bench.bench_course import compile_section; print(compile_section())"
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -33,6 +40,7 @@ from bench.report import median, table, write_section
 ROOT = Path(__file__).resolve().parent.parent
 SLOW = 60.0  # seconds: a notebook slower than this on its first run is run only once
 BATCH = 5
+COMPILE_CHAPTER = ROOT / "course" / "06_compile.ipynb"
 
 
 def cpu_seconds() -> float:
@@ -55,7 +63,13 @@ def run_notebook(path: Path) -> dict:
             begin = datetime.fromisoformat(stamps["iopub.execute_input"].replace("Z", "+00:00"))
             end = datetime.fromisoformat(stamps["shell.execute_reply"].replace("Z", "+00:00"))
             cells.append(((end - begin).total_seconds(), index))
-    return {"wall": wall, "cpu": cpu, "cells": sum(s for s, _ in cells), "slowest": max(cells, default=(0.0, -1))}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "cells": sum(s for s, _ in cells),
+        "slowest": max(cells, default=(0.0, -1)),
+        "nb": nb,
+    }
 
 
 def run_grader(paths: list[Path]) -> tuple[float, float]:
@@ -97,6 +111,43 @@ def notebooks_section(runs: int) -> str:
             ]
         )
     return table(["notebook", "wall s (median)", "CPU s (median)", "cells s", "slowest cell s", "runs"], rows)
+
+
+@contextmanager
+def inductor_cache(folder: str):
+    """Kernels started inside keep Inductor's cache (compiled C++, the CPU's vector ISA) in ``folder``."""
+    before = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        else:
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = before
+
+
+def compile_section() -> str:
+    """Chapter 06 in a fresh kernel with an empty Inductor cache (a learner's first run: Inductor
+    probes the CPU's vector instructions and compiles its C++ from scratch), then again on the
+    cache that run left; and what the chapter's speed cell measured in each run."""
+    rows, measured = [], []
+    with tempfile.TemporaryDirectory() as cache:
+        for label in ("empty Inductor cache", "the cache of the run before"):
+            with inductor_cache(cache):
+                result = run_notebook(COMPILE_CHAPTER)
+            seconds, index = result["slowest"]
+            rows.append([label, f"{result['wall']:.1f}", f"{result['cpu']:.1f}", f"{seconds:.2f} (cell {index})"])
+            speed = next(c for c in result["nb"].cells if c.get("id") == "speed")
+            text = "".join(o.get("text", "") for o in speed.outputs if o.get("name") == "stdout")
+            measured += [f"{label}: {line}" for line in text.splitlines()]
+    return (
+        table(["`course/06_compile.ipynb`, run with", "wall s", "CPU s", "slowest cell s"], rows)
+        + "\n\nIts speed cell (inference, median of many calls, each model compiled by Inductor in that run):\n\n"
+        + "```\n"
+        + "\n".join(measured)
+        + "\n```"
+    )
 
 
 def grader_section(runs: int) -> str:
@@ -143,6 +194,8 @@ def main() -> None:
         + notebooks_section(args.runs)
         + "\n\n### Grader, `python -m grader grade` on the solutions notebook\n\n"
         + grader_section(args.runs)
+        + "\n\n### Chapter 06: compile time and speed-ups\n\n"
+        + compile_section()
     )
     how = (
         f"How measured: `.venv/bin/python -m bench.bench_course --runs {args.runs}`. Notebooks: nbclient, "
