@@ -7,6 +7,8 @@
   stderr output only in cells tagged ``shows-warning``, an error only in cells tagged
   ``raises-exception``;
 - no path of the machine that ran them (home folders, temporary folders, the checkout);
+- code lines of at most 100 characters, so that a cell reads without sideways scrolling in
+  JupyterLab, Colab or GitHub (exercises/ are written from solutions/, so they follow);
 - each chapter ends by pointing to its exercise notebook, which exists.
 """
 
@@ -21,6 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
 CHAPTERS = sorted(p for p in (ROOT / "course").glob("0[1-9]_*.ipynb"))
+CODE_LINE_AT_MOST = 100  # characters: what JupyterLab, Colab and GitHub show without scrolling
 IGNORED_AT_MOST = 0.12  # share of the cells with output that nbval does not compare
 NOT_COMPARED = {"nbval-ignore-output", "nbval-skip"}
 # Home, temporary and checkout folders of the machines this course is run on.
@@ -72,6 +75,20 @@ def test_no_warning_or_error_unless_shown_on_purpose(path):
                 )
             if output["output_type"] == "error":
                 assert "raises-exception" in tags(cell), f"{label(path)}, cell {cell.get('id')}: {output['ename']}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
+def test_code_lines_fit_the_notebook_width(path):
+    too_long = [
+        f"cell {cell.get('id')}: {line[:60]}... ({len(line)} characters)"
+        for cell in code_cells(path)
+        for line in "".join(cell["source"]).splitlines()
+        if len(line) > CODE_LINE_AT_MOST
+    ]
+    assert not too_long, (
+        f"{label(path)}: {len(too_long)} code lines longer than {CODE_LINE_AT_MOST} characters; wrap them "
+        "(ruff format --line-length 100 on the cell, long strings split into pieces):\n" + "\n".join(too_long)
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=label)
