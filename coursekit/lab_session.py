@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]  # the checkout this package is installed from (pip -e)
@@ -158,6 +158,22 @@ def run_all(page: Page) -> None:
         timeout=WAIT_MS,
     )
     expect(page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']")).to_be_attached(timeout=WAIT_MS)
+
+
+@contextmanager
+def notebook_run(browser: Browser, lab: Lab, name: str) -> Iterator[tuple[Page, list[str]]]:
+    """A page as wide as a laptop's Lab with notebook ``name`` opened and run from the top,
+    and the JavaScript errors the page raised (a test asserts there are none); closed after."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        open_notebook(page, lab, name)
+        run_all(page)
+        yield page, errors
+    finally:
+        context.close()
 
 
 def wait_until(read: Callable[[], T], ok: Callable[[T], bool], what: str, timeout_s: float = 30) -> T:

@@ -198,6 +198,10 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         arguments += ["--ro-bind-try", path, path]
     for path in [*GPU_DEVICES, *(str(p) for p in sorted(Path("/dev").glob("nvidia[0-9]*")))]:
         arguments += ["--dev-bind-try", path, path]
+    # The private /tmp and home first: what is bound below comes after, on top of them, so a
+    # course checked out under /tmp is still seen (a bind made first would be hidden).
+    size = str(limits.memory)
+    arguments += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME]
     # Python: the venv (or whatever prefix runs the grader) and the interpreter it was made
     # from (pyvenv.cfg's home), then the course's packages. Where the venv lies inside the
     # course's folder, binding it creates the course's folder as an empty directory.
@@ -207,10 +211,7 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         arguments += ["--symlink", os.path.realpath(sys.prefix), sys.prefix]
     for name in COURSE_PATHS:
         arguments += ["--ro-bind-try", str(COURSE_ROOT / name), str(COURSE_ROOT / name)]
-    size = str(limits.memory)
-    # /tmp before anything is bound below it (nothing is, today); the home is the cwd.
-    arguments += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME, "--chdir", HOME]
-    arguments += ["--clearenv"]
+    arguments += ["--chdir", HOME, "--clearenv"]
     environment = {
         "HOME": HOME,
         "USER": "learner",

@@ -18,7 +18,9 @@ import json
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
+from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
@@ -105,3 +107,21 @@ def test_chapter_ends_with_a_pointer_to_its_exercises(path):
     last = "".join(cells(path)[-1]["source"])
     assert f"exercises/{path.name}" in last, f"{label(path)}: the summary must link exercises/{path.name}"
     assert (ROOT / "exercises" / path.name).exists() and (ROOT / "solutions" / path.name).exists()
+
+
+def test_an_html_export_shows_every_stored_graph():
+    """nbconvert's HTML (what a course site or an e-mailed export shows) carries each stored
+    graph as its inline picture, not the text summary below it."""
+    exporter, drawn = HTMLExporter(), 0
+    for path in sorted((ROOT / "course").glob("*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        stored = sum(
+            output.get("data", {}).get("text/html", "").count('class="graph"')
+            for cell in nb.cells
+            if cell.cell_type == "code"
+            for output in cell.outputs
+        )
+        html, _ = exporter.from_notebook_node(nb)
+        assert html.count('class="graph"') == stored, f"{label(path)}: {stored} graphs stored"
+        drawn += stored
+    assert drawn > 10, "the chapters store their graphs as inline pictures"

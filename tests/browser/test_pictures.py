@@ -10,7 +10,7 @@ import nbformat
 import pytest
 from playwright.sync_api import Page, expect
 
-from coursekit.lab_session import REPO, WAIT_MS, open_notebook, run_all, wait_until
+from coursekit.lab_session import REPO, WAIT_MS, notebook_run, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -58,14 +58,8 @@ def pictures(browser, repo_lab):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, repo_lab.folder / "pictures.ipynb")
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    open_notebook(page, repo_lab, "pictures.ipynb")
-    run_all(page)
-    yield page, errors
-    context.close()
+    with notebook_run(browser, repo_lab, "pictures.ipynb") as (page, errors):
+        yield page, errors
 
 
 def hover_tooltip(page: Page, output: int, node_name: str) -> str | None:

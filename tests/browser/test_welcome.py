@@ -13,7 +13,7 @@ import pytest
 import torch
 from playwright.sync_api import Locator, Page, expect
 
-from coursekit.lab_session import WAIT_MS, open_notebook, run_all, wait_until
+from coursekit.lab_session import WAIT_MS, notebook_run, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -40,14 +40,8 @@ RECORD_STEPS_JS = """root => {
 @pytest.fixture(scope="module")
 def welcome(browser, lab):
     """One page with 00_welcome.ipynb opened and run from the top; the JS errors it raised."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    open_notebook(page, lab, "00_welcome.ipynb")
-    run_all(page)
-    yield page, errors
-    context.close()
+    with notebook_run(browser, lab, "00_welcome.ipynb") as (page, errors):
+        yield page, errors
 
 
 def fmt(t: torch.Tensor) -> str:

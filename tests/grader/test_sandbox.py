@@ -266,6 +266,20 @@ def test_a_sandbox_sees_none_of_the_course_but_the_packages_it_imports():
     assert not {a for a in arguments if a.startswith("/etc/") and ("shadow" in a or "ssh" in a or "ssl" in a)}
 
 
+def test_a_course_checked_out_under_tmp_is_bound_on_top_of_the_private_tmp(monkeypatch):
+    """The sandbox mounts its own empty /tmp; the course's venv and packages, wherever they
+    are, must be bound after it, or a checkout under /tmp vanishes and no kernel starts."""
+    monkeypatch.setattr("grader.sandbox.COURSE_ROOT", Path("/tmp/a-course"))
+    monkeypatch.setattr(sys, "prefix", "/tmp/a-course/.venv")
+    arguments = bwrap_arguments("bwrap", Limits())
+    private_tmp = next(i for i in range(len(arguments)) if arguments[i : i + 2] == ["--tmpfs", "/tmp"])
+    under_tmp = [
+        i for i, a in enumerate(arguments) if a.startswith("--ro-bind") and arguments[i + 2].startswith("/tmp/")
+    ]
+    assert {arguments[i + 2] for i in under_tmp} >= {"/tmp/a-course/.venv", "/tmp/a-course/vizlib"}
+    assert all(i > private_tmp for i in under_tmp), arguments
+
+
 @pytest.mark.parametrize(
     "files, limit",
     [
