@@ -56,6 +56,7 @@ from grader.records import Limit
 
 GiB = 1 << 30
 HOME = "/home/learner"  # the kernel's home and working folder, inside the sandbox
+TMP = "/tmp"  # a private, empty tmpfs inside the sandbox; outside, where too long a socket path goes
 # What the kernel may see of the course's folder (read-only): the packages it imports.
 # Nothing a chapter's checks need lies elsewhere in the course (test_course.py grades every
 # chapter in the sandbox, chapter 05 with its gloo ranks included).
@@ -144,7 +145,7 @@ class Sandbox:
         too long for a unix socket's (107 bytes); the caller removes the folder."""
         sockets = folder / "k"
         if len(str(sockets)) > SOCKETS_PATH:
-            sockets = Path(tempfile.mkdtemp(prefix="grader-k-", dir="/tmp"))
+            sockets = Path(tempfile.mkdtemp(prefix="grader-k-", dir=TMP))
         else:
             sockets.mkdir()
         group = self.cgroups.create(f"grader-{run_id}", self.limits) if self.cgroups else None
@@ -201,7 +202,7 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
     # The private /tmp and home first: what is bound below comes after, on top of them, so a
     # course checked out under /tmp is still seen (a bind made first would be hidden).
     size = str(limits.memory)
-    arguments += ["--size", size, "--tmpfs", "/tmp", "--size", size, "--tmpfs", HOME]
+    arguments += ["--size", size, "--tmpfs", TMP, "--size", size, "--tmpfs", HOME]
     # Python: the venv (or whatever prefix runs the grader) and the interpreter it was made
     # from (pyvenv.cfg's home), then the course's packages. Where the venv lies inside the
     # course's folder, binding it creates the course's folder as an empty directory.
@@ -215,7 +216,7 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
     environment = {
         "HOME": HOME,
         "USER": "learner",
-        "TMPDIR": "/tmp",
+        "TMPDIR": TMP,
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         "PYTHONPATH": str(COURSE_ROOT),  # the grader's output guard and integrity checks
         "PYTHONDONTWRITEBYTECODE": "1",  # the packages are read-only

@@ -35,7 +35,7 @@ import pytest
 
 from grader.notebook import COURSE_ROOT, load_chapter
 from grader.release import release
-from grader.sandbox import Limits, bwrap_arguments, exceeded
+from grader.sandbox import TMP, Limits, bwrap_arguments, exceeded
 
 from .helpers import grade, with_answers, write_submissions
 from .test_grading import HINTS, RIGHT, WRONG
@@ -267,16 +267,17 @@ def test_a_sandbox_sees_none_of_the_course_but_the_packages_it_imports():
 
 
 def test_a_course_checked_out_under_tmp_is_bound_on_top_of_the_private_tmp(monkeypatch):
-    """The sandbox mounts its own empty /tmp; the course's venv and packages, wherever they
-    are, must be bound after it, or a checkout under /tmp vanishes and no kernel starts."""
-    monkeypatch.setattr("grader.sandbox.COURSE_ROOT", Path("/tmp/a-course"))
-    monkeypatch.setattr(sys, "prefix", "/tmp/a-course/.venv")
+    """The sandbox mounts its own empty TMP; the course's venv and packages, wherever they
+    are, must be bound after it, or a checkout under TMP vanishes and no kernel starts."""
+    course = Path(TMP, "a-course")
+    monkeypatch.setattr("grader.sandbox.COURSE_ROOT", course)
+    monkeypatch.setattr(sys, "prefix", str(course / ".venv"))
     arguments = bwrap_arguments("bwrap", Limits())
-    private_tmp = next(i for i in range(len(arguments)) if arguments[i : i + 2] == ["--tmpfs", "/tmp"])
+    private_tmp = next(i for i in range(len(arguments)) if arguments[i : i + 2] == ["--tmpfs", TMP])
     under_tmp = [
-        i for i, a in enumerate(arguments) if a.startswith("--ro-bind") and arguments[i + 2].startswith("/tmp/")
+        i for i, a in enumerate(arguments) if a.startswith("--ro-bind") and Path(arguments[i + 2]).is_relative_to(TMP)
     ]
-    assert {arguments[i + 2] for i in under_tmp} >= {"/tmp/a-course/.venv", "/tmp/a-course/vizlib"}
+    assert {arguments[i + 2] for i in under_tmp} >= {str(course / ".venv"), str(course / "vizlib")}
     assert all(i > private_tmp for i in under_tmp), arguments
 
 
