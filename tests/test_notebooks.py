@@ -9,6 +9,7 @@
 - no path of the machine that ran them (home folders, temporary folders, the checkout);
 - code lines of at most 100 characters, so that a cell reads without sideways scrolling in
   JupyterLab, Colab or GitHub (exercises/ are written from solutions/, so they follow);
+- a live view is stored as its picture, not as a widget (scripts/execute_notebooks.py says why);
 - each chapter ends by pointing to its exercise notebook, which exists.
 """
 
@@ -100,6 +101,18 @@ def test_no_paths_of_the_machine_that_ran_it(path):
             text = json.dumps(output.get("text", "")) + json.dumps(output.get("data", {}).get("text/plain", ""))
             found = MACHINE_PATH.search(text)
             assert not found, f"{label(path)}, cell {cell.get('id')}: output shows the path {found.group(0)!r}..."
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + sorted((ROOT / "exercises").glob("*.ipynb")), ids=label)
+def test_live_views_are_stored_as_their_pictures(path):
+    nb = json.loads(path.read_text())
+    assert "widgets" not in nb["metadata"], f"{label(path)}: stored widget state (run scripts/execute_notebooks.py)"
+    for cell in nb["cells"]:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            assert "application/vnd.jupyter.widget-view+json" not in data, (
+                f"{label(path)}, cell {cell.get('id')}: a stored widget (run scripts/execute_notebooks.py)"
+            )
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=label)
