@@ -11,6 +11,10 @@
   joined by gloo (chapter 05's demos and exercise checks), with the same guarantees;
 - ``draw_ranks``: pictures of each rank's tensor before and after a collective, and of a
   ring all-reduce step by step;
+- ``memory``: the bytes a model and its optimizer hold, by role and dtype (a DTensor by its
+  local shard, padding included), for chapter 05's bytes-per-parameter and ZeRO counts;
+- ``comms``: ``CollectiveLog``, the collectives a block of code really issues (DDP's,
+  FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
 - ``lab_session``: a real JupyterLab started as `make lab` starts it, driven by Playwright
   (the browser tests and the slider-latency benchmark; needs the `test` extras).
 

@@ -8,6 +8,7 @@
     vz.grad_flow(model)           # which layers get (almost) no gradient
     vz.tensor_layout(t, t.T)      # storage, shape, strides, and the views that share it
     vz.float_bits(0.1)            # sign, exponent and mantissa bits in fp32, fp16 and bf16
+    vz.timeline(lanes)            # (start, end, label) intervals per lane: what ran when, what overlapped
     vz.graph(gm) / vz.graph(ep)   # an FX GraphModule or a torch.export ExportedProgram, drawn alike
     vz.compiled_graphs(fn, x)     # what torch.compile captured: one Graph per piece between graph breaks
     vz.joint_graph(fn, x, w)      # AOTAutograd's forward and backward graphs, and what the forward saves
@@ -24,7 +25,7 @@ transform.py (GraphData -> GraphData), render/ (GraphData -> DOT -> SVG), api.py
 from .api import Graph, compiled_graphs, graph, joint_graph
 from .data import Node, SavedTensor
 from .errors import VizlibError
-from .plots import GradFlowMonitor, float_bits, grad_flow, tensor_layout
+from .plots import GradFlowMonitor, float_bits, grad_flow, tensor_layout, timeline
 from .render import renderer
 from .views import explore, replay
 
@@ -42,5 +43,6 @@ __all__ = [
     "GradFlowMonitor",
     "tensor_layout",
     "float_bits",
+    "timeline",
     "renderer",
 ]

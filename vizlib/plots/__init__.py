@@ -1,9 +1,11 @@
 """matplotlib pictures of what a Graph does not show: gradient flow through a model
 (``grad_flow``, ``GradFlowMonitor``), how a tensor maps onto its storage
-(``tensor_layout``) and the bits a number becomes in each float format (``float_bits``)."""
+(``tensor_layout``), the bits a number becomes in each float format (``float_bits``) and
+what ran when, and what overlapped (``timeline``)."""
 
 from .float_bits import float_bits
 from .grad_flow import GradFlowMonitor, grad_flow
 from .tensor_layout import tensor_layout
+from .timeline import timeline
 
-__all__ = ["GradFlowMonitor", "grad_flow", "tensor_layout", "float_bits"]
+__all__ = ["GradFlowMonitor", "grad_flow", "tensor_layout", "float_bits", "timeline"]
