@@ -31,6 +31,7 @@ WRONG_TYPES = {
     "vz.grad_flow(not a module)": lambda: vz.grad_flow(42),
     "vz.GradFlowMonitor(not a module)": lambda: vz.GradFlowMonitor([torch.ones(2)]),
     "vz.tensor_layout(a list)": lambda: vz.tensor_layout([1, 2, 3]),
+    "vz.timeline(a list of intervals)": lambda: vz.timeline([(0.0, 1.0, "a")]),
 }
 WRONG_VALUES = {
     "a tensor that does not require grad": lambda: vz.graph(torch.ones(3) * 2),
@@ -43,6 +44,7 @@ WRONG_VALUES = {
     "a model with every parameter frozen": lambda: vz.grad_flow(torch.nn.Linear(2, 2).requires_grad_(False)),
     "a sparse tensor to tensor_layout": lambda: vz.tensor_layout(torch.eye(2).to_sparse()),
     "an unknown file suffix": lambda: _posthoc_graph().save("graph.jpeg"),
+    "a timeline interval that ends before it starts": lambda: vz.timeline({"lane": [(2.0, 1.0, "x")]}),
 }
 
 
