@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
 import vizlib as vz
+from vizlib.plots.grad_flow import NOTEBOOK_WIDTH
 
 Interval = tuple[float, float, str]
 BACKWARD, ALL_REDUCE = "backward", "all-reduce"
@@ -43,7 +44,7 @@ def draw_overlap(runs: Mapping[str, Sequence[Mapping[str, Sequence[Interval]]]])
         1,
         sharex=True,
         squeeze=False,
-        figsize=(8.6, 0.9 + (0.3 * lanes_per_panel + 0.7) * len(runs)),
+        figsize=(NOTEBOOK_WIDTH, 0.9 + (0.3 * lanes_per_panel + 0.7) * len(runs)),
     )
     for row, (ax, (title, ranks)) in enumerate(zip(axes[:, 0], runs.items(), strict=True)):
         lanes = {
@@ -85,7 +86,7 @@ def draw_allreduce_cost(
     bytes`` (seconds, seconds per byte), drawn dashed, with the latency floor ``a`` dotted."""
     if not seconds or not all(seconds.values()):
         raise ValueError("draw_allreduce_cost needs {world size: {bytes: seconds}} with at least one size measured")
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.6, 3.6))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(NOTEBOOK_WIDTH, 3.6))
     all_sizes: set[int] = set()
     for n, measured in seconds.items():
         colour = WORLD_COLOURS.get(n, "tab:grey")

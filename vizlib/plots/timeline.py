@@ -28,11 +28,10 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ..errors import VizlibTypeError, VizlibValueError
+from .grad_flow import NOTEBOOK_WIDTH  # the widest figure JupyterLab shows at full size
 
 Interval = tuple[float, float, str]
 
-# Widest figure, in inches: JupyterLab's output area (see grad_flow.NOTEBOOK_WIDTH).
-NOTEBOOK_WIDTH = 8.6
 LANE_INCHES = 0.32
 BAR_HEIGHT = 0.7  # of a lane
 LABEL_POINTS = 7
