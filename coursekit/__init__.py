@@ -3,16 +3,16 @@
 - ``models``: the models the chapters build and the benchmarks draw (an MLP, a small CNN,
   a nanoGPT-style GPT with its config dataclass), written out so every op is visible;
 - ``gpu``: the one-line "no GPU: skipped ..." message of cells that need CUDA;
-- ``training``: the training loop chapter 03 builds (``train``, ``evaluate``), with a progress
+- ``training``: the training loop of chapter 03b (``train``, ``evaluate``), with a progress
   bar that prints the same line on every run;
 - ``launch``: ``torchrun(script, ...)`` from a notebook (chapter 05): output streamed, a time
   limit, no process left behind, one ``LaunchError`` naming the rank that failed or hung;
 - ``ranks``: ``run_ranks(fn)`` runs a function defined in a cell on forked CPU processes
-  joined by gloo (chapter 05's demos and exercise checks), with the same guarantees;
+  joined by gloo (chapter 05 and 05b: demos and exercise checks), with the same guarantees;
 - ``draw_ranks``: pictures of each rank's tensor before and after a collective, and of a
   ring all-reduce step by step;
 - ``memory``: the bytes a model and its optimizer hold, by role and dtype (a DTensor by its
-  local shard, padding included), for chapter 05's bytes-per-parameter and ZeRO counts;
+  local shard, padding included), for chapter 05b's bytes-per-parameter and ZeRO counts;
 - ``comms``: ``CollectiveLog``, the collectives a block of code really issues (DDP's,
   FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
 - ``lab_session``: a real JupyterLab started as `make lab` starts it, driven by Playwright

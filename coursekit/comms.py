@@ -1,6 +1,6 @@
 """Count the collectives a piece of code really issues, and the bytes each one moves.
 
-Chapter 05 compares what DDP and FSDP send per training step. Both issue their collectives
+Chapter 05b compares what DDP and FSDP send per training step. Both issue their collectives
 through the c10d operators (``c10d.allreduce_``, ``c10d._allgather_base_``, ...) that every
 ``torch.distributed`` call dispatches to, DDP from its C++ reducer, FSDP2 from Python, so a
 ``TorchDispatchMode`` sees each one whatever issued it, on any backend. (The functional

@@ -1,4 +1,4 @@
-"""Chapter 05's pictures of DDP's communication: when each bucket's all-reduce ran beside
+"""Chapter 05b's pictures of DDP's communication: when each bucket's all-reduce ran beside
 backward (``draw_overlap``), and what one all-reduce costs as the message grows
 (``draw_allreduce_cost``).
 

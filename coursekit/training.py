@@ -1,6 +1,6 @@
 """The course's training loop: small and complete, the same wherever it runs.
 
-Chapter 03 builds a training step piece by piece (zero_grad, forward, backward, clipping,
+Chapter 03b builds a training step piece by piece (zero_grad, forward, backward, clipping,
 optimizer step, scheduler step) and then trains with this loop, so later chapters and the
 benchmarks can train the same way without copying it. Models follow the convention of
 ``coursekit.models`` (and nanoGPT): ``model(*batch)`` returns the scalar loss.

@@ -13,7 +13,16 @@ import pytest
 
 # Slowest first, as measured by `pytest --durations` (grading with deadlocked ranks and
 # lost kernels takes longest).
-FIRST = ("TestChapter05", "TestChapter06", "TestChapter01", "TestChapter03", "TestChapter04", "TestChapter02")
+FIRST = (
+    "TestChapter05b",
+    "TestChapter05",
+    "TestChapter06",
+    "TestChapter01",
+    "TestChapter03",
+    "TestChapter03b",
+    "TestChapter04",
+    "TestChapter02",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

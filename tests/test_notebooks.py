@@ -25,7 +25,7 @@ from nbconvert import HTMLExporter
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
-CHAPTERS = sorted(p for p in (ROOT / "course").glob("0[1-9]_*.ipynb"))
+CHAPTERS = sorted(p for p in (ROOT / "course").glob("0[1-9]*_*.ipynb"))
 CODE_LINE_AT_MOST = 100  # characters: what JupyterLab, Colab and GitHub show without scrolling
 IGNORED_AT_MOST = 0.12  # share of the cells with output that nbval does not compare
 NOT_COMPARED = {"nbval-ignore-output", "nbval-skip"}

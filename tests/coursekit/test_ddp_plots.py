@@ -1,4 +1,4 @@
-"""Chapter 05's pictures of DDP's communication: every measured interval becomes a bar in
+"""Chapter 05b's pictures of DDP's communication: every measured interval becomes a bar in
 its rank's lane, both runs share one time axis, and the cost plot shows the measured
 times, the bus bandwidth the ring formula gives, and the fitted latency floor."""
 

@@ -1,4 +1,4 @@
-"""The course's training loop does exactly the steps chapter 03 teaches, and prints the same
+"""The course's training loop does exactly the steps chapter 03b teaches, and prints the same
 progress bar on every run (so notebooks that train can be compared by nbval)."""
 
 from __future__ import annotations

@@ -2,35 +2,6 @@
 
 from . import Task, Wrong
 
-# 3.3's wrong answers each change one thing in this right pair (a plain LoRALinear, and an
-# add_lora that freezes everything and wraps every nn.Linear found by its path).
-LORA_LINEAR = """\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-"""
-
-ADD_LORA = """\
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""
-
 # 3.1's right module (the solution's): each of its later wrong answers changes one method.
 STANDARDIZE = """\
 class Standardize(nn.Module):
@@ -47,7 +18,9 @@ class Standardize(nn.Module):
     def forward(self, x):
         return (x - self.mean) / self.std
 """
+
 FORWARD_IN_PLACE = STANDARDIZE.replace("return (x - self.mean) / self.std", "return x.sub_(self.mean).div_(self.std)")
+
 FIT_MAKES_PARAMETERS = STANDARDIZE.replace(
     """\
         self.mean.copy_(x.mean(dim=0))
@@ -74,11 +47,13 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
             val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
     return val_losses
 """
+
 # model.train() after each validation instead of before each step: the first step runs in
 # whatever mode the model came in.
 TRAIN_MODE_AFTER_VALIDATION = TRAIN_WITH_VALIDATION.replace("        model.train()\n", "").replace(
     "    return val_losses\n", "        model.train()\n    return val_losses\n"
 )
+
 # Adam instead of SGD, and the given buggy loop redefined to match, so that the check's
 # reference (which runs the buggy loop's steps) trains the same way.
 ADAM_AND_THE_REFERENCE_REDEFINED = (
@@ -90,7 +65,7 @@ train_with_validation_buggy = train_with_validation
 """
 )
 
-# 3.4's right step (the solution's): a wrong answer changes the order of its m and v updates
+# 3.5's right step (the solution's): a wrong answer changes the order of its m and v updates
 # to scale grad in place.
 ADAMW_STEP = """\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
@@ -104,6 +79,7 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
     param.sub_(lr * (m / (1 - beta1 ** t)) / ((v / (1 - beta2 ** t)).sqrt() + eps))
 """
+
 GRAD_SCALED_IN_PLACE = ADAMW_STEP.replace(
     """\
     m.mul_(beta1).add_(grad, alpha=1 - beta1)
@@ -114,6 +90,74 @@ GRAD_SCALED_IN_PLACE = ADAMW_STEP.replace(
     m.mul_(beta1).add_(grad.mul_(1 - beta1))
 """,
 )
+
+# 3.3's right module (the solution's): its wrong answers change one thing in it.
+MY_DROPOUT = """\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep / (1 - self.p)
+"""
+NOT_SCALED = MY_DROPOUT.replace("return x * keep / (1 - self.p)", "return x * keep")
+SCALED_BY_KEEP_PROBABILITY = MY_DROPOUT.replace("return x * keep / (1 - self.p)", "return x * keep * (1 - self.p)")
+KEEPS_WITH_PROBABILITY_P = MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "torch.rand_like(x) < self.p")
+ALWAYS_DROPS = MY_DROPOUT.replace("if not self.training or self.p == 0:", "if self.p == 0:")
+OWN_FLAG = MY_DROPOUT.replace("        self.p = p\n", "        self.p = p\n        self.dropping = True\n").replace(
+    "if not self.training or self.p == 0:", "if not self.dropping or self.p == 0:"
+)
+IN_PLACE = MY_DROPOUT.replace("return x * keep / (1 - self.p)", "return x.mul_(keep).div_(1 - self.p)")
+DIVIDES_BY_ZERO = MY_DROPOUT.replace("        if self.p == 1:\n            return torch.zeros_like(x)\n", "")
+NO_CHECK_OF_P = MY_DROPOUT.replace(
+    "        if not 0 <= p <= 1:\n"
+    '            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")\n',
+    "",
+)
+F_DROPOUT = """\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+"""
+
+# 3.4's right attention (the solution's): its wrong answers change one thing in it.
+CAUSAL_ATTENTION = """\
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+"""
+SCORES_NOT_SCALED = CAUSAL_ATTENTION.replace(" / math.sqrt(head_dim)", "")
+SCALED_BY_HEAD_DIM = CAUSAL_ATTENTION.replace("math.sqrt(head_dim)", "head_dim")
+DIAGONAL_MASKED = CAUSAL_ATTENTION.replace(".triu(1)", ".triu(0)")
+NO_MASK = CAUSAL_ATTENTION.replace('    scores = scores.masked_fill(future, float("-inf"))\n', "")
+SOFTMAX_OVER_QUERIES = CAUSAL_ATTENTION.replace("torch.softmax(scores, dim=-1)", "torch.softmax(scores, dim=-2)")
+MASKED_AFTER_SOFTMAX = CAUSAL_ATTENTION.replace(
+    '    scores = scores.masked_fill(future, float("-inf"))\n    return torch.softmax(scores, dim=-1) @ v\n',
+    "    weights = torch.softmax(scores, dim=-1).masked_fill(future, 0.0)\n"
+    "    return weights / weights.sum(dim=-1, keepdim=True) @ v\n",
+)
+FIXED_LENGTH = CAUSAL_ATTENTION.replace("torch.ones(T, T,", "torch.ones(5, 5,")
+SDPA = """\
+def causal_attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+"""
 
 TASKS = {
     "3.1": Task(
@@ -307,106 +351,61 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
         ],
     ),
     "3.3": Task(
+        # Bernoulli draws of the keep mask, and one scale factor that is 0 for p = 1.
         alternative="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
+class MyDropout(nn.Module):
+    def __init__(self, p: float = 0.5):
+        if p < 0 or p > 1:
+            raise ValueError("p is a probability: it must lie in [0, 1]")
         super().__init__()
-        base.weight.requires_grad_(False)
-        if base.bias is not None:
-            base.bias.requires_grad_(False)
-        self.base = base
-        self.A = nn.Parameter(torch.empty(r, base.in_features))
-        nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-        self.alpha, self.r = alpha, r
+        self.p = float(p)
 
     def forward(self, x):
-        return self.base(x) + self.alpha / self.r * F.linear(F.linear(x, self.A), self.B)
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    for p in model.parameters():
-        p.requires_grad = False
-
-    def wrap(module):
-        for name, child in list(module.named_children()):
-            if isinstance(child, nn.Linear):
-                setattr(module, name, LoRALinear(child, r, alpha))
-            else:
-                wrap(child)
-
-    wrap(model)
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+        if self.training:
+            mask = torch.bernoulli(torch.full_like(x, 1 - self.p))
+            scale = 0.0 if self.p == 1 else 1 / (1 - self.p)
+            return x * mask * scale
+        return x
 """,
         wrong=[
+            Wrong("Survivors not rescaled.", hint="multiplied by 1 / (1 - p)", code=NOT_SCALED),
+            Wrong("Survivors scaled by 1 - p.", hint="multiplied by 1 / (1 - p)", code=SCALED_BY_KEEP_PROBABILITY),
             Wrong(
-                "Only the model's direct children are wrapped.",
-                hint="inside submodules",
-                code=LORA_LINEAR
-                + """\
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    for name, child in list(model.named_children()):
-        if isinstance(child, nn.Linear):
-            setattr(model, name, LoRALinear(child, r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-""",
+                "Keeps with probability p.", hint="zero each element with probability p", code=KEEPS_WITH_PROBABILITY_P
             ),
-            Wrong(
-                "The model is not frozen: the wrapped weights still train.",
-                hint="Freeze everything else",
-                code=LORA_LINEAR + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
-            ),
-            Wrong(
-                "B starts random: the model changes the moment LoRA is added.",
-                hint="B starts at zeros",
-                code=LORA_LINEAR.replace(
-                    "torch.zeros(base.out_features, r)", "torch.randn(base.out_features, r) * 0.01"
-                )
-                + ADD_LORA,
-            ),
-            Wrong(
-                "The scale alpha / r is missing.",
-                hint="alpha / r",
-                code="""\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
-
-    def forward(self, x):
-        return self.base(x) + x @ self.A.T @ self.B.T
-"""
-                + ADD_LORA,
-            ),
-            Wrong(
-                "A starts at zeros like B: the layer computes base(x), but LoRA can never learn.",
-                hint="could never learn",
-                code=LORA_LINEAR.replace("torch.randn(r, base.in_features) * 0.01", "torch.zeros(r, base.in_features)")
-                + ADD_LORA,
-            ),
-            Wrong(
-                "Only the wrapped Linears are frozen: the model's other parameters (a LayerNorm) still train.",
-                hint="not only the wrapped layers",
-                code=LORA_LINEAR.replace(
-                    "        self.base = base\n", "        self.base = base.requires_grad_(False)\n"
-                )
-                + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
-            ),
-            Wrong(
-                "trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
-                hint="excludes what was frozen already",
-                code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model"),
-            ),
+            Wrong("Drops in eval mode too.", hint="check self.training", code=ALWAYS_DROPS),
+            Wrong("A flag of its own, which eval() does not set.", hint="self.training", code=OWN_FLAG),
+            Wrong("Masks the input in place.", hint="leave x as it is", code=IN_PLACE),
+            Wrong("p = 1 divides by zero.", hint="without dividing by 1 - p = 0", code=DIVIDES_BY_ZERO),
+            Wrong("No ValueError for p outside [0, 1].", hint="must raise a ValueError", code=NO_CHECK_OF_P),
+            Wrong("Calls F.dropout.", hint="ready-made dropout", code=F_DROPOUT),
         ],
     ),
     "3.4": Task(
+        # A lower-triangular additive mask of zeros and -inf, built with torch.full and tril.
+        alternative="""\
+def causal_attention(q, k, v):
+    n = q.shape[-2]
+    mask = torch.full((n, n), float("-inf"), dtype=q.dtype).triu(diagonal=1)
+    weights = F.softmax(torch.matmul(q, k.mT) * q.shape[-1] ** -0.5 + mask, dim=-1)
+    return torch.matmul(weights, v)
+""",
+        wrong=[
+            Wrong("Scores not scaled.", hint="scale the scores by", code=SCORES_NOT_SCALED),
+            Wrong("Scaled by head_dim, not its square root.", hint="scale the scores by", code=SCALED_BY_HEAD_DIM),
+            Wrong("The diagonal masked too: the first row is all -inf.", hint="diagonal open", code=DIAGONAL_MASKED),
+            Wrong("No mask at all.", hint="its future too", code=NO_MASK),
+            Wrong("Softmax over the queries.", hint="softmax over the last dimension", code=SOFTMAX_OVER_QUERIES),
+            Wrong(
+                "Future weights zeroed after the softmax and renormalised: a huge future score wipes the past.",
+                hint="before the softmax",
+                code=MASKED_AFTER_SOFTMAX,
+            ),
+            Wrong("A mask built for T = 5 only.", hint="take them from the shapes", code=FIXED_LENGTH),
+            Wrong("Calls scaled_dot_product_attention.", hint="called scaled_dot_product_attention", code=SDPA),
+        ],
+    ),
+    "3.5": Task(
         alternative="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     b1, b2 = betas
@@ -573,231 +572,6 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     v_hat = state["v"] / (1 - beta2 ** t)
     param = param - lr * m_hat / (v_hat.sqrt() + eps)
     return param
-""",
-            ),
-        ],
-    ),
-    "3.5": Task(
-        alternative="""\
-def clip_grad_norm(parameters, max_norm):
-    params = list(parameters)
-    squares = sum(float((p.grad.double() ** 2).sum()) for p in params if p.grad is not None)
-    norm = math.sqrt(squares)
-    coef = max_norm / (norm + 1e-6)
-    if coef < 1:
-        for p in params:
-            if p.grad is not None:
-                p.grad *= coef
-    return norm
-""",
-        wrong=[
-            Wrong(
-                "Each gradient clipped by its own norm.",
-                hint="the same factor",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    params = [p for p in parameters if p.grad is not None]
-    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
-    for p in params:
-        own = p.grad.norm().item()
-        if own > max_norm:
-            p.grad.mul_(max_norm / (own + 1e-6))
-    return total
-""",
-            ),
-            Wrong(
-                "Returns the norm after clipping.",
-                hint="the norm measured before clipping",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    grads = [p.grad for p in parameters if p.grad is not None]
-    norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
-    if norm > max_norm:
-        for g in grads:
-            g.mul_(max_norm / (norm + 1e-6))
-    return torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
-""",
-            ),
-            Wrong(
-                "Reads the parameters generator twice: the second loop clips nothing.",
-                hint="generator",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in parameters if p.grad is not None))
-    if norm > max_norm:
-        for p in parameters:
-            if p.grad is not None:
-                p.grad.mul_(max_norm / (norm + 1e-6))
-    return norm
-""",
-            ),
-            Wrong(
-                "Always rescales, also scaling small gradients up.",
-                hint="leave the gradients as they are",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    grads = [p.grad for p in parameters if p.grad is not None]
-    norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
-    for g in grads:
-        g.mul_(max_norm / (norm + 1e-6))
-    return norm
-""",
-            ),
-            Wrong(
-                "Calls torch's clip_grad_norm_.",
-                hint="without torch.nn.utils' clipping",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    return torch.nn.utils.clip_grad_norm_(parameters, max_norm).item()
-""",
-            ),
-            Wrong(
-                "torch's clipping functions, through references taken before the check.",
-                hint="without torch.nn.utils' clipping",
-                code="""\
-from torch.nn.utils import clip_grads_with_norm_, get_total_norm
-
-
-def clip_grad_norm(parameters, max_norm):
-    params = [p for p in parameters if p.grad is not None]
-    norm = get_total_norm([p.grad for p in params])
-    if norm > max_norm:
-        clip_grads_with_norm_(params, max_norm, norm)
-    return norm.item()
-""",
-            ),
-            Wrong(
-                "Crashes on a frozen parameter's None gradient.",
-                hint="whose .grad is None",
-                code="""\
-def clip_grad_norm(parameters, max_norm):
-    params = list(parameters)
-    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
-    if norm > max_norm:
-        for p in params:
-            p.grad.mul_(max_norm / (norm + 1e-6))
-    return norm
-""",
-            ),
-        ],
-    ),
-    "3.6": Task(
-        alternative="""\
-def accumulate(model, micro_batches):
-    for p in model.parameters():
-        p.grad = None
-    counts = [(t != PAD).sum() for _, t in micro_batches]
-    total = torch.stack(counts).sum()
-    for (idx, targets), count in zip(micro_batches, counts):
-        loss = model(idx, targets)
-        loss.mul(count / total).backward()
-""",
-        wrong=[
-            Wrong(
-                "Each micro-batch's loss divided by the number of micro-batches.",
-                hint="divided each micro-batch's loss by the number of micro-batches",
-                code="""\
-def accumulate(model, micro_batches):
-    model.zero_grad()
-    for idx, targets in micro_batches:
-        (model(idx, targets) / len(micro_batches)).backward()
-""",
-            ),
-            Wrong(
-                "Weighted by the share of sequences (chapter 02's rule), not of real tokens.",
-                hint="share of the sequences",
-                code="""\
-def accumulate(model, micro_batches):
-    model.zero_grad()
-    total = sum(len(t) for _, t in micro_batches)
-    for idx, targets in micro_batches:
-        (model(idx, targets) * len(targets) / total).backward()
-""",
-            ),
-            Wrong(
-                "The micro-batches concatenated into one forward pass.",
-                hint="never concatenate",
-                code="""\
-def accumulate(model, micro_batches):
-    model.zero_grad()
-    idx = torch.cat([i for i, _ in micro_batches])
-    targets = torch.cat([t for _, t in micro_batches])
-    model(idx, targets).backward()
-""",
-            ),
-            Wrong(
-                "Old gradients not cleared first.",
-                hint="old gradients",
-                code="""\
-def accumulate(model, micro_batches):
-    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
-    for idx, targets in micro_batches:
-        (model(idx, targets) * int((targets != PAD).sum()) / total).backward()
-""",
-            ),
-            Wrong(
-                "One backward on the summed losses: every micro-batch's graph kept until the end.",
-                hint="backward() once per micro-batch",
-                code="""\
-def accumulate(model, micro_batches):
-    model.zero_grad()
-    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
-    loss = sum(model(idx, targets) * int((targets != PAD).sum()) / total for idx, targets in micro_batches)
-    loss.backward()
-""",
-            ),
-        ],
-    ),
-    "3.7": Task(
-        alternative="""\
-def checkpointed_forward(blocks, x):
-    h = x
-    for i in range(len(blocks)):
-        h = torch.utils.checkpoint.checkpoint(lambda t, block=blocks[i]: block(t), h, use_reentrant=False)
-    return h
-""",
-        wrong=[
-            Wrong(
-                "The plain loop: nothing checkpointed.",
-                hint="nothing was checkpointed",
-                code="""\
-def checkpointed_forward(blocks, x):
-    for block in blocks:
-        x = block(x)
-    return x
-""",
-            ),
-            Wrong(
-                "One checkpoint around the whole loop.",
-                hint="one checkpoint call per block",
-                code="""\
-def checkpointed_forward(blocks, x):
-    def run_all(h):
-        for block in blocks:
-            h = block(h)
-        return h
-    return checkpoint(run_all, x, use_reentrant=False)
-""",
-            ),
-            Wrong(
-                "use_reentrant=True with an input that does not require grad: no gradients.",
-                hint="use_reentrant=False",
-                code="""\
-def checkpointed_forward(blocks, x):
-    for block in blocks:
-        x = checkpoint(block, x, use_reentrant=True)
-    return x
-""",
-            ),
-            Wrong(
-                "use_reentrant=True made to work by switching on requires_grad of the caller's x.",
-                hint="changed its input x",
-                code="""\
-def checkpointed_forward(blocks, x):
-    x.requires_grad_()
-    for block in blocks:
-        x = checkpoint(block, x, use_reentrant=True)
-    return x
 """,
             ),
         ],

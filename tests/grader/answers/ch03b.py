@@ -1,0 +1,430 @@
+"""Other answers to the exercises of solutions/03b_training.ipynb (see answers/__init__.py)."""
+
+from . import Task, Wrong
+
+# 3.10's wrong answers each change one thing in this right pair (a plain LoRALinear, and an
+# add_lora that freezes everything and wraps every nn.Linear found by its path).
+LORA_LINEAR = """\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+"""
+
+ADD_LORA = """\
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        holder = model.get_submodule(parent)
+        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+
+# 3.9's right pair (the solution's): its wrong answers change one thing in it.
+SAVE_AND_LOAD = """\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+"""
+REFERENCES_NOT_COPIES = SAVE_AND_LOAD.replace("    return copy.deepcopy({\n", "    return ({\n")
+WITHOUT_OPTIMIZER = SAVE_AND_LOAD.replace('        "optimizer": optimizer.state_dict(),\n', "").replace(
+    '    optimizer.load_state_dict(state["optimizer"])\n', ""
+)
+WITHOUT_SCHEDULER = SAVE_AND_LOAD.replace('        "scheduler": scheduler.state_dict(),\n', "").replace(
+    '    scheduler.load_state_dict(state["scheduler"])\n', ""
+)
+WITHOUT_RNG = SAVE_AND_LOAD.replace('        "rng": torch.get_rng_state(),\n', "").replace(
+    '    torch.set_rng_state(state["rng"])\n', ""
+)
+INITIAL_SEED_SAVED = SAVE_AND_LOAD.replace('"rng": torch.get_rng_state()', '"seed": torch.initial_seed()').replace(
+    'torch.set_rng_state(state["rng"])', 'torch.manual_seed(state["seed"])'
+)
+FRESH_SEED_DRAWN = SAVE_AND_LOAD.replace('"rng": torch.get_rng_state()', '"seed": torch.seed()').replace(
+    'torch.set_rng_state(state["rng"])', 'torch.manual_seed(state["seed"])'
+)
+
+TASKS = {
+    "3.6": Task(
+        alternative="""\
+def clip_grad_norm(parameters, max_norm):
+    params = list(parameters)
+    squares = sum(float((p.grad.double() ** 2).sum()) for p in params if p.grad is not None)
+    norm = math.sqrt(squares)
+    coef = max_norm / (norm + 1e-6)
+    if coef < 1:
+        for p in params:
+            if p.grad is not None:
+                p.grad *= coef
+    return norm
+""",
+        wrong=[
+            Wrong(
+                "Each gradient clipped by its own norm.",
+                hint="the same factor",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    total = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
+    for p in params:
+        own = p.grad.norm().item()
+        if own > max_norm:
+            p.grad.mul_(max_norm / (own + 1e-6))
+    return total
+""",
+            ),
+            Wrong(
+                "Returns the norm after clipping.",
+                hint="the norm measured before clipping",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
+""",
+            ),
+            Wrong(
+                "Reads the parameters generator twice: the second loop clips nothing.",
+                hint="generator",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    norm = math.sqrt(sum(float(p.grad.pow(2).sum()) for p in parameters if p.grad is not None))
+    if norm > max_norm:
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+            Wrong(
+                "Always rescales, also scaling small gradients up.",
+                hint="leave the gradients as they are",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([g.norm() for g in grads])).item()
+    for g in grads:
+        g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+            Wrong(
+                "Calls torch's clip_grad_norm_.",
+                hint="without torch.nn.utils' clipping",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    return torch.nn.utils.clip_grad_norm_(parameters, max_norm).item()
+""",
+            ),
+            Wrong(
+                "torch's clipping functions, through references taken before the check.",
+                hint="without torch.nn.utils' clipping",
+                code="""\
+from torch.nn.utils import clip_grads_with_norm_, get_total_norm
+
+
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    norm = get_total_norm([p.grad for p in params])
+    if norm > max_norm:
+        clip_grads_with_norm_(params, max_norm, norm)
+    return norm.item()
+""",
+            ),
+            Wrong(
+                "Crashes on a frozen parameter's None gradient.",
+                hint="whose .grad is None",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    params = list(parameters)
+    norm = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in params])).item()
+    if norm > max_norm:
+        for p in params:
+            p.grad.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+        ],
+    ),
+    "3.7": Task(
+        alternative="""\
+def accumulate(model, micro_batches):
+    for p in model.parameters():
+        p.grad = None
+    counts = [(t != PAD).sum() for _, t in micro_batches]
+    total = torch.stack(counts).sum()
+    for (idx, targets), count in zip(micro_batches, counts):
+        loss = model(idx, targets)
+        loss.mul(count / total).backward()
+""",
+        wrong=[
+            Wrong(
+                "Each micro-batch's loss divided by the number of micro-batches.",
+                hint="divided each micro-batch's loss by the number of micro-batches",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    for idx, targets in micro_batches:
+        (model(idx, targets) / len(micro_batches)).backward()
+""",
+            ),
+            Wrong(
+                "Weighted by the share of sequences (chapter 02's rule), not of real tokens.",
+                hint="share of the sequences",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(len(t) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        (model(idx, targets) * len(targets) / total).backward()
+""",
+            ),
+            Wrong(
+                "The micro-batches concatenated into one forward pass.",
+                hint="never concatenate",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    idx = torch.cat([i for i, _ in micro_batches])
+    targets = torch.cat([t for _, t in micro_batches])
+    model(idx, targets).backward()
+""",
+            ),
+            Wrong(
+                "Old gradients not cleared first.",
+                hint="old gradients",
+                code="""\
+def accumulate(model, micro_batches):
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        (model(idx, targets) * int((targets != PAD).sum()) / total).backward()
+""",
+            ),
+            Wrong(
+                "One backward on the summed losses: every micro-batch's graph kept until the end.",
+                hint="backward() once per micro-batch",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    loss = sum(model(idx, targets) * int((targets != PAD).sum()) / total for idx, targets in micro_batches)
+    loss.backward()
+""",
+            ),
+        ],
+    ),
+    "3.8": Task(
+        alternative="""\
+def checkpointed_forward(blocks, x):
+    h = x
+    for i in range(len(blocks)):
+        h = torch.utils.checkpoint.checkpoint(lambda t, block=blocks[i]: block(t), h, use_reentrant=False)
+    return h
+""",
+        wrong=[
+            Wrong(
+                "The plain loop: nothing checkpointed.",
+                hint="nothing was checkpointed",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = block(x)
+    return x
+""",
+            ),
+            Wrong(
+                "One checkpoint around the whole loop.",
+                hint="one checkpoint call per block",
+                code="""\
+def checkpointed_forward(blocks, x):
+    def run_all(h):
+        for block in blocks:
+            h = block(h)
+        return h
+    return checkpoint(run_all, x, use_reentrant=False)
+""",
+            ),
+            Wrong(
+                "use_reentrant=True with an input that does not require grad: no gradients.",
+                hint="use_reentrant=False",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=True)
+    return x
+""",
+            ),
+            Wrong(
+                "use_reentrant=True made to work by switching on requires_grad of the caller's x.",
+                hint="changed its input x",
+                code="""\
+def checkpointed_forward(blocks, x):
+    x.requires_grad_()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=True)
+    return x
+""",
+            ),
+        ],
+    ),
+    "3.9": Task(
+        # Tensors cloned one by one, the optimizer's dict deep-copied, torch.random's functions.
+        alternative="""\
+def save_state(model, optimizer, scheduler):
+    weights = {name: t.detach().clone() for name, t in model.state_dict().items()}
+    return dict(
+        weights=weights,
+        optim=copy.deepcopy(optimizer.state_dict()),
+        sched=dict(scheduler.state_dict()),
+        generator=torch.random.get_rng_state(),
+    )
+
+
+def load_state(state, model, optimizer, scheduler):
+    torch.random.set_rng_state(state["generator"])
+    scheduler.load_state_dict(state["sched"])
+    optimizer.load_state_dict(state["optim"])
+    model.load_state_dict(state["weights"])
+""",
+        wrong=[
+            Wrong("The state dicts themselves, not copies.", hint="Return copies", code=REFERENCES_NOT_COPIES),
+            Wrong("The optimizer's state left out.", hint="AdamW's moments", code=WITHOUT_OPTIMIZER),
+            Wrong("The scheduler left out.", hint="the learning rate restarts", code=WITHOUT_SCHEDULER),
+            Wrong("The random number generator left out.", hint="torch.get_rng_state()", code=WITHOUT_RNG),
+            Wrong(
+                "torch.initial_seed() saved and re-seeded: the generator restarts instead of going on.",
+                hint="draws other masks",
+                code=INITIAL_SEED_SAVED,
+            ),
+            Wrong(
+                "torch.seed() reseeds the generator while saving.",
+                hint="must not change the run",
+                code=FRESH_SEED_DRAWN,
+            ),
+        ],
+    ),
+    "3.10": Task(
+        alternative="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        base.weight.requires_grad_(False)
+        if base.bias is not None:
+            base.bias.requires_grad_(False)
+        self.base = base
+        self.A = nn.Parameter(torch.empty(r, base.in_features))
+        nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.alpha, self.r = alpha, r
+
+    def forward(self, x):
+        return self.base(x) + self.alpha / self.r * F.linear(F.linear(x, self.A), self.B)
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    for p in model.parameters():
+        p.requires_grad = False
+
+    def wrap(module):
+        for name, child in list(module.named_children()):
+            if isinstance(child, nn.Linear):
+                setattr(module, name, LoRALinear(child, r, alpha))
+            else:
+                wrap(child)
+
+    wrap(model)
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+        wrong=[
+            Wrong(
+                "Only the model's direct children are wrapped.",
+                hint="inside submodules",
+                code=LORA_LINEAR
+                + """\
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    for name, child in list(model.named_children()):
+        if isinstance(child, nn.Linear):
+            setattr(model, name, LoRALinear(child, r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+            ),
+            Wrong(
+                "The model is not frozen: the wrapped weights still train.",
+                hint="Freeze everything else",
+                code=LORA_LINEAR + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
+            ),
+            Wrong(
+                "B starts random: the model changes the moment LoRA is added.",
+                hint="B starts at zeros",
+                code=LORA_LINEAR.replace(
+                    "torch.zeros(base.out_features, r)", "torch.randn(base.out_features, r) * 0.01"
+                )
+                + ADD_LORA,
+            ),
+            Wrong(
+                "The scale alpha / r is missing.",
+                hint="alpha / r",
+                code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+
+    def forward(self, x):
+        return self.base(x) + x @ self.A.T @ self.B.T
+"""
+                + ADD_LORA,
+            ),
+            Wrong(
+                "A starts at zeros like B: the layer computes base(x), but LoRA can never learn.",
+                hint="could never learn",
+                code=LORA_LINEAR.replace("torch.randn(r, base.in_features) * 0.01", "torch.zeros(r, base.in_features)")
+                + ADD_LORA,
+            ),
+            Wrong(
+                "Only the wrapped Linears are frozen: the model's other parameters (a LayerNorm) still train.",
+                hint="not only the wrapped layers",
+                code=LORA_LINEAR.replace(
+                    "        self.base = base\n", "        self.base = base.requires_grad_(False)\n"
+                )
+                + ADD_LORA.replace("    model.requires_grad_(False)\n", ""),
+            ),
+            Wrong(
+                "trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
+                hint="excludes what was frozen already",
+                code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model"),
+            ),
+        ],
+    ),
+}

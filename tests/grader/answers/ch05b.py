@@ -1,0 +1,354 @@
+"""Other answers to the exercises of solutions/05b_distributed_at_scale.ipynb (see
+answers/__init__.py)."""
+
+from . import Task, Wrong
+
+# 5.7's right buckets (the solution's walk from the last parameter, a bucket closed once it
+# reaches its cap): the first three wrong answers change one thing in it.
+PREDICT_BUCKETS = """\
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes
+    for index in reversed(range(len(param_bytes))):
+        bucket.append(index)
+        size += param_bytes[index]
+        if size >= cap:
+            buckets.append(bucket)
+            bucket, size, cap = [], 0, bucket_cap_bytes
+    if bucket:
+        buckets.append(bucket)
+    return buckets
+"""
+BUCKETS_IN_PARAMETER_ORDER = PREDICT_BUCKETS.replace("reversed(range(len(param_bytes)))", "range(len(param_bytes))")
+ONE_CAP_FOR_EVERY_BUCKET = PREDICT_BUCKETS.replace(
+    "cap = [], [], 0, first_bucket_cap_bytes", "cap = [], [], 0, bucket_cap_bytes"
+)
+# The parameter that would cross the cap starts a new bucket instead of closing this one.
+CLOSED_BEFORE_THE_CAP = PREDICT_BUCKETS.replace(
+    """\
+        bucket.append(index)
+        size += param_bytes[index]
+        if size >= cap:
+            buckets.append(bucket)
+            bucket, size, cap = [], 0, bucket_cap_bytes
+""",
+    """\
+        if bucket and size + param_bytes[index] > cap:
+            buckets.append(bucket)
+            bucket, size, cap = [], 0, bucket_cap_bytes
+        bucket.append(index)
+        size += param_bytes[index]
+""",
+)
+TORCH_BUCKET_ASSIGNMENT = """\
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    # torch's own assignment, on empty tensors of those sizes, last parameter first
+    tensors = [torch.empty(size // 4) for size in reversed(param_bytes)]
+    buckets, _ = dist._compute_bucket_assignment_by_size(
+        tensors, [first_bucket_cap_bytes, bucket_cap_bytes]
+    )
+    return [[len(param_bytes) - 1 - i for i in bucket] for bucket in buckets]
+"""
+
+# 5.8's right count, stage by stage: each wrong answer changes one stage or the shard.
+ZERO_BYTES = """\
+def zero_bytes_per_rank(n_params, world_size, stage):
+    shard = -(-n_params // world_size)
+    if stage == 0:
+        return 16 * n_params
+    if stage == 1:
+        return 4 * n_params + 12 * shard
+    if stage == 2:
+        return 2 * n_params + 14 * shard
+    return 16 * shard
+"""
+STAGE_1_SHARDS_THE_WEIGHTS = ZERO_BYTES.replace("4 * n_params + 12 * shard", "2 * n_params + 14 * shard")
+# Adam's m and v counted, the fp32 master weights forgotten: 12 bytes a parameter.
+WITHOUT_MASTER_WEIGHTS = (
+    ZERO_BYTES.replace("16 * n_params", "12 * n_params")
+    .replace("12 * shard", "8 * shard")
+    .replace("14 * shard", "10 * shard")
+    .replace("16 * shard", "12 * shard")
+)
+SHARD_ROUNDED_DOWN = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params // world_size")
+SHARD_AS_A_FLOAT = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params / world_size")
+
+# 5.9's right accumulation (no_sync around all but the last micro-batch, each loss / k).
+ACCUMULATE = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+"""
+WITHOUT_NO_SYNC = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    for x, y in micro_batches:
+        (loss_fn(ddp(x), y) / len(micro_batches)).backward()
+"""
+NO_SYNC_FOR_EVERY_MICRO_BATCH = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    with ddp.no_sync():
+        for x, y in micro_batches:
+            (loss_fn(ddp(x), y) / len(micro_batches)).backward()
+"""
+LOSS_NOT_DIVIDED = ACCUMULATE.replace("(loss_fn(ddp(x), y) / k)", "loss_fn(ddp(x), y)")
+
+# 5.10: dcp.load into the model's own tensors is right; each wrong answer loads otherwise.
+TORCH_LOAD_OF_ONE_FILE = """\
+def load_unsharded(folder, model):
+    model.load_state_dict(torch.load(os.path.join(folder, "__0_0.distcp"), weights_only=True))
+    return model
+"""
+LOADED_INTO_A_COPY = """\
+def load_unsharded(folder, model):
+    state = {key: value.clone() for key, value in model.state_dict().items()}
+    dcp.load(state, checkpoint_id=folder)
+    return model
+"""
+PROCESS_GROUP_LEFT_BEHIND = """\
+def load_unsharded(folder, model):
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+"""
+PARAMETERS_REPLACED = """\
+def load_unsharded(folder, model):
+    state = {key: torch.empty_like(value) for key, value in model.state_dict().items()}
+    dcp.load(state, checkpoint_id=folder)
+    model.load_state_dict(state, assign=True)
+    return model
+"""
+
+
+# 5.11's right walk (the solution's): its wrong answers change one thing in it.
+UNUSED_PARAMETERS = """\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+ONE_LEVEL_ONLY = UNUSED_PARAMETERS.replace(
+    "        todo.extend(next_node for next_node, _ in node.next_functions)\n",
+    "        if node is output.grad_fn:\n            todo.extend(next_node for next_node, _ in node.next_functions)\n",
+)
+FROZEN_LISTED_TOO = UNUSED_PARAMETERS.replace("if p.requires_grad and id(p) not in reached", "if id(p) not in reached")
+COMPARED_BY_VALUE = (
+    UNUSED_PARAMETERS.replace("reached, seen, todo = set(),", "reached, seen, todo = [],")
+    .replace("reached.add(id(node.variable))", "reached.append(node.variable)")
+    .replace("id(p) not in reached", "p not in reached")
+)
+RECURSIVE_WALK = """\
+def unused_parameters(model, output):
+    reached = set()
+
+    def walk(node):
+        if node is None:
+            return
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    walk(output.grad_fn)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+BY_BACKWARD = """\
+def unused_parameters(model, output):
+    output.sum().backward(retain_graph=True)
+    return sorted(n for n, p in model.named_parameters() if p.requires_grad and p.grad is None)
+"""
+NOT_SORTED = UNUSED_PARAMETERS.replace("    return sorted(\n", "    return list(\n")
+
+TASKS = {
+    "5.7": Task(
+        alternative="""\
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    buckets = [[]]
+    filled = 0
+    for i in list(range(len(param_bytes)))[::-1]:
+        buckets[-1].append(i)
+        filled += param_bytes[i]
+        cap = first_bucket_cap_bytes if len(buckets) == 1 else bucket_cap_bytes
+        if filled >= cap:
+            buckets.append([])
+            filled = 0
+    return [sorted(b) for b in buckets if b]
+""",
+        wrong=[
+            Wrong(
+                "Fills the buckets in parameter order, from the first parameter.",
+                hint="the reverse of the parameter order",
+                code=BUCKETS_IN_PARAMETER_ORDER,
+            ),
+            Wrong(
+                "One cap for every bucket: the smaller first bucket forgotten.",
+                hint="The first bucket is wrong",
+                code=ONE_CAP_FOR_EVERY_BUCKET,
+            ),
+            Wrong(
+                "Starts a new bucket for the parameter that would cross the cap.",
+                hint="the parameter that crosses the cap stays in that bucket",
+                code=CLOSED_BEFORE_THE_CAP,
+            ),
+            Wrong(
+                "Calls torch's own dist._compute_bucket_assignment_by_size.",
+                hint="torch's own bucket assignment",
+                code=TORCH_BUCKET_ASSIGNMENT,
+            ),
+        ],
+    ),
+    "5.8": Task(
+        alternative="""\
+def zero_bytes_per_rank(n_params, world_size, stage):
+    per_rank = (n_params + world_size - 1) // world_size
+    sizes = [("optimizer state", 12), ("gradients", 2), ("weights", 2)]
+    total = 0
+    for k, (part, size) in enumerate(sizes):
+        total += size * (per_rank if k < stage else n_params)
+    return total
+""",
+        wrong=[
+            Wrong(
+                "Stage 1 shards the fp16 weights along with the optimizer state.",
+                hint="Stage 1 shards only the optimizer state",
+                code=STAGE_1_SHARDS_THE_WEIGHTS,
+            ),
+            Wrong(
+                "Forgets Adam's fp32 master weights: 12 bytes per parameter instead of 16.",
+                hint="a master copy of the weights",
+                code=WITHOUT_MASTER_WEIGHTS,
+            ),
+            Wrong(
+                "Rounds the shard down: the padding forgotten.",
+                hint="round n_params / world_size up",
+                code=SHARD_ROUNDED_DOWN,
+            ),
+            Wrong(
+                "Divides with /: a float.",
+                hint="must return a Python int",
+                code=SHARD_AS_A_FLOAT,
+            ),
+        ],
+    ),
+    "5.9": Task(
+        alternative="""\
+import contextlib
+
+
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    for i, (x, y) in enumerate(micro_batches):
+        last = i == k - 1
+        with contextlib.nullcontext() if last else ddp.no_sync():
+            loss = loss_fn(ddp(x), y) * (1 / k)
+            loss.backward()
+""",
+        wrong=[
+            Wrong(
+                "No no_sync: DDP all-reduces after every micro-batch, k rounds.",
+                hint="where one is enough",
+                code=WITHOUT_NO_SYNC,
+            ),
+            Wrong(
+                "no_sync around every micro-batch: nothing is ever all-reduced.",
+                hint="DDP all-reduced nothing",
+                code=NO_SYNC_FOR_EVERY_MICRO_BATCH,
+            ),
+            Wrong(
+                "Each micro-batch's loss not divided by k: gradients k times too large.",
+                hint="times too large",
+                code=LOSS_NOT_DIVIDED,
+            ),
+        ],
+    ),
+    "5.10": Task(
+        # DCP's own converter to a torch.save file, then an ordinary load.
+        alternative="""\
+from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+
+def load_unsharded(folder, model):
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "model.pt")
+        dcp_to_torch_save(folder, path)
+        model.load_state_dict(torch.load(path, weights_only=True))
+    return model
+""",
+        wrong=[
+            Wrong(
+                "torch.load of one rank's .distcp file.",
+                hint="load_unsharded used torch.load",
+                code=TORCH_LOAD_OF_ONE_FILE,
+            ),
+            Wrong(
+                "dcp.load into a copy of the state dict, never loaded into the model.",
+                hint="does not hold the checkpoint's weights",
+                code=LOADED_INTO_A_COPY,
+            ),
+            Wrong(
+                "Starts a 1-rank process group and leaves it.",
+                hint="left a process group behind",
+                code=PROCESS_GROUP_LEFT_BEHIND,
+            ),
+            Wrong(
+                "load_state_dict(assign=True): new tensors replace the model's parameters.",
+                hint="replaced by new tensors",
+                code=PARAMETERS_REPLACED,
+            ),
+        ],
+    ),
+    "5.11": Task(
+        # Breadth first, with a deque and the nodes themselves as the set of seen ones.
+        alternative="""\
+from collections import deque
+
+
+def unused_parameters(model, output):
+    found = set()
+    queue = deque([output.grad_fn] if output.grad_fn is not None else [])
+    seen = set(queue)
+    while queue:
+        node = queue.popleft()
+        leaf = getattr(node, "variable", None)
+        if leaf is not None:
+            found.add(id(leaf))
+        for next_node, _ in node.next_functions:
+            if next_node is not None and next_node not in seen:
+                seen.add(next_node)
+                queue.append(next_node)
+    names = []
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad and id(parameter) not in found:
+            names.append(name)
+    names.sort()
+    return names
+""",
+        wrong=[
+            Wrong("Looks one step back from the output only.", hint="all the way down", code=ONE_LEVEL_ONLY),
+            Wrong("Lists frozen parameters too.", hint="requires_grad=False", code=FROZEN_LISTED_TOO),
+            Wrong(
+                "Keeps the reached parameters in a list and tests `p not in reached`: tensors compared by value.",
+                hint="compare parameters by identity",
+                code=COMPARED_BY_VALUE,
+            ),
+            Wrong("A recursive walk: too deep for Python.", hint="recursion limit", code=RECURSIVE_WALK),
+            Wrong("Runs backward and looks for .grad None.", hint="ran backward", code=BY_BACKWARD),
+            Wrong("Names in the order of the model, not sorted.", hint="sorted", code=NOT_SORTED),
+        ],
+    ),
+}
