@@ -9,7 +9,7 @@ VENV   ?= .venv
 TORCH  ?= cpu
 PY     := $(VENV)/bin/python
 
-.PHONY: lab test lint bench setup-lab setup-test notebooks release clean
+.PHONY: lab test lint bench gpu-check setup-lab setup-test notebooks release clean
 
 setup-lab:
 	@scripts/system_deps.sh lab
@@ -33,6 +33,11 @@ lint: setup-test
 
 bench: setup-test
 	$(PY) -m bench.run_all
+
+# On a lab's GPU machine (`make gpu-check TORCH=cuda`): every chapter run, every reference
+# solution graded, a summary in gpu-check/ (scripts/gpu_check.py says what it holds).
+gpu-check: setup-test
+	$(PY) scripts/gpu_check.py
 
 # After changing a chapter, vizlib or coursekit: store every notebook executed again,
 # and write exercises/ anew from solutions/.

@@ -1,37 +1,55 @@
-"""Run a function on several ranks, from a notebook: forked CPU processes joined by gloo.
+"""Run a function on several ranks, from a notebook: CPU processes joined by gloo, started
+by a fork server, with the function sent by value.
 
 The chapter's small demos and the exercises' checks run a function defined in a cell on
 2 (or 4) real processes. The usual ways to do that break in a notebook:
 
 - ``torch.multiprocessing.spawn`` (and multiprocessing's "spawn" start method) starts a
-  fresh interpreter that imports the function by name from ``__main__``. A script's
-  ``__main__`` is re-imported, so its top-level code runs again in every child (hence
-  ``if __name__ == "__main__":``); a notebook's cannot be imported at all, so a function
-  defined in a cell fails with "Can't get attribute 'f' on <module '__main__'>".
-- torchrun starts fresh interpreters too: right for a script (see launch.py), but every
-  rank pays the import of torch, seconds for a three-line demo.
+  fresh interpreter and sends it the function *by name*, ``__main__.f``, to import. A
+  notebook's ``__main__`` cannot be imported, so a function defined in a cell fails with
+  "Can't get attribute 'f' on <module '__main__'>"; every rank also pays the import of
+  torch, seconds for a three-line demo (torchrun, see launch.py, is the same for scripts).
+- forking the kernel copies it, function and all, but a fork of a process that has used
+  CUDA cannot use CUDA ("Cannot re-initialize CUDA in forked subprocess"), and on a
+  machine with a GPU autograd starts its device threads at the first backward, after
+  which no forked child may run backward ("Unable to handle autograd's threading in
+  combination with fork-based multiprocessing"). On a GPU machine, forking the kernel
+  cannot work, whatever the cells do.
 
-A forked child is a copy of the kernel: the function, and everything it uses, is already
-there; nothing is imported and the function is never pickled (only return values travel
-back, pickled). What fork costs, and how it is paid here:
+So the kernel never forks. multiprocessing's *fork server* is a clean Python started once,
+the first time ranks are needed, that imports torch (and what DDP and FSDP import, which
+takes seconds) and then never runs anything else: it never touches CUDA, never runs
+backward, holds no thread. Each rank is a fork of *that* process, so it starts in a
+fraction of a second with torch already imported. The function and its arguments travel
+by value, pickled by cloudpickle, which sends the code of functions and classes defined in
+the notebook with the globals they use (functions of importable modules travel by name). A
+rank also gets the kernel's environment variables, working folder and ``sys.path`` as they
+are at the call; nothing else of the kernel (torch's seed and settings start afresh, as in
+any new process).
 
-- a child cannot use CUDA once its parent has initialised it ("Cannot re-initialize CUDA
-  in forked subprocess"), so run_ranks is CPU-only (gloo) and refuses to fork from a
-  process where CUDA is initialised;
-- the child copies a busy process whose other threads are not copied: it runs torch with
-  one thread, writes its output to a file of its own instead of the kernel's streams
-  (shown afterwards, rank by rank), and leaves with os._exit, never running the
-  kernel's exit handlers;
+The ranks are CPU processes joined by gloo, on a GPU machine too: the GPUs are hidden from
+the server and the ranks (``CUDA_VISIBLE_DEVICES=""``). Several ranks on one GPU would
+share it, and FSDP would put every rank's shards on it; hidden, a cell gives the same
+result on a laptop and on a GPU server. GPU code runs as a script under torchrun
+(launch.py), one GPU per rank.
+
+What else is arranged here:
+
+- a rank writes its output to a file of its own, shown afterwards rank by rank, and leaves
+  with os._exit;
 - nothing is left behind: when a rank fails, when time is up (a deadlock), or when the
   cell is interrupted, every rank is killed and reaped, and one LaunchError says which
   rank and why. A rank also stops by itself if the kernel dies (its pipe to the kernel
   closes) or, stuck in a collective, when gloo's own time limit runs out (set to twice
   ``timeout`` and more, so that it never beats run_ranks' own and blurs its message).
+  The fork server and multiprocessing's resource tracker stay, idle, for the next call
+  (``helper_processes`` names them), and end with the kernel.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import multiprocessing.forkserver
 import os
 import pickle
 import sys
@@ -45,20 +63,31 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any, cast
 
+import cloudpickle
+import psutil
 import torch
 import torch.distributed as dist
 
 from coursekit.launch import TAIL, LaunchError
 
 RELEASE = "release"  # what the parent sends each rank once every rank has returned
+# What the fork server imports once, so that no rank imports it again: torch, and what DDP
+# (torch._dynamo, about 800 modules) and FSDP import the first time a process builds one.
+PRELOAD = ["torch", "torch.distributed", "torch._dynamo", "torch.nn.parallel", "torch.distributed.fsdp"]
+CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}  # the environment that hides every GPU from a process
+# The command lines of multiprocessing's own helpers, which outlive a call by design.
+HELPERS = ("from multiprocessing.forkserver import main", "from multiprocessing.resource_tracker import main")
 
 
 def run_ranks(
     fn: Callable[..., Any], world_size: int = 2, *, args: tuple = (), timeout: float = 30.0, show_output: bool = True
 ) -> list[Any]:
-    """Run ``fn(rank, world_size, *args)`` on ``world_size`` forked processes that share a
-    gloo process group (``torch.distributed`` is initialised in each, so ``dist.all_reduce``
+    """Run ``fn(rank, world_size, *args)`` on ``world_size`` processes that share a gloo
+    process group (``torch.distributed`` is initialised in each, so ``dist.all_reduce``
     and friends just work); return what each rank returned, in rank order.
+
+    ``fn`` and ``args`` are sent to the ranks by value (cloudpickle): a function or class
+    defined in a notebook cell works, with the globals it uses as they are now.
 
     Ranks stay alive until all have returned, so a rank that finishes early never pulls
     the connection from under one that is still talking to it. What each rank printed is
@@ -72,31 +101,24 @@ def run_ranks(
         raise TypeError(f"run_ranks runs a function: fn(rank, world_size, ...), not {type(fn).__name__}")
     if not (isinstance(world_size, int) and world_size >= 1):
         raise ValueError(f"world_size must be a positive int, not {world_size!r}")
-    if torch.cuda.is_initialized():
-        raise LaunchError(
-            'CUDA is initialised in this process, and a forked process cannot use it ("Cannot re-initialize '
-            'CUDA in forked subprocess"). run_ranks is for CPU code with gloo; run GPU code as a script '
-            "under torchrun (coursekit.launch.torchrun), whose ranks are fresh processes.",
-            reason="failed",
-        )
-    _import_once_for_every_rank()
-    context = mp.get_context("fork")
+    payload = _pickled(fn, args)
+    context = _fork_server()
     with tempfile.TemporaryDirectory(prefix="ranks-") as folder:
         pipes = [context.Pipe() for _ in range(world_size)]
         logs = [Path(folder, f"rank{rank}.log") for rank in range(world_size)]
+        where = _Surroundings({**os.environ, **CPU_ONLY}, os.getcwd())
         processes = []
         try:
-            for rank in range(world_size):
+            for rank, (_, child_end) in enumerate(pipes):
                 process = context.Process(
                     target=_rank_main,
                     name=f"rank {rank}",
                     daemon=True,
-                    args=(fn, rank, world_size, args, Path(folder, "store"), logs[rank], pipes, timeout),
+                    args=(payload, rank, world_size, where, Path(folder, "store"), logs[rank], child_end, timeout),
                 )
                 process.start()
                 processes.append(process)
-            for _, child_end in pipes:
-                child_end.close()
+                child_end.close()  # the rank has its own copy: the kernel's death now closes its pipe
             results = _collect(fn, [parent_end for parent_end, _ in pipes], processes, logs, timeout)
             for parent_end, _ in pipes:
                 parent_end.send(RELEASE)
@@ -111,38 +133,93 @@ def run_ranks(
     return results
 
 
-def _import_once_for_every_rank() -> None:
-    """What a forked rank imports dies with it, so every rank of every run would import it
-    again. DDP imports torch._dynamo (about 800 modules: seconds) the first time a process
-    builds one; imported here, in the parent, once, every rank inherits it."""
-    import torch._dynamo  # noqa: F401
+def helper_processes(process: psutil.Process | None = None) -> list[psutil.Process]:
+    """The processes that run_ranks leaves running on purpose below ``process`` (this one
+    by default): multiprocessing's fork server and its resource tracker, idle until the
+    next call. Every other process below the kernel, a rank (a child of the fork server,
+    with the same command line) above all, would be a leftover."""
+    found = []
+    for child in (process or psutil.Process()).children():
+        try:
+            if any(helper in " ".join(child.cmdline()) for helper in HELPERS):
+                found.append(child)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):  # it ended while we looked
+            continue
+    return found
+
+
+class _Surroundings:
+    """What a rank takes over from the kernel at the call: its environment variables and
+    working folder (the fork server has those of its own start)."""
+
+    def __init__(self, environ: dict[str, str], cwd: str) -> None:
+        self.environ = environ
+        self.cwd = cwd
+
+    def enter(self) -> None:
+        os.environ.clear()
+        os.environ.update(self.environ)
+        try:
+            os.chdir(self.cwd)
+        except OSError:  # the kernel's folder is gone: the rank runs where the server started
+            pass
+
+
+def _pickled(fn: Callable[..., Any], args: tuple) -> bytes:
+    """fn and args by value; a clear error, in the kernel, for what cannot travel."""
+    try:
+        return cloudpickle.dumps((fn, args))
+    except Exception as error:  # noqa: BLE001 - any pickling failure is reported the same way
+        name = getattr(fn, "__name__", "the function")
+        raise LaunchError(
+            f"{name} (or its arguments) cannot be sent to the ranks: {type(error).__name__}: {error}. "
+            "run_ranks sends the function, the globals it uses and its arguments to each rank by value; "
+            "an open file, a lock, a generator or a live process group cannot travel. Create such objects "
+            "inside the function, on each rank.",
+            reason="failed",
+        ) from None
+
+
+def _fork_server() -> Any:
+    """multiprocessing's forkserver context, its server running, started (if it is not) with
+    the GPUs hidden and PRELOAD imported (a server already running keeps what it has)."""
+    mp.set_forkserver_preload(PRELOAD)
+    saved = {name: os.environ.get(name) for name in CPU_ONLY}
+    os.environ.update(CPU_ONLY)  # the server is started with this process's environment
+    try:
+        multiprocessing.forkserver.ensure_running()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name)
+            else:
+                os.environ[name] = value
+    return mp.get_context("forkserver")
 
 
 def _rank_main(
-    fn: Callable[..., Any],
+    payload: bytes,
     rank: int,
     world_size: int,
-    args: tuple,
+    where: _Surroundings,
     store: Path,
     log: Path,
-    pipes: list[tuple[Connection, Connection]],
+    conn: Connection,
     timeout: float,
 ) -> None:
-    """One rank, in the forked child: output to its own file, join the group, run fn,
-    send back what it returned (or the error), wait to be released."""
+    """One rank, in a fork of the fork server: output to its own file, the kernel's
+    surroundings, join the group, run fn, send back what it returned (or the error), wait
+    to be released."""
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
     os.close(fd)
-    sys.stdout = open(1, "w", buffering=1, closefd=False)  # not the kernel's streams
-    sys.stderr = open(2, "w", buffering=1, closefd=False)
-    conn = pipes[rank][1]
-    for other, (parent_end, child_end) in enumerate(pipes):  # so that each pipe has one child end:
-        parent_end.close()  # the kernel's death closes this rank's pipe
-        if other != rank:
-            child_end.close()
-    torch.set_num_threads(1)
+    sys.stdout = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115 - lives as long as the rank
+    sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+    where.enter()
+    torch.set_num_threads(1)  # ranks share the machine's cores
     try:
+        fn, args = pickle.loads(payload)
         dist.init_process_group(
             "gloo",
             init_method=store.as_uri(),

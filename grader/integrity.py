@@ -808,6 +808,12 @@ class Grading:
         with _OpRecorder(Watch(namespace)):
             torch.ones(1).add(1)
 
+    def __reduce__(self) -> tuple[type[RankGrading], tuple]:
+        """A check's function sent to other processes (coursekit.ranks) takes a RankGrading
+        along in place of this session: the session holds the whole namespace and the
+        kernel's hooks, which belong to this process alone."""
+        return (RankGrading, ())
+
     # -- what the check cells call -------------------------------------------------------
     def passed(self, number: str) -> None:
         """End of a check cell: verify again, then print ``Exercise <number> passed``."""
@@ -1143,6 +1149,23 @@ class _CheckGuard(ast.NodeTransformer):
             except Exception as error:  # noqa: BLE001 - IPython drops a transformer that raises
                 return _failing(f"the grader could not check the kernel ({type(error).__name__}: {error})")
         return node
+
+
+class RankGrading:
+    """What a check's function has of the Grading when it runs on a rank, in a process of
+    its own (coursekit.ranks sends the function there by value): the references taken in
+    that process, fresh from torch, before the function runs, and watches. A watch there
+    counts as the notebook's code the functions that travelled with the check (their
+    globals are one namespace, the caller's)."""
+
+    def __init__(self) -> None:
+        self.equal = torch.equal
+        self.allclose = torch.allclose
+        self.assert_close = torch.testing.assert_close
+
+    def watch(self) -> Watch:
+        """A record of what runs in a ``with`` block (see Watch), in this process."""
+        return Watch(sys._getframe(1).f_globals)
 
 
 @contextmanager
