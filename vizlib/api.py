@@ -50,7 +50,7 @@ class Graph(GraphData):
         return to_dot(self)
 
     def to_svg(self) -> str:
-        """The picture as SVG text (needs Graphviz: the ``dot`` program or pygraphviz; see ``vz.renderer()``)."""
+        """The picture as SVG text (needs Graphviz: ``dot``, graphviz-pure or pygraphviz; see ``vz.renderer()``)."""
         return to_svg(self)
 
     def save(self, path: str | Path) -> Path:

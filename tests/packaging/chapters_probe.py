@@ -1,13 +1,15 @@
 """Run chapter notebooks top to bottom in this Python and print what their cells showed, as JSON.
 
 Run by tests/packaging/test_chapters_pip_only.py inside the ipywidgets 7.7 venv, with a PATH
-that holds that venv alone, so no Graphviz `dot` program: vizlib draws with the Graphviz
-bundled in the pygraphviz wheel, as on Colab or in a plain pip-installed venv. The notebooks
+that holds that venv alone, so no Graphviz `dot` program, and no pygraphviz: vizlib draws
+with graphviz-pure, the program pip installed with it, as on Colab, in a plain pip-installed
+venv or on a machine without glib and X libraries. The notebooks
 run in memory, in their own folder as JupyterLab runs them; nothing is written back.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 import time
@@ -49,6 +51,7 @@ if __name__ == "__main__":
         "ipywidgets": ipywidgets.__version__,
         "vizlib": vz.__file__,
         "renderer": vz.renderer(),
+        "pygraphviz": importlib.util.find_spec("pygraphviz") is not None,
         "notebooks": {name: run(Path(name)) for name in sys.argv[1:]},
     }
     print(json.dumps(facts))

@@ -1,8 +1,9 @@
 """The venv with ipywidgets 7.7 (Colab's) that several packaging tests run in, built once.
 
-It installs ipywidgets 7.7 and its own front-end packages, and sees torch, numpy,
-matplotlib, pygraphviz and the kernel through symlinks into the project's venv, and this
-checkout through a ``.pth`` file (tests/packaging/venvs.py). pytest-xdist's workers share
+It installs ipywidgets 7.7 and its own front-end packages, and graphviz-pure (a program,
+which a symlinked dist-info would not find), and sees torch, numpy, matplotlib and the kernel
+through symlinks into the project's venv, and this checkout through a ``.pth`` file
+(tests/packaging/venvs.py). It has no pygraphviz. pytest-xdist's workers share
 it: the first to ask builds it under a lock, the others wait and reuse it.
 """
 
@@ -20,6 +21,7 @@ from coursekit.lab_session import REPO
 from .venvs import closure, link_distributions, make_venv, pip_install
 
 WIDGET_PACKAGES = {"ipywidgets", "widgetsnbextension", "jupyterlab-widgets"}
+PIP_INSTALLED = {"ipywidgets", "graphviz-pure"}  # installed into the venv by pip, not linked
 
 
 def vizlib_requirements() -> list[Requirement]:
@@ -39,12 +41,15 @@ def ipywidgets_7_7(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> 
         if not (root / "ready").exists():
             # The kernel, nbclient, and the notebook server that widgetsnbextension 3.6
             # (ipywidgets 7's) requires.
-            names = [r.name for r in vizlib_requirements() if r.name != "ipywidgets"]
+            reqs = vizlib_requirements()
+            names = [r.name for r in reqs if r.name not in PIP_INSTALLED]
             shared = closure([*names, "ipykernel", "notebook-shim", "jupyterlab"])
             assert not WIDGET_PACKAGES & set(shared), "a linked package would bring ipywidgets 8 along"
+            assert "pygraphviz" not in shared, "the venv is to have no pygraphviz"
             link_distributions(shared.values(), root / "links")
             make_venv(root / "venv", see=[root / "links", REPO])
-            installed = pip_install(python, "ipywidgets~=7.7.0")
+            renderer = [str(r) for r in reqs if r.name == "graphviz-pure"]
+            installed = pip_install(python, "ipywidgets~=7.7.0", *renderer)
             assert installed.returncode == 0, installed.stderr[-3000:]
             (root / "ready").touch()
     return python

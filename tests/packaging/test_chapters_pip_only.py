@@ -1,6 +1,7 @@
 """The first chapters on a learner's pip-only setup: no Graphviz `dot` program, Colab's
-ipywidgets 7.7. Chapters 00-02 must run top to bottom there and still draw every graph
-(vizlib falls back to the Graphviz inside the pygraphviz wheel, vizlib/render/engines.py).
+ipywidgets 7.7, no pygraphviz. Chapters 00-02 must run top to bottom there and still draw
+every graph (vizlib falls back to graphviz-pure, the program pip installs with it; see
+vizlib/render/engines.py).
 
 The run reuses the ipywidgets 7.7 venv (conftest.py), with PATH cut down to that venv's
 own bin folder, and compares each cell's pictures with those the stored notebook shows. A
@@ -46,7 +47,8 @@ def pictures(outputs: list[dict]) -> list[set[str]]:
 
 
 def test_the_run_is_pip_only_without_dot_on_ipywidgets_7_7(ran):
-    assert ran["renderer"] == "pygraphviz"
+    assert ran["renderer"] == "graphviz-pure"
+    assert ran["pygraphviz"] is False
     assert ran["ipywidgets"].startswith("7.7.")
     assert Path(ran["vizlib"]) == REPO / "vizlib" / "__init__.py"
     venv_bin = Path(ran["python"]).parent

@@ -1,6 +1,7 @@
 """vizlib in someone else's project: the wheel built from this repository installs into a
 clean venv that has nothing but torch, brings its own small dependencies (resolved by pip
-as usual, none of the course's pins), and draws a graph.
+as usual, none of the course's pins), and draws a graph, with the Graphviz pip brought along
+where there is no `dot`: a program that needs no library of the system at all.
 
 The clean venv sees torch (and what torch needs) through symlinks into the project's venv
 instead of a second gigabyte copy (tests/packaging/venvs.py); everything else pip installs.
@@ -9,6 +10,7 @@ instead of a second gigabyte copy (tests/packaging/venvs.py); everything else pi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +32,12 @@ DRAW = """
 import json, torch, vizlib as vz
 g = vz.graph(lambda x, w, b: torch.tanh(w * x + b), 2.0, 0.5, -0.3)
 print(json.dumps({"vizlib": vz.__file__, "torch": torch.__file__, "svg": g.to_svg(), "text": repr(g)}))
+"""
+RENDERER = """
+import json, torch, vizlib as vz
+from vizlib.render.engines import graphviz_pure_program
+g = vz.graph(lambda x, w, b: torch.tanh(w * x + b), 2.0, 0.5, -0.3)
+print(json.dumps({"renderer": vz.renderer(), "program": graphviz_pure_program(), "dot": g.to_dot(), "svg": g.to_svg()}))
 """
 
 
@@ -110,3 +118,42 @@ def test_clean_venv_got_no_course_packages(clean_venv):
     assert {"numpy", "matplotlib", "ipywidgets"} <= set(installed)
     assert installed["torch"] == __import__("torch").__version__  # the one it already had
     assert not {"jupyterlab", "pytest", "nbval", "tqdm", "playwright"} & set(installed)  # the course's
+
+
+@pytest.fixture(scope="module")
+def pip_renderer(clean_venv, tmp_path_factory) -> dict:
+    """What the clean venv draws with where PATH has no `dot` (an empty folder)."""
+    empty = tmp_path_factory.mktemp("no-dot")
+    env = {"PATH": str(empty), "HOME": str(empty)}
+    done = subprocess.run([str(clean_venv), "-c", RENDERER], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def test_without_dot_the_wheel_draws_with_the_graphviz_pip_installed(clean_venv, pip_renderer):
+    assert pip_renderer["renderer"] == "graphviz-pure"
+    venv = clean_venv.parent.parent
+    assert Path(pip_renderer["program"]).is_relative_to(venv.resolve()), "pip put it in the venv"
+    assert "(graphviz-pure)" in pip_renderer["svg"] and "TanhBackward0" in pip_renderer["svg"]
+
+
+def test_the_pip_installed_renderer_needs_no_library_not_even_the_c_library(pip_renderer, tmp_path):
+    """ "Only glibc present" asks for a program that links to nothing beyond the C library (libc,
+    libm, the dynamic loader): graphviz-pure asks for less, it is a static executable with no
+    interpreter and no needed library, so it runs in an empty root with no libc, no fonts, no /etc."""
+    program = Path(pip_renderer["program"])
+    with program.open("rb") as f:
+        assert f.read(4) == b"\x7fELF"
+    ldd = subprocess.run(["ldd", str(program)], capture_output=True, text=True)
+    assert ldd.stdout.strip() in {"statically linked", "not a dynamic executable"}, ldd.stdout
+    chroot = shutil.which("chroot")
+    if os.geteuid() != 0 or chroot is None:
+        pytest.skip("chroot(8) and root are needed (CI runs as root): the empty-root run is not tried")
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.copy2(program, root / "graphviz-pure")
+    assert sorted(p.name for p in root.iterdir()) == ["graphviz-pure"]
+    run = [chroot, str(root), "/graphviz-pure", "-Tsvg"]
+    done = subprocess.run(run, input=pip_renderer["dot"], capture_output=True, text=True, env={}, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == pip_renderer["svg"], "the same bytes as vizlib drew in the venv"

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import vizlib as vz
+from vizlib.render import engines
 
 
 def _line(x, w):
@@ -122,6 +123,7 @@ def test_params_of_the_wrong_type():
 def test_no_graphviz_at_all_says_how_to_install_it(monkeypatch, tmp_path):
     g = vz.graph(lambda x: (x * 3).sum(), torch.ones(2))
     monkeypatch.setenv("PATH", str(tmp_path))  # no `dot` program
+    monkeypatch.setattr(engines, "graphviz_pure_program", lambda: None)  # no graphviz-pure
     monkeypatch.setitem(sys.modules, "pygraphviz", None)  # and no pygraphviz: its import fails
     monkeypatch.delenv("VIZLIB_RENDERER", raising=False)
     with pytest.raises(vz.VizlibError, match="Graphviz") as info:

@@ -43,7 +43,7 @@ SAVED_COLOR = "#e8590c"  # what is kept for backward: saved-tensor notes, forwar
 # ``splines=line`` draws long edges straight instead of routing each through thousands of
 # boxes (0.5 s and 0.1 s). A chain of blocks comes out as a straight main path with side
 # branches to its right. bench/bench_layout.py has the measurements. Graphviz 14-16 (the
-# pygraphviz wheel, WebAssembly) no longer packs ranks left under ``nslimit=0``: a GPT-96
+# pygraphviz wheel, graphviz-pure, WebAssembly) no longer packs ranks left under ``nslimit=0``: a GPT-96
 # came out 900 inches wide; ``mclimit=0.01`` (one short crossing-minimisation pass) keeps it
 # 10 inches wide in every version, for a few tenths of a second (bench/bench_renderers.py).
 FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used

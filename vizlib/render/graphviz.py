@@ -1,6 +1,6 @@
 """DOT text -> SVG, PNG or PDF bytes, and files by suffix, through whichever Graphviz is here.
 
-``engines`` picks it (the ``dot`` program, else pygraphviz's bundled Graphviz). No Graphviz
+``engines`` picks it (the ``dot`` program, else graphviz-pure, else pygraphviz). No Graphviz
 at all becomes a VizlibError that says how to install one, never a FileNotFoundError from
 deep inside ``subprocess``.
 """

@@ -1,5 +1,6 @@
 """A chapter runs where there is no `dot` program (Colab, VS Code, a bare venv): its graphs
-are drawn by the Graphviz that pygraphviz's wheel brings along."""
+are drawn by graphviz-pure, the Graphviz program that installing vizlib brings along (found
+through the installed distribution, not PATH)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def test_welcome_chapter_draws_its_graphs_without_dot(monkeypatch, tmp_path):
 
     outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"]
-    assert outputs[-1].text == "pygraphviz\n"
+    assert outputs[-1].text == "graphviz-pure\n"
     drawn = [o.data for o in outputs if "data" in o]
     graphs = [d["text/html"] for d in drawn if d.get("text/plain", "").startswith("Graph:")]
     assert graphs and all('<div class="vizlib-graph"' in h and "</svg>" in h for h in graphs)

@@ -17,7 +17,9 @@ def line(x, w, b):
     return w * x + b
 
 
-@pytest.mark.parametrize("renderer", ["dot", "pygraphviz"])  # Graphviz 2.4x and 14.x write their SVG alike
+@pytest.mark.parametrize(
+    "renderer", ["dot", "graphviz-pure", "pygraphviz"]
+)  # Graphviz 2.4x, 16.1 (Rust), 14.x write SVG alike
 def test_patched_layout_draws_what_graphviz_draws(dot_runs, monkeypatch, renderer):
     monkeypatch.setenv("VIZLIB_RENDERER", renderer)
     cache = LayoutCache()
