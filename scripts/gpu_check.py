@@ -27,7 +27,7 @@ import platform
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import date
 from pathlib import Path
 
@@ -118,6 +118,8 @@ def markdown(summary: dict) -> str:
             raised += f"; stopped: {chapter['failure'][:120]}"
         lines.append(f"| {name} | {chapter['seconds']} | {raised} | {len(chapter['skipped'])} |")
     grades = summary["grades"]
+    if not grades["submissions"]:
+        return "\n".join(lines + ["", "No reference solution graded.", ""])
     lines += ["", f"Reference solutions graded ({'sandboxed' if grades.get('sandbox') else 'unsandboxed'}):", ""]
     lines += ["| solution | points | tasks below full marks |", "|---|---|---|"]
     for name, tasks in grades["submissions"].items():
@@ -126,6 +128,11 @@ def markdown(summary: dict) -> str:
         short = ", ".join(t for t, (p, m) in tasks.items() if p < m) or "none"
         lines.append(f"| {name} | {got:g}/{full:g} | {short} |")
     return "\n".join(lines) + "\n"
+
+
+def save(summary: dict, out: Path) -> None:
+    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    (out / "summary.md").write_text(markdown(summary))
 
 
 def main() -> int:
@@ -143,18 +150,19 @@ def main() -> int:
     solutions = sorted((ROOT / "solutions").glob(f"{options.only}.ipynb"))
     if not chapters and not solutions:
         parser.error(f"no chapter or solution matches {options.only!r}")
-    summary: dict[str, object] = {"machine": machine()}
+    summary: dict = {"machine": machine(), "chapters": {}, "grades": {"submissions": {}}}
     print("machine:", summary["machine"], flush=True)
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
         graded = pool.submit(grade, solutions, out, not options.no_sandbox, options.jobs) if solutions else None
-        runs = {path.stem: pool.submit(run_chapter, path, out) for path in chapters}
-        summary["chapters"] = {}
-        for name, run in runs.items():
-            summary["chapters"][name] = result = run.result()
-            print(f"{name}: {result['seconds']} s, {len(result['errors'])} cells raised", flush=True)
-        summary["grades"] = graded.result() if graded else {"submissions": {}}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    (out / "summary.md").write_text(markdown(summary))
+        runs = {pool.submit(run_chapter, path, out): path.stem for path in chapters}
+        for run in as_completed(runs):  # each result saved as it comes: a run cut short keeps them
+            summary["chapters"][runs[run]] = result = run.result()
+            print(f"{runs[run]}: {result['seconds']} s, {len(result['errors'])} cells raised", flush=True)
+            save(summary, out)
+        if graded is not None:
+            summary["grades"] = graded.result()
+    summary["chapters"] = dict(sorted(summary["chapters"].items()))
+    save(summary, out)
     print(markdown(summary))
     chapters_ok = all(not c["errors"] and not c["failure"] for c in summary["chapters"].values())
     grades = summary["grades"]["submissions"].values()
