@@ -40,7 +40,9 @@ def run_scripts(bench_dir: Path) -> dict[str, int]:
 
 
 def results_text(bench_dir: Path, status: dict[str, int], header: str) -> str:
-    """The header, then each script's section, or why it has none."""
+    """The header, then each script's section, or why it has none; then the sections no
+    script here writes, as they are: figures taken on another machine (results/gpu.md, from
+    scripts/gpu_check.py on a GPU machine) that this one cannot measure again."""
     parts = [header.rstrip()]
     for name, code in status.items():
         section = bench_dir / "results" / f"{name}.md"
@@ -49,6 +51,9 @@ def results_text(bench_dir: Path, status: dict[str, int], header: str) -> str:
         elif not section.exists():
             parts.append(f"## {name}\n\n**bench_{name}.py wrote no results/{name}.md.**")
         else:
+            parts.append(section.read_text().rstrip())
+    for section in sorted((bench_dir / "results").glob("*.md")):
+        if section.stem not in status:
             parts.append(section.read_text().rstrip())
     return "\n\n".join(parts) + "\n"
 

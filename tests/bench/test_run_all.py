@@ -56,3 +56,18 @@ def test_run_all_header_names_the_machine():
     assert f"{os.cpu_count()} CPUs" in header
     assert f"torch {torch.__version__}" in header
     assert "graphviz" in header
+
+
+def test_run_all_keeps_sections_recorded_on_another_machine_after_the_scripts(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "gpu.md").write_text("## measured on a GPU machine\n")
+    _script(
+        tmp_path / "bench_a.py",
+        """
+        from pathlib import Path
+        (Path(__file__).parent / "results" / "a.md").write_text("## section a\\n")
+    """,
+    )
+    status = run_all.run_scripts(tmp_path)
+    text = run_all.results_text(tmp_path, status, "# header")
+    assert text == "# header\n\n## section a\n\n## measured on a GPU machine\n"
