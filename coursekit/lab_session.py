@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]  # the checkout this package is insta
 LAB_SCRIPT = REPO / "scripts" / "lab.py"
 WAIT_MS = 60_000
 URL_LINE = re.compile(
-    r"(http://127\.0\.0\.1:\d+)(/lab(?:/tree/\S+)?)\?token=([\w-]{16,})"
+    r"(http://127\.0\.0\.1:\d+)(/lab\S*?)[?&]token=([\w-]{16,})"
 )  # not JupyterLab's own masked "token=..." line
 # No "get Jupyter news?" toast (it shows even with news_url=None), no update check.
 LAB_SETTINGS = {
@@ -72,7 +72,7 @@ def free_port() -> int:
 class Lab:
     url: str  # http://127.0.0.1:PORT
     token: str
-    landing: str  # the path of the printed URL: /lab, or /lab/tree/NOTEBOOK with --open
+    landing: str  # the printed URL without its token: /lab?QUERY, or /lab/tree/NOTEBOOK?QUERY with --open
     folder: Path  # what the server serves
     proc: subprocess.Popen  # scripts/lab.py
     log: Path
@@ -133,12 +133,13 @@ def _wait_for_url(proc: subprocess.Popen, log: Path) -> tuple[str, str, str]:
 
 
 def open_notebook(page: Page, lab: Lab, name: str) -> None:
-    """Open ``name`` and wait until its kernel is really there.
+    """Open ``name`` alone (``?reset``: a fresh workspace, without the notebooks earlier pages
+    left open) and wait until its kernel is really there.
 
     The execution indicator says 'idle' before any kernel exists ("No Kernel"); running
     cells then pops a "Select Kernel" dialog. So wait for the kernel's name first.
     """
-    page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+    page.goto(f"{lab.url}/lab/tree/{name}?reset&token={lab.token}")
     expect(page.locator(".jp-NotebookPanel")).to_be_visible(timeout=WAIT_MS)
     expect(page.locator(".jp-NotebookPanel-toolbar .jp-Toolbar-kernelName")).not_to_have_text(
         "No Kernel", timeout=WAIT_MS

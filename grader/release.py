@@ -1,10 +1,12 @@
 """Write the learners' exercise notebooks from the instructor's solutions.
 
 Each solution region becomes a stub that raises ``NotImplementedError("Exercise N.M")``
-(code outside the region is kept: it sets the task up), hidden cells are removed and
-solution cells lose their outputs. Check cells keep their stored output *and* execution
-count: nbval only compares cells that were run, and errors on an unrun cell that has
-outputs, so both are needed for a learner's ``pytest --nbval`` to compare them.
+(code outside the region is kept: it sets the task up), hidden cells are removed, and
+solution and check cells lose their outputs and execution counts: a fresh exercise notebook
+must not show "Exercise N.M passed" under a check whose answer above still raises. Every
+verdict a learner sees is then their own answer's; the grader compares a check's output with
+the instructor's notebook, never with the learner's file. Setup cells keep their outputs:
+a task may point at them ("the cell below shows the error").
 Output is a pure function of the solutions notebook (nbformat's sorted, indented JSON),
 so releasing twice gives byte-identical files and a test can compare the committed
 exercises with a fresh release.
@@ -57,6 +59,8 @@ def exercise_notebook(chapter: Chapter) -> NotebookNode:
             cell.execution_count = None
             cell.metadata["deletable"] = False
         elif kind == "check":
+            cell.outputs = []
+            cell.execution_count = None
             # JupyterLab honours these: a learner cannot edit or delete a check by accident.
             cell.metadata["deletable"] = False
             cell.metadata["editable"] = False

@@ -4,9 +4,9 @@ Notebooks are stored with their outputs (a reader on GitHub sees them; nbval com
 them), so after changing a chapter, vizlib or coursekit, its notebooks are re-executed
 with this script. Each runs in its own folder, as JupyterLab runs it, and the per-cell
 timing metadata nbclient adds is dropped, so a re-run with the same results changes
-nothing but execution counts. A live view (a widget) is stored as its picture alone (see
-``store_pictures_of_views``). A cell that raises stops the run, except in cells tagged
-``raises-exception``; the notebook is then left as it was.
+nothing but execution counts. A live view (a widget) is stored as its picture alone, as
+`make lab` saves it (coursekit/saved_views.py says why). A cell that raises stops the run,
+except in cells tagged ``raises-exception``; the notebook is then left as it was.
 
     .venv/bin/python scripts/execute_notebooks.py course/02_autograd.ipynb solutions/02_autograd.ipynb
     .venv/bin/python scripts/execute_notebooks.py            # every notebook of course/ and solutions/
@@ -25,26 +25,10 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from coursekit.saved_views import drop_live_views
+
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = 600
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-
-
-def store_pictures_of_views(nb: nbformat.NotebookNode) -> None:
-    """Keep each live view's static picture and text, drop the widget itself and its state.
-
-    A stored widget has no kernel behind it: its slider would move and its picture would
-    not. Worse, JupyterLab shows a stored widget (before the SVG beside it) only once the
-    notebook's kernel has started and the widget manager has restored it, which can take a
-    minute on a busy machine, and never happens when that restore fails: the learner sees
-    "Loading widget..." instead of the picture. Without it, every front-end (the Lab, VS
-    Code, Colab, GitHub, an HTML export) shows the SVG at once; running the cell brings the
-    live view back.
-    """
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            output.get("data", {}).pop(WIDGET_VIEW, None)
 
 
 def execute(path: Path) -> float:
@@ -62,7 +46,7 @@ def execute(path: Path) -> float:
     ).execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
-    store_pictures_of_views(nb)
+    drop_live_views(nb)
     nbformat.write(nb, path)
     return time.perf_counter() - start
 

@@ -5,7 +5,11 @@ It serves the repository's top folder, so a chapter's "Next: exercises/..." link
 the exercise notebook (served from course/ alone, the link led nowhere). Before starting, it
 trusts the course's own notebooks (course/, exercises/, solutions/): JupyterLab shows
 stored SVG and HTML outputs only from trusted notebooks, so without this a chapter
-opened fresh shows the text fallback of each graph instead of its picture.
+opened fresh shows the text fallback of each graph instead of its picture. The file browser
+opens at that top folder, where course/ and exercises/ are both in sight (opening a notebook
+by its URL would otherwise take the browser to the notebook's own folder). Every notebook is
+saved with its live views as pictures (coursekit/saved_views.py): reopened, a chapter shows
+its graphs, not "Error displaying widget: model not found".
 
 Why a script and not a bare `jupyter lab`: the server must listen on 127.0.0.1 only, with
 token authentication on and a fresh random token that never appears on the command line
@@ -35,6 +39,8 @@ DEFAULT_PORT = 8888
 HOST = "127.0.0.1"
 START_TIMEOUT_S = 120
 COURSE_FOLDERS = ("course", "exercises", "solutions")  # the notebooks the course ships, trusted at start
+TOP_FOLDER_QUERY = "file-browser-path=/"  # JupyterLab's URL parameter for the file browser's folder
+SAVE_HOOK = "coursekit.saved_views.pre_save_hook"
 
 
 def port_is_free(port: int) -> bool:
@@ -85,9 +91,11 @@ def trust_course_notebooks(folder: Path) -> int:
     return signed
 
 
-def lab_path(notebook: str | None) -> str:
-    """The Lab's URL path that opens ``notebook`` (relative to the served folder), or the Lab itself."""
-    return f"/lab/tree/{urllib.parse.quote(notebook)}" if notebook else "/lab"
+def landing(notebook: str | None) -> str:
+    """Where the browser lands (no token): the Lab with ``notebook`` (relative to the served
+    folder) open, or the Lab itself; the file browser at the top folder either way."""
+    path = f"/lab/tree/{urllib.parse.quote(notebook)}" if notebook else "/lab"
+    return f"{path}?{TOP_FOLDER_QUERY}"
 
 
 def lab_command(folder: Path, port: int, open_browser: bool, notebook: str | None = None) -> list[str]:
@@ -101,7 +109,8 @@ def lab_command(folder: Path, port: int, open_browser: bool, notebook: str | Non
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={folder}",
         f"--ServerApp.open_browser={open_browser}",
-        f"--LabApp.default_url={lab_path(notebook)}",  # where the browser lands
+        f"--LabApp.default_url={landing(notebook)}",  # where the browser lands
+        f"--ContentsManager.pre_save_hook={SAVE_HOOK}",  # live views saved as their pictures
         # No news feed, no update check, no extension listing fetched from PyPI.
         "--LabApp.news_url=None",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -166,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"\n    JupyterLab is serving {folder}\n"
                 f"    Open this URL in your browser (the token is the password):\n\n"
-                f"        {url}{lab_path(args.open)}?token={token}\n\n"
+                f"        {url}{landing(args.open)}&token={token}\n\n"
                 f"    Stop it with Ctrl-C (twice).\n",
                 flush=True,
             )

@@ -7,6 +7,7 @@ Under pytest-xdist each worker that runs browser tests starts its own server.
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -40,3 +41,17 @@ def repo_lab(tmp_path_factory):
         shutil.copytree(REPO / name, root / name, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     with lab_server(root, sandbox, open_first="course/00_welcome.ipynb") as server:
         yield server
+
+
+# JupyterLab attaches off-screen cells lazily by default; for counting every picture, or for
+# finding no output of a kind anywhere, all of them.
+NO_WINDOWING = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"}}
+
+
+@pytest.fixture(scope="session")
+def all_cells_attached(repo_lab):
+    """repo_lab's user settings (read at each page load), set to attach every cell."""
+    settings = repo_lab.folder.parent / "lab-settings"
+    for rel, value in NO_WINDOWING.items():
+        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
+        (settings / rel).write_text(json.dumps(value))

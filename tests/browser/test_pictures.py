@@ -4,8 +4,6 @@ chapter no picture is wider than its output area."""
 
 from __future__ import annotations
 
-import json
-
 import nbformat
 import pytest
 from playwright.sync_api import Page, expect
@@ -38,8 +36,6 @@ OVERFLOW_JS = """el => {
     return {width: el.getBoundingClientRect().width, room: area.clientWidth, what: el.outerHTML.slice(0, 80)};
 }"""
 PICTURES = ".jp-OutputArea-output :is(.vizlib-graph svg, img)"
-# JupyterLab attaches off-screen cells lazily by default; for counting every picture, all of them.
-NO_WINDOWING = {"@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"}}
 
 
 def stored_pictures(chapter: str) -> int:
@@ -105,15 +101,6 @@ def test_a_wide_graph_is_scaled_to_the_output(pictures, tmp_path):
     size = wide.evaluate(OVERFLOW_JS)
     assert natural > size["room"], "the test graph must be wider than the output"
     assert 0 < size["width"] <= size["room"], size
-
-
-@pytest.fixture(scope="module")
-def all_cells_attached(repo_lab):
-    """The lab's user settings (read at each page load), set to attach every cell."""
-    settings = repo_lab.folder.parent / "lab-settings"
-    for rel, value in NO_WINDOWING.items():
-        (settings / rel).parent.mkdir(parents=True, exist_ok=True)
-        (settings / rel).write_text(json.dumps(value))
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

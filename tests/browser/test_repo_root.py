@@ -1,7 +1,8 @@
-"""`make lab` opens the course where learners are: the top folder, landing on the welcome
-chapter; each chapter's "Next: exercises/..." link opens its exercise notebook; and a
-chapter opened fresh, before any cell runs, shows its stored graph pictures (JupyterLab
-draws SVG only for trusted notebooks, and scripts/lab.py trusts the course's own).
+"""`make lab` opens the course where learners are: the top folder in the file browser,
+landing on the welcome chapter; each chapter's "Next: exercises/..." link opens its exercise
+notebook, which shows no verdict before anything runs; and a chapter opened fresh, before
+any cell runs, shows its stored graph pictures (JupyterLab draws SVG only for trusted
+notebooks, and scripts/lab.py trusts the course's own).
 
 One page for the whole module: it loads the Lab once from the URL scripts/lab.py printed,
 then opens chapters from the file browser, as a learner does.
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
-from coursekit.lab_session import REPO, WAIT_MS
+from coursekit.lab_session import REPO, WAIT_MS, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -27,14 +30,23 @@ LANDING = "course/00_welcome.ipynb"
 PICTURES = ".jp-OutputArea-output img[src^='data:image/svg+xml'], .jp-OutputArea-output svg:has(g.node)"
 
 
+@contextmanager
+def new_page(browser: Browser, url: str) -> Iterator[Page]:
+    """A page as wide as a laptop's Lab, at ``url``; closed after."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        page.goto(url)
+        yield page
+    finally:
+        context.close()
+
+
 @pytest.fixture(scope="module")
 def lab_page(browser, repo_lab):
     """The page a learner sees after opening the URL `make lab` printed (a fresh workspace)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    page.goto(f"{repo_lab.url}{repo_lab.landing}?reset&token={repo_lab.token}")
-    yield page
-    context.close()
+    with new_page(browser, f"{repo_lab.url}{repo_lab.landing}&reset&token={repo_lab.token}") as page:
+        yield page
 
 
 def active_tab(page: Page) -> Locator:
@@ -72,14 +84,58 @@ def stored_pictures(notebook: Path) -> int:
 
 
 def test_printed_url_lands_on_the_welcome_chapter_in_the_top_folder(lab_page, repo_lab):
-    assert repo_lab.landing == f"/lab/tree/{LANDING}"
+    assert repo_lab.landing == f"/lab/tree/{LANDING}?file-browser-path=/"
     expect_open(lab_page, LANDING)
     auth = {"Authorization": f"token {repo_lab.token}"}
     root = lab_page.request.get(f"{repo_lab.url}/api/contents", headers=auth)
     assert {"course", "exercises"} <= {item["name"] for item in root.json()["content"]}
     # Where a browser that `make lab` opens by itself lands: the server's default URL.
     home = lab_page.request.get(f"{repo_lab.url}/", headers=auth, max_redirects=0)
-    assert home.status == 302 and urlsplit(home.headers["location"]).path == repo_lab.landing
+    location, landing = urlsplit(home.headers["location"]), urlsplit(repo_lab.landing)
+    assert home.status == 302 and location.path == landing.path
+    assert parse_qs(location.query) == parse_qs(landing.query)  # the server adds a bare '&'
+
+
+def test_the_file_browser_opens_at_the_top_folder(browser, repo_lab, tmp_path):
+    """With the printed URL as it is (the workspace the earlier pages left included), the file
+    browser shows the top folder, course/ and exercises/ in sight, as README says; a notebook
+    opened by its URL would otherwise take it to the notebook's own folder, course/."""
+    with new_page(browser, f"{repo_lab.url}{repo_lab.landing}&token={repo_lab.token}") as page:
+        expect_open(page, LANDING)
+        # The Lab applies the URL to the file browser in steps (the top folder, the notebook's
+        # folder, the folder asked for), and marks it restoring until the last one is done.
+        expect(page.locator(".jp-FileBrowser:not(.jp-mod-restoring)")).to_have_count(1, timeout=WAIT_MS)
+        names = page.locator(".jp-FileBrowser .jp-DirListing-item .jp-DirListing-itemText")
+        listed = wait_until(
+            names.all_inner_texts,
+            lambda shown: {"course", "exercises"} <= set(shown),
+            "the file browser to list the top folder",
+        )
+        assert "00_welcome.ipynb" not in listed
+        expect(page.locator(".jp-FileBrowser .jp-BreadCrumbs-item", has_text="course")).to_have_count(0)
+        page.screenshot(path=str(tmp_path / "landing.png"))
+        print(f"screenshot: {tmp_path / 'landing.png'}")
+
+
+def test_a_fresh_exercise_notebook_shows_no_verdict(browser, repo_lab, all_cells_attached, tmp_path):
+    """Before anything runs, no check cell says "Exercise N.M passed" (its answer above still
+    raises NotImplementedError); the outputs a task points at ("the cell below shows the
+    error") are there."""
+    name = "exercises/02_autograd.ipynb"
+    cells = json.loads((REPO / name).read_text())["cells"]
+    code_cells = sum(cell["cell_type"] == "code" for cell in cells)
+    stored = sum(len(cell.get("outputs", [])) for cell in cells)
+    assert stored >= 1  # the setup cell of Exercise 2.7 shows the error the task is about
+    with new_page(browser, f"{repo_lab.url}/lab/tree/{name}?reset&token={repo_lab.token}") as page:
+        panel = expect_open(page, name)
+        expect(panel.locator(".jp-CodeCell")).to_have_count(code_cells, timeout=WAIT_MS)  # every cell attached
+        error = panel.locator(".jp-OutputArea-output", has_text="modified by an inplace operation")
+        expect(error).to_be_visible(timeout=WAIT_MS)
+        expect(panel.locator(".jp-OutputArea-output")).to_have_count(stored)
+        expect(panel.locator(".jp-OutputArea-output", has_text="passed")).to_have_count(0)
+        panel.locator(".jp-Cell").nth(4).scroll_into_view_if_needed()  # Exercise 2.1's check
+        page.screenshot(path=str(tmp_path / "exercise.png"))
+        print(f"screenshot: {tmp_path / 'exercise.png'}")
 
 
 # Two chapters, one per way the links are written ([`exercises/...`](...) and **[exercises/...](...)**);

@@ -21,6 +21,7 @@ pytest start per chapter, one kernel per notebook.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import uuid
 from pathlib import Path
@@ -270,4 +271,22 @@ def test_the_grading_command_in_each_exercise_notebook_works_from_the_course_fol
     for cell in (exercise.cells[0], exercise.cells[-1]):
         assert command in cell.source, f"{name}: {cell.get('id')} must show `{command}`"
     assert (ROOT / "exercises" / f"{name}.ipynb").is_file()
-    assert "stored under each check cell is the output the check" in exercise.cells[0].source
+    assert "Check cells come without output" in exercise.cells[0].source, (
+        f"{name}: the intro must say that check cells ship without output (a fresh notebook shows no verdict)"
+    )
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_a_fresh_exercise_notebook_shows_no_verdict(name):
+    """Before a learner runs anything, no check shows "passed" (its answer still raises) and
+    no cell of a task shows an output; setup cells may (a task can point at what they show)."""
+    chapter = load_chapter(EXERCISES / f"{name}.ipynb")
+    task_cells = {index for task in chapter.tasks for index in task.cells}
+    assert chapter.tasks and all(task.checks for task in chapter.tasks)
+    for index, cell in enumerate(chapter.nb.cells):
+        if cell.cell_type != "code":
+            continue
+        shown = json.dumps(cell.outputs)
+        assert "passed" not in shown, f"{name}, cell {index}: a stored verdict"
+        if index in task_cells:
+            assert not cell.outputs and cell.execution_count is None, f"{name}, cell {index}: a stored output"

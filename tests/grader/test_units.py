@@ -95,17 +95,22 @@ def test_stub_keeps_code_outside_the_region_and_its_indentation():
     )
 
 
-def test_exercise_drops_hidden_cells_and_solution_outputs_but_keeps_check_outputs(chapter):
+def test_exercise_drops_hidden_cells_and_the_outputs_of_solutions_and_checks(chapter):
     nb = exercise(chapter)
     ids = [c.get("id") for c in nb.cells]
     assert "ex9-1-hidden" not in ids and "ex9-1-solution" in ids
     solution = cell(nb, "ex9-2-solution")
     assert solution.outputs == [] and solution.execution_count is None
     assert 'raise NotImplementedError("Exercise 9.2")' in solution.source and "sum(DATA)" not in solution.source
-    check = cell(nb, "ex9-2-check")
-    # nbval compares only cells that were run: the check keeps its output AND its count.
-    assert check.outputs[0].text == "Exercise 9.2 passed\n" and check.execution_count is not None
-    assert check.source == cell(chapter.nb, "ex9-2-check").source
+    # No "Exercise 9.N passed" under a check whose answer still raises: checks start unrun.
+    assert cell(chapter.nb, "ex9-2-check").outputs[0].text == "Exercise 9.2 passed\n"
+    for number in ("9.1", "9.2", "9.3"):
+        check = cell(nb, f"ex{number.replace('.', '-')}-check")
+        assert check.outputs == [] and check.execution_count is None, number
+    assert cell(nb, "ex9-2-check").source == cell(chapter.nb, "ex9-2-check").source
+    # A setup cell keeps what it shows (a task may point at it), with its count for nbval.
+    setup = cell(nb, "setup")
+    assert setup.outputs[0].text == "setup done\n" and setup.execution_count == 1
     assert nb.metadata.grader == {"chapter": "90_fixture"}
 
 
