@@ -29,6 +29,8 @@ from nbclient import NotebookClient
 ROOT = Path(__file__).resolve().parent.parent
 CELL_TIMEOUT = 600
 ON_PURPOSE = "raises-exception"
+# Started first, so that two at a time end together (bench/RESULTS.md: the slowest chapters).
+SLOWEST_FIRST = ("06_compile", "05_distributed", "05b_distributed_at_scale", "03b_training")
 
 
 @dataclass
@@ -129,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"not a chapter or solution of this course: {', '.join(map(str, unknown))}", file=sys.stderr)
         return 2
-    chapters = [p for p in paths if p.parent == ROOT / "course"]
+    chapters = sorted(
+        (p for p in paths if p.parent == ROOT / "course"),
+        key=lambda p: SLOWEST_FIRST.index(p.stem) if p.stem in SLOWEST_FIRST else len(SLOWEST_FIRST),
+    )
     solutions = [p for p in paths if p.parent == ROOT / "solutions"]
 
     import torch
