@@ -8,8 +8,12 @@
 VENV   ?= .venv
 TORCH  ?= cpu
 PY     := $(VENV)/bin/python
+# The oldest PyTorch the course and vizlib support: the floor of `torch>=` in pyproject.toml.
+TORCH_FLOOR := $(shell sed -n 's/^ *"torch>=\([0-9.]*\)".*/\1/p' pyproject.toml)
+FLOOR_VENV  ?= .venv-torch$(TORCH_FLOOR)
+FLOOR_PY    := $(FLOOR_VENV)/bin/python
 
-.PHONY: lab test lint bench gpu-check setup-lab setup-test notebooks release clean
+.PHONY: lab test test-torch-floor lint bench gpu-check setup-lab setup-test setup-torch-floor notebooks release clean
 
 setup-lab:
 	@scripts/system_deps.sh lab
@@ -25,6 +29,19 @@ lab: setup-lab
 test: setup-test lint
 	$(PY) -m pytest
 
+# The course on its oldest supported PyTorch, in a venv of its own (CI runs it after `make test`):
+# every chapter runs with no error and the reference solutions get full marks
+# (scripts/course_check.py), and vizlib's tests pass. Outputs are not compared: they are
+# the pinned version's. TORCH=auto: the CPU build where PyTorch's index can be reached,
+# otherwise PyPI's, the CUDA build (several GB; it runs on a CPU).
+setup-torch-floor:
+	@scripts/system_deps.sh lab
+	@scripts/python_env.sh $(FLOOR_VENV) course,test auto $(TORCH_FLOOR)
+
+test-torch-floor: setup-torch-floor
+	$(FLOOR_PY) scripts/course_check.py --jobs 2
+	$(FLOOR_PY) -m pytest tests/vizlib
+
 # Format, lint rules and types (settings in pyproject.toml); `make test` runs these first.
 lint: setup-test
 	$(PY) -m ruff format --check .
@@ -35,9 +52,9 @@ bench: setup-test
 	$(PY) -m bench.run_all
 
 # On a lab's GPU machine (`make gpu-check TORCH=cuda`): every chapter run, every reference
-# solution graded, a summary in gpu-check/ (scripts/gpu_check.py says what it holds).
+# solution graded, and a record in gpu-check/ (scripts/course_check.py says what it holds).
 gpu-check: setup-test
-	$(PY) scripts/gpu_check.py
+	$(PY) scripts/course_check.py --jobs 4 --out gpu-check
 
 # After changing a chapter, vizlib or coursekit: store every notebook executed again,
 # and write exercises/ anew from solutions/.
@@ -49,4 +66,4 @@ release: setup-lab
 	$(PY) -m grader release
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) $(FLOOR_VENV) .pytest_cache .hypothesis

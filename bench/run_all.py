@@ -42,7 +42,7 @@ def run_scripts(bench_dir: Path) -> dict[str, int]:
 def results_text(bench_dir: Path, status: dict[str, int], header: str) -> str:
     """The header, then each script's section, or why it has none; then the sections no
     script here writes, as they are: figures taken on another machine (results/gpu.md, from
-    scripts/gpu_check.py on a GPU machine) that this one cannot measure again."""
+    make gpu-check on a GPU machine) that this one cannot measure again."""
     parts = [header.rstrip()]
     for name, code in status.items():
         section = bench_dir / "results" / f"{name}.md"

@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install the project with the given extras.
-#   scripts/python_env.sh VENV EXTRAS [TORCH]      e.g. scripts/python_env.sh .venv course,test cpu
-# TORCH chooses PyTorch's build (`make lab TORCH=cuda`); the version is the course's pin in pyproject.toml.
+#   scripts/python_env.sh VENV EXTRAS [TORCH [VERSION]]    e.g. scripts/python_env.sh .venv course,test cpu
+# TORCH chooses PyTorch's build (`make lab TORCH=cuda`); VERSION its version, by default the
+# course's pin in pyproject.toml. Another VERSION (`make test-torch-floor`) installs the
+# project's other requirements around it (scripts/project_requirements.py), not the pin.
 #   cpu   (the default) the CPU-only wheel, a 190 MB download, from PyTorch's CPU index, which pip
 #         prefers to PyPI's. Where that index cannot be reached, the pip index you configured
 #         must offer the CPU build: the install is checked, and stops with a message if not.
 #   cuda  PyPI's own wheel: on Linux x86_64 that is the CUDA build, which pulls NVIDIA's CUDA
 #         libraries (several GB); it uses an NVIDIA GPU when the machine has one and a driver.
+#   auto  cpu where PyTorch's CPU index can be reached, cuda where it cannot: the only
+#         build of that version pip can then get (PyPI has no CPU build for Linux x86_64).
 # Skips the install when pyproject.toml has not changed since the last one for these extras
 # and this build.
 set -euo pipefail
-venv=$1 extras=$2 torch=${3:-cpu}
+venv=$1 extras=$2 torch=${3:-cpu} version=${4:-}
 cpu_index=https://download.pytorch.org/whl/cpu
-stamp="$venv/.installed-${extras//,/-}-torch-$torch"
+
+cpu_index_reachable() {
+  python3 -c "import urllib.request as u; u.urlopen('$cpu_index/torch/', timeout=10)" 2>/dev/null
+}
 
 case $torch in
   cpu) ;;
+  auto)
+    if cpu_index_reachable; then torch=cpu; else
+      echo "Cannot reach $cpu_index: installing PyPI's build of torch (the CUDA build on Linux x86_64, several GB)."
+      torch=cuda
+    fi ;;
   cuda)
     if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
       echo "TORCH=cuda: PyPI has CUDA builds of PyTorch for Linux x86_64 only; here use TORCH=cpu (the default)." >&2
@@ -23,8 +35,11 @@ case $torch in
     fi ;;
   *) echo "TORCH=$torch: choose TORCH=cpu (the default) or TORCH=cuda, e.g. make lab TORCH=cuda" >&2; exit 2 ;;
 esac
-version=$(sed -n 's/^ *"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)
-[ -n "$version" ] || { echo "pyproject.toml pins no torch==VERSION in the course extra" >&2; exit 2; }
+pin=$(sed -n 's/^ *"torch==\([0-9.]*\)".*/\1/p' pyproject.toml)
+[ -n "$pin" ] || { echo "pyproject.toml pins no torch==VERSION in the course extra" >&2; exit 2; }
+version=${version:-$pin}
+stamp="$venv/.installed-${extras//,/-}-torch-$torch"
+[ "$version" = "$pin" ] || stamp="$stamp-$version"
 
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 if [ -f "$stamp" ] && [ "$stamp" -nt pyproject.toml ]; then exit 0; fi
@@ -42,7 +57,7 @@ have=$(installed_torch)
 if [ "$have" != "$version $torch" ]; then
   index=()
   if [ "$torch" = cpu ]; then
-    if "$venv/bin/python" -c "import urllib.request as u; u.urlopen('$cpu_index/torch/', timeout=10)" 2>/dev/null; then
+    if cpu_index_reachable; then
       index=(--extra-index-url "$cpu_index")  # its +cpu wheel outranks PyPI's CUDA build
     else
       echo "Cannot reach $cpu_index: taking torch $version from your configured pip index."
@@ -58,7 +73,13 @@ if [ "$have" != "$version $torch" ]; then
     exit 1
   fi
 fi
-"$venv/bin/python" -m pip install -q -e ".[${extras}]"
+if [ "$version" = "$pin" ]; then
+  "$venv/bin/python" -m pip install -q -e ".[${extras}]"
+else  # the extras pin torch to $pin: everything else they name, around the torch just installed
+  "$venv/bin/python" scripts/project_requirements.py "$extras" --without torch >"$venv/requirements-$version.txt"
+  "$venv/bin/python" -m pip install -q -r "$venv/requirements-$version.txt"
+  "$venv/bin/python" -m pip install -q --no-deps -e .
+fi
 # Build matplotlib's font cache once, outside the notebooks (it prints while it does).
 "$venv/bin/python" -c "import matplotlib.pyplot" >/dev/null 2>&1
 touch "$stamp"
