@@ -62,7 +62,8 @@ def setup(backend: str) -> tuple[int, int, torch.device]:
         torch.cuda.set_device(device)
     else:
         device = torch.device("cpu")
-    dist.init_process_group(backend)  # env://: RANK and WORLD_SIZE come from the environment
+    # env://: RANK and WORLD_SIZE come from the environment; NCCL is told its GPU up front.
+    dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)
     return dist.get_rank(), dist.get_world_size(), device
 
 
