@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from grader.errors import GraderError
+from grader.gradebook import FORMATS
 from grader.notebook import COURSE_ROOT, chapter_paths, load_chapter
+from grader.output_guard import LIMIT as OUTPUT_LIMIT
 from grader.release import release
+from grader.results import EACH
 from grader.sandbox import GiB, Limits, fallback_note
 from grader.sandbox import prepare as prepare_sandbox
 
@@ -33,6 +38,10 @@ def grade(
     sandbox: bool = True,
     jobs: int | None = None,
     limits: Limits | None = None,
+    chapter: str | None = None,
+    gradebook_format: str = "csv",
+    assignment: str | None = None,
+    id_column: str | None = None,
 ) -> int:
     """Grade, print a table per submission and the class summary, write the JSON report,
     gradebook and feedback files asked for (grader/outputs.py); the exit status."""
@@ -42,7 +51,22 @@ def grade(
     from grader.report import table
     from grader.summary import class_summary, summary_text
 
-    outputs = Outputs.prepare(submissions, report, feedback, gradebook, roster)  # before grading: fail early
+    folders = [path for path in submissions if path.is_dir()]
+    if folders:
+        raise GraderError(
+            f"{folders[0]}: a folder, not a notebook. Give the notebooks themselves, e.g. "
+            f"{folders[0] / '*.ipynb'} or {folders[0] / '*' / 'NN_chapter.ipynb'} (one folder per student)."
+        )
+    if chapter == EACH and gradebook is not None:
+        raise GraderError(
+            f"--chapter {EACH} and --gradebook: a gradebook holds one chapter's points. Grade each chapter's "
+            "class on its own (--chapter NAME)."
+        )
+    # Before grading: a bad roster, an unwritable output, students that cannot be told apart.
+    outputs = Outputs.prepare(submissions, report, feedback, gradebook, roster, gradebook_format, assignment, id_column)
+    chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
+    if not chapters:
+        raise GraderError(f"no instructor notebooks (*.ipynb) in {solutions}.")
     # Learners' code runs in a sandbox per kernel (grader/sandbox.py), or, told --no-sandbox,
     # with the instructor's rights: the tables, the JSON summary and the feedback pages then
     # say "unsandboxed". Where no sandbox can be made, grading stops here and says how to fix it.
@@ -53,18 +77,39 @@ def grade(
     if not sandboxed:
         print(UNSANDBOXED)
 
-    chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
-    if not chapters:
-        raise GraderError(f"no instructor notebooks (*.ipynb) in {solutions}.")
-    results = grade_files(submissions, chapters, cell_timeout, box, jobs or default_jobs(), progress=True)
+    results, name = grade_files(
+        submissions, chapters, cell_timeout, box, jobs or default_jobs(), progress=True, chapter=chapter
+    )
     for result in results:
         for note in result.notes:
             print(f"warning: {result.path}: {note}", file=sys.stderr)
         print(table(result))
     if len(results) > 1:
         print(summary_text(class_summary(results, sandboxed)))
-    outputs.write(results, sandboxed)
+    tasks = [(task.number, task.points) for task in chapters[name].tasks] if name is not None else None
+    outputs.write(results, tasks, sandboxed)
     return 0 if all(result.passed for result in results) else 1
+
+
+def positive(
+    kind: type[int] | type[float], what: str, default: str, least: str = "more than 0"
+) -> Callable[[str], float]:
+    """An argparse type: a finite number of ``kind`` above zero (``least`` says how much);
+    argparse names the option in front of the message, which says what to give instead."""
+
+    def parse(text: str) -> float:
+        fix = f"give {what}, {least} (default {default})"
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'a whole number' if kind is int else 'a number'}: {fix}"
+            ) from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: {fix}")
+        return value
+
+    return parse
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -90,7 +135,21 @@ def main(argv: list[str] | None = None) -> int:
         help="folder to write them to (default: the course's exercises/)",
     )
     grade_command = commands.add_parser(
-        "grade", parents=[common], help="grade submissions; exit status 1 if any task failed"
+        "grade",
+        parents=[common],
+        help="grade submissions; exit status 1 if any task failed",
+        description=(
+            "Grade submissions: each one's solution cells run in the instructor's notebook, in a sandbox "
+            "of its own. One class is graded on one chapter (--chapter, else the chapter most submissions "
+            "are); a notebook of another chapter is refused for its student. Students are told apart by "
+            "their file names, or by their folders where file names repeat (submissions/<student>/...), "
+            "or by a roster."
+        ),
+        epilog=(
+            f"Limits on each submission, besides the options: a cell that prints or displays more than "
+            f"{OUTPUT_LIMIT:,} characters fails its task (print a summary instead); each process may use "
+            f"{Limits.cpu_seconds:,} s of CPU time and write files up to {Limits.file_size // GiB} GiB."
+        ),
     )
     grade_command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION.ipynb")
     grade_command.add_argument("--report", type=Path, help="also write the grades to this JSON file")
@@ -106,20 +165,53 @@ def main(argv: list[str] | None = None) -> int:
         "--gradebook", type=Path, metavar="FILE.csv", help="write a gradebook CSV (a row per student) an LMS imports"
     )
     grade_command.add_argument(
+        "--gradebook-format",
+        choices=FORMATS,
+        default="csv",
+        help=(
+            "csv: a column per task, total and notes (default); canvas: Canvas's gradebook import "
+            "(Student, ID, SIS User ID, SIS Login ID, Section from the roster, one assignment column); "
+            "moodle: one identifier column (--id-column) and the grade. canvas and moodle need --roster "
+            "and write the tasks to FILE-tasks.csv"
+        ),
+    )
+    grade_command.add_argument(
+        "--assignment",
+        metavar="NAME",
+        help="the grade column's name in a canvas or moodle gradebook (default: the chapter)",
+    )
+    grade_command.add_argument(
+        "--id-column",
+        metavar="COLUMN",
+        help="the roster column Moodle knows the students by: username, ID number or email (default: id)",
+    )
+    grade_command.add_argument(
         "--roster",
         type=Path,
         metavar="FILE.csv",
-        help="CSV with columns file,id[,name]: whose each submission is (default: its file name)",
+        help=(
+            "CSV (commas) with columns file,id[,name]: a line per student; file is the submission's name, path "
+            "or the student's folder (default: the file's name, or its folder where names repeat)"
+        ),
+    )
+    grade_command.add_argument(
+        "--chapter",
+        metavar="NAME",
+        help=(
+            "the chapter this class hands in, e.g. 02_autograd or 02 (default: the chapter most submissions "
+            f"are); '{EACH}': each notebook against its own chapter, no gradebook"
+        ),
     )
     grade_command.add_argument(
         "--cell-timeout",
-        type=float,
+        type=positive(float, "the seconds one cell may run before its task fails", f"{CELL_TIMEOUT:g}"),
         default=CELL_TIMEOUT,
+        metavar="SECONDS",
         help=f"seconds one cell may run before its task fails (default {CELL_TIMEOUT:g})",
     )
     grade_command.add_argument(
         "--jobs",
-        type=int,
+        type=positive(int, "the number of submissions graded at once", "one per core", "1 or more"),
         metavar="N",
         help="grade N submissions at once, each in its own sandbox (default: one per core)",
     )
@@ -130,14 +222,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     grade_command.add_argument(
         "--memory-limit",
-        type=float,
+        type=positive(float, "the GiB of memory one submission may use", f"{Limits.memory / GiB:g}"),
         default=Limits.memory / GiB,
         metavar="GiB",
         help=f"memory one submission's kernel and its processes may use (default {Limits.memory / GiB:g})",
     )
     grade_command.add_argument(
         "--process-limit",
-        type=int,
+        type=positive(int, "the processes and threads one submission may have", f"{Limits.processes}"),
         default=Limits.processes,
         metavar="N",
         help=f"processes and threads one submission's kernel may have (default {Limits.processes})",
@@ -160,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
             sandbox=not args.no_sandbox,
             jobs=args.jobs,
             limits=Limits(memory=int(args.memory_limit * GiB), processes=args.process_limit),
+            chapter=args.chapter,
+            gradebook_format=args.gradebook_format,
+            assignment=args.assignment,
+            id_column=args.id_column,
         )
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)

@@ -8,18 +8,25 @@ asset, and a Content-Security-Policy that forbids both, so the file opens anywhe
 Learner code, check messages, file names and student names are hostile input: every piece
 of text goes through ``html.escape`` and into element content (never into a tag or an
 attribute unescaped), and very long code or messages are cut.
+
+A page is handed to its student, so it holds only what is theirs: no other student's
+result, none of the instructor's notes (how the roster matched them), and no folder of
+the instructor's machine (submissions are named by their file name; a message that
+quotes the instructor's folders shows ``…`` instead).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from html import escape
 from pathlib import Path
 
 from grader.files import write_atomic
 from grader.gradebook import points
+from grader.notebook import COURSE_ROOT
 from grader.results import SubmissionResult, TaskResult
-from grader.roster import Row
+from grader.students import Row
 
 MAX_CODE = 20_000  # characters of a learner's code shown per task
 MAX_MESSAGE = 5_000  # characters of a check's message shown
@@ -43,12 +50,16 @@ pre.code { background: #f6f8fa; border: 1px solid #ddd; padding: 0.8em; }
 """
 
 
-def feedback_html(row: Row, sandboxed: bool = True) -> str:
-    """The feedback page for one student (``sandboxed=False`` says so on the page)."""
+def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = None) -> str:
+    """The feedback page for one student (``sandboxed=False`` says so on the page);
+    ``possible``: the points the class's chapter is worth (default: those of the student's
+    graded submissions)."""
     who = row.student.name or row.student.id
     if row.student.name and row.student.name != row.student.id:
         who += f" ({row.student.id})"
-    chapters = ", ".join(dict.fromkeys(r.chapter for r in row.results if r.chapter)) or "not graded"
+    chapters = (
+        ", ".join(dict.fromkeys(c for r in row.results if (c := r.chapter or r.expected_chapter))) or "not graded"
+    )
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -71,22 +82,23 @@ def feedback_html(row: Row, sandboxed: bool = True) -> str:
     if not row.results:
         parts.append('<p class="error">No submission.</p>')
     score = sum(r.score for r in row.counted().values())
-    total = sum(r.max_score for r in row.counted().values())
+    total = sum(r.max_score for r in row.counted().values()) if possible is None else possible
     parts.append(f'<p class="total">Total: {_e(points(score))} / {_e(points(total))} points</p>')
-    if row.notes:
-        parts.append('<p class="muted">' + "<br>".join(_e(note) for note in row.notes) + "</p>")
+    if row.notes:  # never row.instructor_notes
+        parts.append('<p class="muted">' + "<br>".join(_e(_private(note)) for note in row.notes) + "</p>")
     parts += ["</body>", "</html>", ""]
     return "\n".join(parts)
 
 
 def _submission(result: SubmissionResult) -> list[str]:
-    chapter = result.chapter or "unknown"
+    chapter = result.chapter or result.expected_chapter or "unknown"
+    earned = f"{points(result.score)} / {points(result.max_score)} points" if result.error is None else "not graded"
     parts = [
-        f"<h2>Chapter {_e(chapter)}: {_e(points(result.score))} / {_e(points(result.max_score))} points</h2>",
+        f"<h2>Chapter {_e(chapter)}: {_e(earned)}</h2>",
         f'<p class="muted">Submission: {_e(result.path.name)}</p>',
     ]
     if result.error is not None:
-        parts.append(f'<p class="error">Not graded: {_e(_cut(result.error, MAX_MESSAGE))}</p>')
+        parts.append(f'<p class="error">Not graded: {_e(_private(_cut(result.error, MAX_MESSAGE)))}</p>')
         return parts
     parts += [
         "<table>",
@@ -99,7 +111,7 @@ def _submission(result: SubmissionResult) -> list[str]:
             f'<tr class="{state}"><td>{_e(task.number)}</td>'
             f'<td class="points">{_e(points(task.score))} / {_e(points(task.points))}</td>'
             f'<td class="result">{state}</td>'
-            f"<td><pre>{_e(_cut(task.message, MAX_MESSAGE))}</pre></td></tr>"
+            f"<td><pre>{_e(_private(_cut(task.message, MAX_MESSAGE)))}</pre></td></tr>"
         )
     parts += ["</tbody>", "</table>"]
     failed = [task for task in result.tasks if not task.passed]
@@ -122,6 +134,14 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
 
 
+def _private(text: str) -> str:
+    """Text without the instructor's folders: the course's, the current one, the home."""
+    for folder in sorted({str(COURSE_ROOT), os.getcwd(), os.path.expanduser("~")}, key=len, reverse=True):
+        if len(folder) > 1:
+            text = text.replace(folder, "…")
+    return text
+
+
 def _e(text: str) -> str:
     return escape(text, quote=True)
 
@@ -132,8 +152,9 @@ def file_name(student_id: str) -> str:
     return (name or "student")[:100]
 
 
-def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True) -> list[Path]:
-    """Write ``folder/<student>.html`` for every student who handed something in; the paths."""
+def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possible: float | None = None) -> list[Path]:
+    """Write ``folder/<student>.html`` for every student who handed something in; the paths
+    (``possible``: see feedback_html)."""
     written: list[Path] = []
     taken: set[str] = set()
     for row in rows:
@@ -146,6 +167,6 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True) -> lis
             stem = f"{base}-{n}"
         taken.add(stem.casefold())
         path = Path(folder) / f"{stem}.html"
-        write_atomic(path, feedback_html(row, sandboxed))
+        write_atomic(path, feedback_html(row, sandboxed, possible))
         written.append(path)
     return written

@@ -15,6 +15,12 @@ having first replayed the setup cells and the earlier tasks' solution cells (the
 verdicts are already known; they run only to rebuild the state later tasks use). This
 costs one kernel start per lost kernel instead of one per task.
 
+One class is graded on one chapter: the one named by ``--chapter``, else the one most
+submissions are the exercises of. A notebook of another chapter is refused for its
+student (not graded against its own chapter, whose points would then be mixed into the
+class's gradebook). ``--chapter each`` grades every notebook against its own chapter: a
+learner checking all their notebooks, the course's check of its solutions.
+
 Each submission has its rounds to itself: a round is one nbval process with one kernel,
 in a sandbox of its own (sandbox.py), and several submissions are graded at once
 (``--jobs``, one per core by default). A submission can then end, crash or exhaust only
@@ -23,21 +29,24 @@ its own runs; its classmates' verdicts come from runs it cannot see.
 
 from __future__ import annotations
 
+import os
 import sys
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from tqdm import tqdm
 
 from grader.assemble import grading_notebook
-from grader.errors import GraderError
+from grader.errors import GraderError, WrongChapter
 from grader.notebook import Chapter, Task, role
-from grader.results import SubmissionResult, TaskResult
+from grader.results import EACH, SubmissionResult, TaskResult
 from grader.run import run_nbval, stop_all
 from grader.sandbox import Sandbox
 from grader.scan import findings, module_aliases
-from grader.submission import chapter_of, match_solutions, read_submission
+from grader.submission import Submission, chapter_of, match_solutions, read_submission
 from grader.verdicts import read_verdicts
 
 
@@ -61,6 +70,39 @@ class _Grading:
         return [t for t in self.chapter.tasks if t.number in self.decided and t.number not in self.lost]
 
 
+class ClassGrading(NamedTuple):
+    results: list[SubmissionResult]
+    chapter: str | None  # the class's chapter; None with --chapter each, or nothing readable
+
+
+def choose_chapter(found: list[str], wanted: str | None, names: list[str]) -> str | None:
+    """The class's chapter: ``wanted`` (a chapter's name, or a prefix only it has), else the
+    chapter most of the ``found`` submissions are; None when nothing was found. A tie, or a
+    ``wanted`` that names no chapter or several, is refused with what to pass instead."""
+    if wanted is not None:
+        if wanted in names:
+            return wanted
+        fitting = [name for name in names if name.startswith(wanted)]
+        if len(fitting) == 1:
+            return fitting[0]
+        if fitting:
+            raise GraderError(f"--chapter {wanted} fits several chapters ({', '.join(fitting)}): name one of them.")
+        raise GraderError(
+            f"--chapter {wanted}: no such chapter among the instructor notebooks (chapters: {', '.join(names)})."
+        )
+    counts = Counter(found).most_common()
+    if not counts:
+        return None
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        listed = ", ".join(f"{name} ({count})" for name, count in sorted(counts, key=lambda c: (-c[1], c[0])))
+        raise GraderError(
+            f"the submissions are the exercises of several chapters, none of them the most: {listed}. A class "
+            f"is graded on one chapter: pass --chapter NAME (or --chapter {EACH} to grade each notebook against "
+            "its own chapter, without a gradebook)."
+        )
+    return counts[0][0]
+
+
 def grade_files(
     paths: list[Path],
     chapters: dict[str, Chapter],
@@ -68,8 +110,11 @@ def grade_files(
     sandbox: Sandbox | None = None,
     jobs: int = 1,
     progress: bool = False,
-) -> list[SubmissionResult]:
-    """Grade submissions; bad input becomes SubmissionResult.error, never an exception.
+    chapter: str | None = None,
+) -> ClassGrading:
+    """Grade submissions as one class (``chapter``: see choose_chapter, or EACH); bad input
+    becomes SubmissionResult.error, never an exception, except a class whose chapter
+    cannot be decided (GraderError, before anything runs).
 
     Each submission goes through its own rounds, one nbval process and one kernel (in a
     sandbox of its own, unless ``sandbox`` is None) per round, so that nothing one
@@ -77,20 +122,31 @@ def grade_files(
     and ``progress`` shows a bar on stderr. Returns when every run has ended and every
     sandbox is gone."""
     results, gradings = [], []
+    read: list[tuple[SubmissionResult, Submission, Chapter]] = []
+    wrong: list[tuple[SubmissionResult, WrongChapter]] = []
     for path in paths:
         result = SubmissionResult(Path(path))
         results.append(result)
         try:
             submission = read_submission(path)
-            chapter = chapter_of(submission, chapters)
+            read.append((result, submission, chapter_of(submission, chapters)))
         except GraderError as error:
-            result.error = str(error)
+            result.error = private(str(error), result.path)
+            if isinstance(error, WrongChapter):
+                wrong.append((result, error))
+    name = None if chapter == EACH else choose_chapter([c.name for _, _, c in read], chapter, sorted(chapters))
+    for result, mismatch in wrong:
+        if name is not None and mismatch.chapter != name:
+            _refuse(result, mismatch.chapter, name)
+    for result, submission, found in read:
+        if name is not None and found.name != name:
+            _refuse(result, found.name, name)
             continue
-        result.chapter = chapter.name
-        answers = match_solutions(chapter, submission)
+        result.chapter = found.name
+        answers = match_solutions(found, submission)
         result.answers = answers  # for the feedback file (report.py never writes them)
-        decided = _unrunnable(chapter, answers)
-        gradings.append(_Grading(result, chapter, answers, decided, set(decided)))
+        decided = _unrunnable(found, answers)
+        gradings.append(_Grading(result, found, answers, decided, set(decided)))
     with (
         ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="grader") as pool,
         tqdm(total=len(results), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar,
@@ -105,7 +161,25 @@ def grade_files(
             pool.shutdown(wait=False, cancel_futures=True)
             stop_all()
             raise
-    return results
+    return ClassGrading(results, name)
+
+
+def _refuse(result: SubmissionResult, found: str, expected: str) -> None:
+    """Another chapter's notebook: not graded, and the student told what to hand in."""
+    result.error = (
+        f"This is the exercise notebook of chapter {found}; this assignment is chapter {expected}. "
+        f"Hand in your {expected} notebook."
+    )
+    result.handed_in_chapter, result.expected_chapter = found, expected
+
+
+def private(message: str, path: Path) -> str:
+    """A message about a submission without the path it was given by (which may hold the
+    instructor's folders): the file's name instead. It goes on the student's page."""
+    message = message.removeprefix(f"{path}: ")
+    for where in sorted({str(path), os.path.abspath(path), str(Path(path).resolve())}, key=len, reverse=True):
+        message = message.replace(where, path.name)
+    return message
 
 
 def _grade(n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | None) -> None:

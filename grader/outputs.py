@@ -1,24 +1,32 @@
 """What a grading run leaves for the instructor besides the tables: the JSON report (with
-the class summary), the gradebook CSV and the feedback files.
+the class summary), the gradebook and the feedback pages.
 
-``Outputs.prepare`` runs before grading, so that a bad roster or an output path that
-would overwrite a submission stops the run before minutes of grading, not after;
-``Outputs.write`` runs once grading has ended. Every file is written atomically
-(files.py), and never over a submission.
+``Outputs.prepare`` runs before grading, so that a bad roster, two students who cannot be
+told apart, or an output path that cannot be written (or would overwrite a submission)
+stops the run before minutes of grading, not after. ``Outputs.write`` runs once grading
+has ended and writes every part it can: one that fails (a disk gone full) costs neither
+of the others, and the error names it. Every file is written atomically (files.py), and
+never over a submission.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from grader.errors import GraderError
 from grader.feedback import write_feedback
-from grader.gradebook import write_gradebook
+from grader.gradebook import tasks_path, write_gradebook
+from grader.identity import owners
+from grader.lms import write_lms_gradebook
 from grader.report import write_json
 from grader.results import SubmissionResult
-from grader.roster import Roster, class_rows, read_roster
+from grader.roster import Roster, read_roster
+from grader.students import NOT_IN_ROSTER, class_rows
 
 FEEDBACK_FOLDER = "feedback"  # where a bare --feedback writes: next to the report
 
@@ -29,6 +37,9 @@ class Outputs:
     feedback: Path | None = None
     gradebook: Path | None = None
     roster: Roster | None = None
+    form: str = "csv"  # the gradebook's format (gradebook.FORMATS)
+    assignment: str | None = None
+    id_column: str | None = None
 
     @classmethod
     def prepare(
@@ -38,9 +49,13 @@ class Outputs:
         feedback: Path | bool | None = None,
         gradebook: Path | None = None,
         roster: Path | None = None,
+        form: str = "csv",
+        assignment: str | None = None,
+        id_column: str | None = None,
     ) -> Outputs:
-        """Check the paths and read the roster; ``feedback=True`` means the default folder,
-        ``feedback/`` next to the report (or in the current folder without one)."""
+        """Check the paths, read the roster, and tell the students apart; ``feedback=True``
+        means the default folder, ``feedback/`` next to the report (or in the current
+        folder without one)."""
         if feedback is True:
             feedback = (report.parent if report else Path()) / FEEDBACK_FOLDER
         folder = feedback if isinstance(feedback, Path) else None
@@ -50,36 +65,137 @@ class Outputs:
                 raise GraderError(f"{option} {path}: that is a submission; grading never writes to one.")
         if report is not None and gradebook is not None and _same(report) == _same(gradebook):
             raise GraderError("--report and --gradebook name the same file.")
-        if folder is not None:
-            if folder.suffix == ".ipynb":
-                raise GraderError(
-                    f"--feedback {folder}: that is a notebook, not a folder. Name the folder, or put "
-                    "--feedback after the submissions."
-                )
-            if folder.exists() and not folder.is_dir():
-                raise GraderError(f"--feedback {folder}: not a folder.")
-        return cls(report, folder, gradebook, read_roster(roster) if roster is not None else None)
+        if folder is not None and folder.suffix == ".ipynb":
+            raise GraderError(
+                f"--feedback {folder}: that is a notebook, not a folder. Name the folder, or put "
+                "--feedback after the submissions."
+            )
+        if form != "csv" and gradebook is None:
+            raise GraderError(f"--gradebook-format {form}: name the gradebook's file with --gradebook FILE.csv.")
+        targets = [("--report", report), ("--gradebook", gradebook), ("--feedback", folder)]
+        if form != "csv" and gradebook is not None:
+            targets.append(("--gradebook", tasks_path(gradebook)))
+        for option, path in targets:
+            if path is not None:
+                _check_writable(option, path, folder=option == "--feedback")
+        students = read_roster(roster) if roster is not None else None
+        if form != "csv":
+            _check_lms(form, students, id_column)
+        if gradebook is not None or folder is not None or students is not None:
+            owners(submissions, students)  # refuses two students it cannot tell apart
+        return cls(report, folder, gradebook, students, form, assignment, id_column)
 
-    def write(self, results: list[SubmissionResult], sandboxed: bool = True) -> None:
-        """Write every file asked for; notes for the instructor go to stderr.
-        ``sandboxed=False`` marks the report, summary and feedback pages unsandboxed."""
-        rows = class_rows(results, self.roster)
+    def write(
+        self, results: list[SubmissionResult], tasks: list[tuple[str, float]] | None = None, sandboxed: bool = True
+    ) -> None:
+        """Write every file asked for, each on its own; notes for the instructor go to
+        stderr. ``tasks`` (number, points) are the class chapter's; ``sandboxed=False``
+        marks the report, summary and feedback pages unsandboxed. GraderError at the end
+        names every part that could not be written."""
+        # Students matter only to the gradebook, the pages and the roster's warnings
+        # (prepare has told them apart); a report alone is per submission.
+        wanted = self.gradebook is not None or self.feedback is not None or self.roster is not None
+        rows = class_rows(results, self.roster) if wanted else []
+        for result in results:
+            if result.handed_in_chapter is not None:
+                print(
+                    f"warning: {result.path}: wrong chapter: {result.handed_in_chapter}, not "
+                    f"{result.expected_chapter}; not graded (the gradebook and the student's page say so)",
+                    file=sys.stderr,
+                )
         if self.roster is not None:
             for row in rows:
-                for note in row.notes:
-                    if note == "no submission" or note.endswith(": not in roster"):
+                for note in row.instructor_notes + row.notes:
+                    if note == "no submission" or note.endswith(f": {NOT_IN_ROSTER}"):
                         print(f"warning: roster: {row.student.id}: {note}", file=sys.stderr)
+        possible = sum(value for _, value in tasks) if tasks is not None else None
+
+        def gradebook() -> None:
+            assert self.gradebook is not None
+            left_out = []
+            if self.form == "csv":
+                write_gradebook(rows, self.gradebook, tasks)
+            else:
+                left_out = write_lms_gradebook(rows, self.gradebook, tasks, self.form, self.assignment, self.id_column)
+            print(f"wrote the gradebook to {self.gradebook}")
+            if self.form != "csv":
+                print(f"wrote every task's points to {tasks_path(self.gradebook)}")
+            if left_out:
+                print(
+                    f"warning: gradebook ({self.form}): left out {', '.join(left_out)}: not on the roster, or "
+                    f"nothing in its column to identify them by ({self.form.capitalize()} would refuse the "
+                    f"import); their points are in {tasks_path(self.gradebook)}",
+                    file=sys.stderr,
+                )
+
+        def feedback() -> None:
+            assert self.feedback is not None
+            written = write_feedback(rows, self.feedback, sandboxed, possible)
+            print(f"wrote {len(written)} feedback file(s) to {self.feedback}")
+
+        parts: list[tuple[str, Path | None, Callable[[], None]]] = [
+            ("--report", self.report, lambda: write_json(results, self.report, sandboxed) if self.report else None),
+            ("--gradebook", self.gradebook, gradebook),
+            ("--feedback", self.feedback, feedback),
+        ]
+        failed = []
+        for option, path, write in parts:
+            if path is None:
+                continue
+            try:
+                write()
+            except OSError as error:
+                failed.append(f"{option} {path}: cannot write it ({error.strerror or error})")
+        if failed:
+            raise GraderError("; ".join(failed) + ". Everything else asked for was written.")
+
+
+def _check_writable(option: str, path: Path, folder: bool) -> None:
+    """Refuse, before grading, an output that could not be written: a file where a folder
+    must be, a folder where the file must be, a folder this user cannot write to."""
+    path = Path(path)
+    if not folder and path.is_dir():
+        raise GraderError(f"{option} {path}: cannot write it: that is a folder. Name a file.")
+    where = path if folder else path.parent
+    existing = where
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    problem = None
+    if not existing.is_dir():
+        problem = f"{existing} is a file, not a folder"
+    elif not os.access(existing, os.W_OK | os.X_OK):
+        problem = f"no permission to write in {existing}"
+    else:
         try:
-            if self.report is not None:
-                write_json(results, self.report, sandboxed)
-            if self.gradebook is not None:
-                write_gradebook(rows, self.gradebook)
-                print(f"wrote the gradebook to {self.gradebook}")
-            if self.feedback is not None:
-                written = write_feedback(rows, self.feedback, sandboxed)
-                print(f"wrote {len(written)} feedback file(s) to {self.feedback}")
+            fd, probe = tempfile.mkstemp(dir=existing, prefix=".grader-probe-")
+            os.close(fd)
+            os.unlink(probe)
         except OSError as error:
-            raise GraderError(f"cannot write the grading files: {error}") from None
+            problem = f"{existing}: {error.strerror or error}"
+    if problem:
+        raise GraderError(f"{option} {path}: cannot write it ({problem}). Choose a path in a folder you can write to.")
+
+
+def _check_lms(form: str, roster: Roster | None, id_column: str | None) -> None:
+    """An LMS gradebook names students as the LMS knows them: that takes a roster."""
+    if roster is None:
+        what = "its IDs (ID, SIS User ID, SIS Login ID)" if form == "canvas" else "a username, ID number or email"
+        raise GraderError(
+            f"--gradebook-format {form} needs --roster: {form.capitalize()} matches each row to a student by "
+            f"{what}, which only a roster gives. "
+            + (
+                "Export the Canvas gradebook and add a column file naming each student's submission."
+                if form == "canvas"
+                else "Give a roster with a column Moodle knows the students by, and name it with --id-column."
+            )
+        )
+    if form == "moodle":
+        wanted = (id_column or "id").casefold()
+        if wanted not in {name.casefold() for name in roster.headers}:
+            raise GraderError(
+                f"--id-column {id_column or 'id'!r}: the roster has no such column (its columns: "
+                f"{', '.join(roster.headers)})."
+            )
 
 
 def _same(path: Path) -> Path:

@@ -49,6 +49,7 @@ def as_json(results: list[SubmissionResult], sandboxed: bool = True) -> dict:
                 "file": str(result.path),
                 "chapter": result.chapter,
                 "error": result.error,
+                "handed_in_chapter": result.handed_in_chapter,  # another chapter's notebook, refused
                 "score": sum(task.score for task in result.tasks),
                 "max_score": sum(task.points for task in result.tasks),
                 "notes": result.notes,

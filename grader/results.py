@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
+EACH = "each"  # --chapter each: every notebook against its own chapter, not one class's
+
 # Why a task got its verdict, for gradebooks and statistics (the message is for people).
 Reason: TypeAlias = Literal[
     "passed",
@@ -68,6 +70,10 @@ class SubmissionResult:
     # The learner's solution code per task number (None: no solution cell found), for the
     # feedback file; never in the JSON report.
     answers: dict[str, str | None] = field(default_factory=dict)
+    # A notebook of another chapter than the class's, refused (error says so): the chapter
+    # it is, and the class's.
+    handed_in_chapter: str | None = None
+    expected_chapter: str | None = None
 
     @property
     def passed(self) -> bool:

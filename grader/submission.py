@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader.errors import GraderError
+from grader.errors import GraderError, WrongChapter
 from grader.notebook import BEGIN, Chapter, heading_number, role
 
 UNMATCHED = None
@@ -92,9 +92,10 @@ def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
             f"{path}: its metadata names chapter {declared!r}, which has no exercises (chapters: {', '.join(names)})."
         )
     if declared and named and declared != named:
-        raise GraderError(
+        raise WrongChapter(
             f"{path}: the file is named for chapter {named} but is the exercise notebook of "
-            f"chapter {declared}. Hand in your {named} notebook, or rename the file."
+            f"chapter {declared}. Hand in your {named} notebook, or rename the file.",
+            declared,
         )
     name = declared or named
     if name is None:
@@ -111,7 +112,8 @@ def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
     if _overlap(chapter, nb) == 0:
         others = [other for other, c in chapters.items() if other != name and _overlap(c, nb) > 0]
         where = f"it looks like chapter {others[0]}'s" if others else "it has none of its exercises"
-        raise GraderError(f"{path}: graded as chapter {name}, but {where}. Hand in the {name} exercise notebook.")
+        message = f"{path}: graded as chapter {name}, but {where}. Hand in the {name} exercise notebook."
+        raise WrongChapter(message, others[0]) if others else GraderError(message)
     return chapter
 
 

@@ -141,7 +141,7 @@ def grade_solutions(paths: list[Path], jobs: int, sandbox: bool) -> Grading:
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         report_path = Path(tmp) / "grades.json"
-        command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--jobs", str(jobs)]
+        command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--jobs", str(jobs), "--chapter", "each"]
         command += ["--report", str(report_path)] + ([] if sandbox else ["--no-sandbox"])
         proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
         if not report_path.exists():

@@ -248,8 +248,10 @@ class FirstChapterTests:
         assert rest and all(passed for _, (passed, _) in rest), rest
 
     def test_another_chapters_notebook_is_a_clear_error(self, graded):
-        error = graded.entries[f"mixed_up/{CHAPTERS[0]}"]["error"]
-        assert f"named for chapter {CHAPTERS[0]} but is the exercise notebook of chapter {CHAPTERS[-1]}" in error
+        entry = graded.entries[f"mixed_up/{CHAPTERS[0]}"]
+        assert f"the exercise notebook of chapter {CHAPTERS[-1]}" in entry["error"]
+        assert f"Hand in your {CHAPTERS[0]} notebook" in entry["error"]
+        assert entry["handed_in_chapter"] == CHAPTERS[-1] and entry["tasks"] == []
 
 
 for _name in CHAPTERS:  # TestChapter01, TestChapter02, ...: one class per chapter

@@ -1,0 +1,517 @@
+"""Grading a class, as an instructor does it: whose each submission is, one chapter per
+class, options checked before grading, every file written, and gradebooks an LMS imports.
+
+Each test names the finding of the class trial it guards (issue 28's numbered list). Most
+stop before any kernel runs (refusals, parsing, hand-built results); the class of 30 at
+the end grades for real, on the fixture chapter.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from grader.__main__ import main
+from grader.errors import GraderError
+from grader.feedback import feedback_html, write_feedback
+from grader.grade import choose_chapter
+from grader.gradebook import gradebook_rows, write_gradebook
+from grader.identity import owners
+from grader.lms import write_lms_gradebook
+from grader.notebook import COURSE_ROOT, load_chapter
+from grader.outputs import Outputs
+from grader.release import release
+from grader.results import SubmissionResult, TaskResult
+from grader.roster import read_roster
+from grader.students import class_rows
+
+from .helpers import with_answers, write_submissions
+
+FIXTURES = Path(__file__).parent / "fixtures"
+POINTS = {"9.1": 2.0, "9.2": 3.0, "9.3": 1.0}
+TASKS = list(POINTS.items())
+RIGHT = {"9.1": "def square(x):\n    return x * x", "9.2": "total = sum(DATA)", "9.3": "largest = max(scaled)"}
+BOM = "\ufeff"
+
+
+def graded(path: str, passed: tuple[str, ...] = ("9.1", "9.2", "9.3"), code: str = "") -> SubmissionResult:
+    """A graded fixture-chapter submission at ``path``: the tasks in ``passed`` passed, the
+    others failed; each failed task's code is ``code`` (to find it on the pages)."""
+    return SubmissionResult(
+        Path(path),
+        "90_fixture",
+        [
+            TaskResult(n, p, "passed" if n in passed else "check_failed", "ok" if n in passed else "wrong")
+            for n, p in POINTS.items()
+        ],
+        answers={n: code for n in POINTS},
+    )
+
+
+def roster_file(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "roster.csv"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def read_table(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    """The command line in this process (no kernel runs before these refusals)."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exit:  # argparse's refusals
+        code = exit.code if isinstance(exit.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- 1. students with the same file name ------------------------------------------------
+
+
+def test_folder_per_student_with_one_file_name_gives_each_student_their_row_and_page(tmp_path):
+    """Finding 1: three students' `02_autograd.ipynb`, one folder each, no roster."""
+    results = [
+        graded("class/alice/90_fixture.ipynb", code="ALICE-CODE", passed=("9.1",)),
+        graded("class/bob/90_fixture.ipynb", code="BOB-CODE", passed=("9.2",)),
+        graded("class/carol/90_fixture.ipynb", code="CAROL-CODE", passed=()),
+    ]
+    rows = class_rows(results)
+    assert [(row.student.id, [r.path.parent.name for r in row.results]) for row in rows] == [
+        ("alice", ["alice"]),
+        ("bob", ["bob"]),
+        ("carol", ["carol"]),
+    ]
+    assert [r[0] for r in gradebook_rows(rows, TASKS)[1:]] == ["alice", "bob", "carol"]
+    written = write_feedback(rows, tmp_path / "feedback")
+    pages = {path.stem: path.read_text(encoding="utf-8") for path in written}
+    assert sorted(pages) == ["alice", "bob", "carol"]
+    for name, page in pages.items():
+        others = {"alice", "bob", "carol"} - {name}
+        assert f"{name.upper()}-CODE" in page
+        assert not any(f"{other.upper()}-CODE" in page for other in others), name
+
+
+def test_two_files_of_one_name_in_different_folders_are_two_students():
+    """Finding 1: two `alex.ipynb` in different folders are not merged."""
+    found = owners([Path("groupA/alex.ipynb"), Path("groupB/alex.ipynb"), Path("groupA/zoe.ipynb")])
+    assert [found[p].id for p in found] == ["groupA", "groupB", "groupA"]
+    # a student handing in twice in their folder is one student (the rows note it)
+    rows = class_rows([graded("groupA/alex.ipynb"), graded("groupB/alex.ipynb")])
+    assert [row.student.id for row in rows] == ["groupA", "groupB"]
+
+
+def test_same_file_names_without_a_folder_each_are_refused_listing_the_clashes():
+    """Finding 1: when no folder tells the students apart, the refusal lists the files and
+    says to pass a roster, before anything is graded."""
+    with pytest.raises(GraderError) as refused:
+        owners([Path("alex.ipynb"), Path("late/alex.ipynb"), Path("bob.ipynb")])
+    message = str(refused.value)
+    assert "alex.ipynb" in message and "late/alex.ipynb" in message and "--roster" in message
+    with pytest.raises(GraderError, match="--roster"):
+        Outputs.prepare([Path("alex.ipynb"), Path("late/alex.ipynb")], gradebook=Path("grades.csv"))
+
+
+def test_a_roster_line_that_matches_several_students_is_refused(tmp_path):
+    """Finding 1 with a roster: `file` = the shared name would merge the folder's students."""
+    roster = read_roster(roster_file(tmp_path, "file,id\n90_fixture.ipynb,a1\n"))
+    with pytest.raises(GraderError, match=r"line 2.*alice/90_fixture.ipynb.*bob/90_fixture.ipynb"):
+        owners([Path("class/alice/90_fixture.ipynb"), Path("class/bob/90_fixture.ipynb")], roster)
+    by_folder = read_roster(roster_file(tmp_path, "file,id,name\nalice,a1,Alice\nclass/bob/90_fixture.ipynb,b2,Bob\n"))
+    found = owners([Path("class/alice/90_fixture.ipynb"), Path("class/bob/90_fixture.ipynb")], by_folder)
+    assert [s.id for s in found.values()] == ["a1", "b2"]
+
+
+# --- 2. a duplicated id in the roster ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("file,id\nalice,a1\nhiro,a1\n", r"id 'a1' is on lines 2 and 3"),
+        ("file,id\nalice,a1\nalice.ipynb,a1\n", r"file 'alice.ipynb' .*line 2"),
+        ("file,id\nalice,a1\nalice,b2\n", r"file 'alice' .*line 2"),
+    ],
+)
+def test_a_roster_with_a_duplicated_id_or_file_is_refused(tmp_path, text, problem):
+    """Finding 2: Hiro's row must not become Alice's."""
+    with pytest.raises(GraderError, match=problem):
+        read_roster(roster_file(tmp_path, text))
+
+
+def test_a_duplicated_roster_id_stops_the_command_before_grading(tmp_path, capsys):
+    """Finding 2, from the command line: refused before any grading."""
+    roster = roster_file(tmp_path, "file,id\nalice,a1\nhiro,a1\n")
+    code, out, err = run_main(capsys, "grade", str(tmp_path / "alice.ipynb"), "--roster", str(roster), "--no-sandbox")
+    assert code == 1 and "id 'a1' is on lines 2 and 3" in err and "grading" not in out
+
+
+# --- 3. one wrong-chapter submission ------------------------------------------------------
+
+
+def test_the_class_chapter_is_the_one_most_submissions_are_or_the_one_named():
+    """Finding 3: one chapter per class; a tie, or an unknown --chapter, is refused."""
+    names = ["01_tensors", "02_autograd", "03_modules"]
+    assert choose_chapter(["02_autograd"] * 20 + ["01_tensors"], None, names) == "02_autograd"
+    assert choose_chapter(["01_tensors"], "02", names) == "02_autograd"  # a unique prefix will do
+    with pytest.raises(GraderError, match=r"01_tensors \(2\), 02_autograd \(2\).*--chapter"):
+        choose_chapter(["01_tensors", "02_autograd"] * 2, None, names)
+    with pytest.raises(GraderError, match=r"--chapter 07.*01_tensors, 02_autograd, 03_modules"):
+        choose_chapter(["01_tensors"], "07", names)
+    with pytest.raises(GraderError, match=r"--chapter 0 .*several"):
+        choose_chapter(["01_tensors"], "0", names)
+
+
+def test_a_wrong_chapter_submission_is_refused_with_a_note_everywhere(tmp_path, capsys):
+    """Finding 3: another chapter's notebook is not graded against its own chapter: the
+    report, the gradebook (header and note) and the student's page say why."""
+    release(FIXTURES, tmp_path / "exercises")
+    other = nbformat.read(tmp_path / "exercises" / "91_other.ipynb", as_version=4)
+    (path,) = write_submissions(tmp_path / "class" / "dana", {"91_other": other})
+    out = tmp_path / "out"
+    code, stdout, err = run_main(
+        capsys,
+        "grade",
+        "--solutions",
+        str(FIXTURES),
+        str(path),
+        "--chapter",
+        "90_fixture",
+        "--no-sandbox",
+        "--report",
+        str(out / "grades.json"),
+        "--gradebook",
+        str(out / "grades.csv"),
+        "--feedback",
+    )
+    assert code == 1
+    (entry,) = json.loads((out / "grades.json").read_text(encoding="utf-8"))["submissions"]
+    assert entry["chapter"] is None and entry["tasks"] == [] and entry["handed_in_chapter"] == "91_other"
+    assert "chapter 91_other" in entry["error"] and "90_fixture" in entry["error"]
+    table = read_table(out / "grades.csv")
+    assert table[0] == ["student", "name", "9.1 (2 pts)", "9.2 (3 pts)", "9.3 (1 pt)", "total (6 pts)", "notes"]
+    assert table[1][:6] == ["91_other", "", "0", "0", "0", "0"]
+    assert "wrong chapter: 91_other, not 90_fixture" in table[1][6]
+    page = (out / "feedback" / "91_other.html").read_text(encoding="utf-8")
+    assert "chapter 91_other" in page and "Hand in your 90_fixture notebook" in page
+    assert "Total: 0 / 6 points" in page
+    assert "wrong chapter" in err  # the instructor is told on the terminal too
+
+
+def test_chapter_each_grades_every_notebook_against_its_own_chapter_without_a_gradebook(tmp_path, capsys):
+    """Finding 3's way out for a check of all the solutions: --chapter each, and then no gradebook."""
+    paths = [FIXTURES / "90_fixture.ipynb", FIXTURES / "91_other.ipynb"]
+    code, _, err = run_main(capsys, "grade", *map(str, paths), "--chapter", "each", "--gradebook", "g.csv")
+    assert code == 1 and "--chapter each and --gradebook" in err
+    report = tmp_path / "grades.json"
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--solutions", str(FIXTURES), *map(str, paths)]
+        + ["--chapter", "each", "--no-sandbox", "--jobs", "2", "--report", str(report)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    entries = json.loads(report.read_text(encoding="utf-8"))["submissions"]
+    assert [(e["chapter"], e["score"] == e["max_score"] > 0) for e in entries] == [
+        ("90_fixture", True),
+        ("91_other", True),
+    ]
+
+
+def test_a_gradebook_holds_one_chapter():
+    """Finding 3: results of two chapters never share one total."""
+    other = SubmissionResult(Path("x.ipynb"), "91_other", [TaskResult("1.1", 8.0, "passed", "ok")])
+    with pytest.raises(GraderError, match="one chapter"):
+        gradebook_rows(class_rows([graded("a.ipynb"), other]))
+
+
+# --- 4. limits that fail correct work -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "fix"),
+    [
+        ("--jobs", "0", "1 or more"),
+        ("--jobs", "-3", "1 or more"),
+        ("--jobs", "two", "a whole number"),
+        ("--cell-timeout", "0", "more than 0"),
+        ("--cell-timeout", "nan", "more than 0"),
+        ("--process-limit", "0", "more than 0"),
+        ("--memory-limit", "0", "more than 0"),
+        ("--memory-limit", "-1", "more than 0"),
+        ("--memory-limit", "inf", "more than 0"),
+    ],
+)
+def test_a_numeric_option_out_of_range_is_refused_at_parse_time_naming_it(capsys, option, value, fix):
+    """Finding 4: the message names the option and what it takes; nothing is graded."""
+    code, out, err = run_main(capsys, "grade", "nothing.ipynb", option, value)
+    assert code == 2 and option in err and fix in err and "default" in err, err
+    assert "nothing.ipynb" not in out + err  # refused before looking at the submissions
+
+
+# --- 5. errors found late or aimed at the wrong person -------------------------------------
+
+
+def test_an_unwritable_output_is_refused_before_grading(tmp_path, capsys):
+    """Finding 5: a gradebook that cannot be written stops the run before it grades."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file", encoding="utf-8")
+    submission = tmp_path / "alice.ipynb"
+    submission.write_text("{}", encoding="utf-8")
+    for option in ("--gradebook", "--report"):
+        code, out, err = run_main(capsys, "grade", str(submission), option, str(blocker / "grades.csv"))
+        assert code == 1 and f"{option} {blocker / 'grades.csv'}" in err and "cannot write" in err
+        assert "ERROR" not in out  # nothing was graded
+    code, out, err = run_main(capsys, "grade", str(submission), "--feedback", str(blocker / "pages"))
+    assert code == 1 and "--feedback" in err and "ERROR" not in out
+
+
+def test_every_output_is_written_when_one_of_them_fails(tmp_path):
+    """Finding 5: a gradebook that fails at the end costs neither the report nor the pages."""
+    outputs = Outputs.prepare(
+        [Path("class/alice.ipynb")],
+        report=tmp_path / "grades.json",
+        feedback=tmp_path / "feedback",
+        gradebook=tmp_path / "late" / "grades.csv",
+    )
+    (tmp_path / "late").write_text("became a file after the check", encoding="utf-8")
+    with pytest.raises(GraderError, match=r"--gradebook .*late/grades.csv"):
+        outputs.write([graded("class/alice.ipynb")], TASKS)
+    assert json.loads((tmp_path / "grades.json").read_text(encoding="utf-8"))["submissions"]
+    assert "Total: 6 / 6 points" in (tmp_path / "feedback" / "alice.html").read_text(encoding="utf-8")
+    assert sorted(os.listdir(tmp_path)) == ["feedback", "grades.json", "late"]  # no temporary file
+
+
+def test_a_folder_given_as_a_submission_gets_an_instructor_message(tmp_path, capsys):
+    """Finding 5: the instructor typed a folder; learner advice would not help them."""
+    (tmp_path / "submissions" / "alice").mkdir(parents=True)
+    code, out, err = run_main(capsys, "grade", str(tmp_path / "submissions"), "--no-sandbox")
+    assert code == 1 and "a folder, not a notebook" in err and "*.ipynb" in err
+    assert "Hand in" not in err
+
+
+def test_a_semicolon_separated_roster_is_refused_naming_the_separator(tmp_path):
+    """Finding 5: spreadsheets set to a decimal comma save CSV with ';'."""
+    with pytest.raises(GraderError, match=r"separated by ';'.*commas"):
+        read_roster(roster_file(tmp_path, "file;id;name\nalice;a1;Alice\n"))
+
+
+def test_help_states_every_limit_and_its_default(capsys):
+    """Finding 5: the output limit that costs a task, and each limit's default, in --help."""
+    code, out, _ = run_main(capsys, "grade", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "1,000,000 characters" in text
+    for option, default in [
+        ("--cell-timeout", "default 60"),
+        ("--memory-limit", "default 4"),
+        ("--process-limit", "default 1024"),
+        ("--jobs", "default: one per core"),
+    ]:
+        assert re.search(re.escape(option) + r"[^-]*" + re.escape(default), text), option
+
+
+# --- 6. where things land -----------------------------------------------------------------
+
+
+def test_an_error_page_shows_no_path_of_the_instructors_machine(tmp_path, capsys):
+    """Finding 6: a submission given by its absolute path, refused: its page names the file only."""
+    broken = tmp_path / "class" / "alice" / "90_fixture.ipynb"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("not json", encoding="utf-8")
+    out = tmp_path / "out"
+    code, _, _ = run_main(
+        capsys, "grade", "--solutions", str(FIXTURES), str(broken), "--feedback", str(out), "--no-sandbox"
+    )
+    assert code == 1
+    page = (out / "90_fixture.html").read_text(encoding="utf-8")
+    assert "not JSON" in page and "90_fixture.ipynb" in page
+    assert str(tmp_path) not in page and str(Path.home()) + "/" not in page and str(COURSE_ROOT) not in page
+
+
+def test_a_student_not_on_the_roster_does_not_read_it_on_their_page(tmp_path):
+    """Finding 6: "not in roster" is for the instructor's gradebook, not the student's page."""
+    roster = read_roster(roster_file(tmp_path, "file,id\nalice,a1\n"))
+    rows = class_rows([graded("alice.ipynb"), graded("zed.ipynb")], roster)
+    zed = next(row for row in rows if row.student.id == "zed")
+    assert "not in roster" in gradebook_rows(rows, TASKS)[-1][-1]
+    assert "roster" not in feedback_html(zed)
+
+
+def test_gitignore_covers_what_readmes_grading_commands_write():
+    """Finding 6: grading from the top folder leaves nothing git would offer to commit."""
+    paths = ["submissions/alice/02_autograd.ipynb", "grades.json", "grades.csv", "feedback/a1.html", "roster.csv"]
+    paths += ["grades-tasks.csv"]
+    done = subprocess.run(
+        ["git", "check-ignore", "--no-index", *paths], cwd=COURSE_ROOT, capture_output=True, text=True
+    )
+    assert sorted(done.stdout.split()) == sorted(paths), done.stderr
+
+
+def test_readme_tells_instructors_every_limit_default_and_ci_commands():
+    """Finding 6: the instructor section states the defaults --help states, grading outside
+    the repository, and the course's nbval for their own CI, chapter by chapter."""
+    readme = (COURSE_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## For instructors") :]
+    section = section[: section.index("\n## ", 3)]
+    text = " ".join(section.split())
+    for fact in ["1,000,000", "--cell-timeout", "60 s", "--memory-limit", "4 GiB", "--process-limit", "1024"]:
+        assert fact in text, fact
+    assert "outside the repository" in text
+    commands = re.findall(r"^\s*(\.venv/bin/python -m pytest .*)$", section, flags=re.MULTILINE)
+    chapters = sorted(p.name for p in (COURSE_ROOT / "course").glob("[0-9]*.ipynb"))
+    assert sorted(command.split()[-1] for command in commands) == [f"course/{name}" for name in chapters]
+
+
+# --- 7. gradebooks an LMS imports ---------------------------------------------------------
+
+CANVAS_ROSTER = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,file\n"
+    '"Dupont, Zoë",101,S-1,zdupont,Group A,zoe\n'
+    "Bob Brown,102,S-2,bbrown,Group B,bob\n"
+    "Carl Crane,103,S-3,ccrane,Group A,carl\n"
+)
+
+
+def test_canvas_gradebook_follows_canvas_import_columns(tmp_path):
+    """Canvas's gradebook import (its instructor guide, "How do I import grades in the
+    Gradebook?"): the first columns are the identity columns Student, ID, SIS User ID,
+    SIS Login ID and Section, exactly so named, as Canvas's own export writes them; every
+    other column is read as an assignment (a new name makes a new assignment), so only one
+    assignment column may follow: the chapter's total. UTF-8 (with a BOM for Excel).
+    Students Canvas cannot know (not on the roster) are left out; the tasks go to a
+    separate detail file."""
+    roster = read_roster(roster_file(tmp_path, CANVAS_ROSTER))
+    results = [graded("zoe.ipynb"), graded("bob.ipynb", passed=("9.2",)), graded("stranger.ipynb")]
+    rows = class_rows(results, roster)
+    path = tmp_path / "canvas.csv"
+    left_out = write_lms_gradebook(rows, path, TASKS, "canvas", assignment="Autograd")
+    raw = path.read_bytes()
+    assert raw.startswith(BOM.encode("utf-8"))
+    table = read_table(path)
+    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd"]
+    assert table[1:] == [
+        ["Dupont, Zoë", "101", "S-1", "zdupont", "Group A", "6"],
+        ["Bob Brown", "102", "S-2", "bbrown", "Group B", "3"],
+        ["Carl Crane", "103", "S-3", "ccrane", "Group A", "0"],
+    ]
+    assert left_out == ["stranger"]
+    details = read_table(tmp_path / "canvas-tasks.csv")
+    assert details[0][:5] == ["student", "name", "9.1 (2 pts)", "9.2 (3 pts)", "9.3 (1 pt)"]
+    assert [r[0] for r in details[1:]] == ["101", "102", "103", "stranger"]
+
+
+def test_canvas_gradebook_needs_a_roster_with_canvas_ids(tmp_path):
+    """Canvas matches rows to students by ID / SIS User ID / SIS Login ID: without a roster
+    that gives them, refuse before grading."""
+    with pytest.raises(GraderError, match="--gradebook-format canvas needs --roster"):
+        Outputs.prepare([Path("a.ipynb")], gradebook=tmp_path / "g.csv", form="canvas")
+
+
+def test_moodle_gradebook_has_one_identifier_column_and_leaves_unknown_users_out(tmp_path):
+    """Moodle's "Import grades from CSV file" (Moodle docs, Grade import): the file's header
+    names its columns; the import maps one identifier column ("Map from") to a user field
+    (user id, username, ID number or email: "Map to") and each other column to a grade
+    item, and the import fails on a user it cannot find, so every row must be a known user
+    and no row may lack the identifier."""
+    roster = read_roster(
+        roster_file(
+            tmp_path,
+            "file,id,name,email\nzoe,101,Zoë,zoe@uni.example\nbob,102,Bob,bob@uni.example\nnomail,103,Nomail,\n",
+        )
+    )
+    rows = class_rows([graded("zoe.ipynb"), graded("bob.ipynb", passed=()), graded("stranger.ipynb")], roster)
+    path = tmp_path / "moodle.csv"
+    left_out = write_lms_gradebook(rows, path, TASKS, "moodle", assignment="Autograd", id_column="email")
+    assert path.read_bytes().startswith(BOM.encode("utf-8"))
+    assert read_table(path) == [["email", "Autograd"], ["zoe@uni.example", "6"], ["bob@uni.example", "0"]]
+    assert left_out == ["103", "stranger"]
+    with pytest.raises(GraderError, match=r"--id-column 'phone'.*file, id, name, email"):
+        write_lms_gradebook(rows, path, TASKS, "moodle", id_column="phone")
+
+
+def test_the_plain_gradebook_opens_in_excel_with_accents(tmp_path):
+    """Finding 7: Excel reads a CSV as the system's code page unless it starts with a BOM."""
+    roster = read_roster(roster_file(tmp_path, "file,id,name\nzoe,101,Zoë Émile\n"))
+    path = tmp_path / "grades.csv"
+    write_gradebook(class_rows([graded("zoe.ipynb")], roster), path, TASKS)
+    assert path.read_bytes().startswith(BOM.encode("utf-8"))
+    assert read_table(path)[1][:2] == ["101", "Zoë Émile"]
+
+
+# --- a class of 30 ------------------------------------------------------------------------
+
+
+def test_a_class_of_30_gets_every_student_their_own_row_and_page(tmp_path):
+    """The Done-when of issue 28, graded for real on the fixture chapter: 30 students, one
+    folder each, most files named alike; one hands in another chapter, two hand in files of
+    one stem of their own choosing, the roster misspells one folder. Every student gets
+    their own row and page, with their own code only. Each submission's failed code
+    carries its student's marker, so a page holding another's code shows it."""
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    other = nbformat.read(tmp_path / "exercises" / "91_other.ipynb", as_version=4)
+    chapter = load_chapter(FIXTURES / "90_fixture.ipynb")
+    names = [f"s{n:02d}" for n in range(1, 31)]
+    notebooks = {}
+    for n, name in enumerate(names):
+        # Task 9.3 fails for every third student with their own marker in the code.
+        answers = {**RIGHT, "9.3": f"largest = 0  # {name.upper()}-CODE"} if n % 3 == 0 else RIGHT
+        notebooks[f"{name}/90_fixture"] = with_answers(exercise, chapter, answers)
+    notebooks["s05/90_fixture"] = other  # s05 hands in chapter 91's notebook
+    del notebooks["s07/90_fixture"], notebooks["s08/90_fixture"]  # the same stem, their own
+    notebooks["s07/homework"] = with_answers(exercise, chapter, {**RIGHT, "9.3": "largest = 0  # S07-CODE"})
+    notebooks["s08/homework"] = with_answers(exercise, chapter, {**RIGHT, "9.3": "largest = 0  # S08-CODE"})
+    paths = write_submissions(tmp_path / "class", notebooks)
+    roster_lines = ["file,id,name"] + [f"{'s1O' if n == 's10' else n},id-{n},Student {n}" for n in names]
+    roster = roster_file(tmp_path, "\n".join(roster_lines) + "\n")  # s10 misspelt: s1O
+    out = tmp_path / "out"
+    start = time.perf_counter()
+    run = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--solutions", str(FIXTURES), *map(str, paths)]
+        + ["--report", str(out / "grades.json"), "--gradebook", str(out / "grades.csv"), "--feedback"]
+        + ["--roster", str(roster), "--cell-timeout", "30", "--jobs", "2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+    )
+    seconds = time.perf_counter() - start
+    print(f"class of 30 graded in {seconds:.1f} s")
+    assert run.returncode == 1, run.stderr
+    table = read_table(out / "grades.csv")
+    assert table[0][-2:] == ["total (6 pts)", "notes"]
+    rows = {row[0]: row for row in table[1:]}
+    # every roster student has a row; s10's file is graded under its folder, noted
+    assert sorted(rows) == sorted([f"id-{n}" for n in names] + ["s10"])
+    assert rows["id-s10"][-1] == "no submission" and rows["s10"][-1] == "90_fixture.ipynb: not in roster"
+    assert "wrong chapter: 91_other, not 90_fixture" in rows["id-s05"][-1] and rows["id-s05"][-2] == "0"
+    for n, name in enumerate(names):
+        if name in ("s05", "s10"):
+            continue
+        expected = "5" if n % 3 == 0 or name in ("s07", "s08") else "6"
+        assert rows[f"id-{name}"][-2] == expected, (name, rows[f"id-{name}"])
+    pages = {path.stem: path.read_text(encoding="utf-8") for path in (out / "feedback").iterdir()}
+    assert sorted(pages) == sorted([f"id-{n}" for n in names if n != "s10"] + ["s10"])
+    markers = {name: f"{name.upper()}-CODE" for name in names}
+    for stem, page in pages.items():
+        name = stem.removeprefix("id-")
+        assert not [other for other, marker in markers.items() if other != name and marker in page], stem
+        failed = int(name[1:]) % 3 == 1 or name in ("s07", "s08")  # n % 3 == 0, n = number - 1
+        assert (markers[name] in page) == failed, stem
+        assert "roster" not in page
+    assert "Hand in your 90_fixture notebook" in pages["id-s05"]
+    assert str(tmp_path) not in "".join(pages.values())
