@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeGuard
 
@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..data import GraphData, Node
+from ..data import GraphData, Node, SavedTensor
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .record import ForwardRecorder, hook_backward
@@ -125,7 +125,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
             n.saved, n.saved_bytes = [], 0
     else:
         g.saved_bytes = _total_saved(
-            nodes, {i: saved_tensors(fn) for i, fn in enumerate(w.fns) if w.leaf_tensor(i) is None}
+            s for i, fn in enumerate(w.fns) if w.leaf_tensor(i) is None for s in saved_tensors(fn)
         )
     return g
 
@@ -175,11 +175,17 @@ def _run_backward(
     for src, dst, slot in w.edges:
         edges_of.setdefault(dst, []).append((slot, src))
     # Autograd's own names for what each node saved ("self", "result", ...), read before
-    # backward lets the tensors go. (Nodes inside torch.utils.checkpoint packed nothing
-    # through our hook, and reading their attributes would start the recomputation.)
+    # backward lets the tensors go, where the node's own call packed them. Not for a node
+    # that took packs made outside any call: inside torch.utils.checkpoint (PyTorch 2.12+)
+    # the first op takes the block's inputs, which checkpoint packed, while its own saved
+    # tensors went through checkpoint's hooks; reading them would run the block again.
     for fn, r in rec.ops.items():
-        if r.saved:
+        if r.saved and r.packed_by_call:
             r.saved = saved_tensors(fn) or r.saved
+    # Let go of the nodes no result depends on, and so of what they saved, as the forward
+    # alone would have; then count what autograd still keeps.
+    rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
+    kept = rec.kept_for_backward()
     back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     try:
@@ -234,7 +240,7 @@ def _run_backward(
         backward_order=_with_leaves(back.order, leaf_pos, w),
         module_specs=dict(rec.module_specs),
     )
-    g.saved_bytes = _total_saved(nodes, {i: rec.ops[fn].saved for i, fn in enumerate(w.fns) if fn in rec.ops})
+    g.saved_bytes = _total_saved(kept)
     return g
 
 
@@ -380,9 +386,9 @@ def _attach_saved(node: Node, saved: list) -> None:
     node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
 
 
-def _total_saved(nodes: list[Node], saved_by_pos: dict[int, list]) -> int:
+def _total_saved(saved: Iterable[tuple[SavedTensor, tuple]]) -> int:
     """Bytes kept alive for backward, each storage counted once however many nodes saved it."""
-    return sum({key: s.bytes for pos, saved in saved_by_pos.items() for s, key in saved}.values())
+    return sum({key: s.bytes for s, key in saved}.values())
 
 
 def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:

@@ -5,6 +5,9 @@ made each output, the call's name, the output's shape, dtype and values (reduced
 plain numbers at once, so no activation is kept), and the module scope it ran in (from
 global module hooks). A saved-tensor pack hook attributes what each call saved for
 backward, and holds those tensors so that backward can let each go once its node has run.
+Every tensor it packs is also noted with a weak reference to its holder: a holder still
+alive once the forward has returned is one autograd keeps, whichever object keeps it
+(torch.utils.checkpoint keeps a block's inputs outside any node vizlib draws).
 Backward: hooks on every node record the gradient that reached it, the gradient it sent
 along each edge, and the order in which the engine ran it.
 """
@@ -12,6 +15,7 @@ along each edge, and the order in which the engine ran it.
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -41,12 +45,15 @@ class OpRecord:
     value_stats: Stats | None
     modules: tuple[str, ...]
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
+    # True when the call that made this node packed all of ``saved`` itself: then its
+    # attributes name them. Packs pending from before it (a checkpoint's inputs) are not its.
+    packed_by_call: bool = False
 
 
 class _Held:
     """One tensor saved for backward; ``tensor`` is None once it has been let go."""
 
-    __slots__ = ("tensor",)
+    __slots__ = ("tensor", "__weakref__")
 
     def __init__(self, tensor: torch.Tensor):
         self.tensor = tensor
@@ -68,7 +75,11 @@ class SavedForBackward:
         self._local = threading.local()  # .unpacked: holders the running node unpacked
 
     def pack(self, t: torch.Tensor) -> _Held:
-        return _Held(t)
+        # Held detached, as autograd holds a saved output itself: the tensor's grad_fn may be
+        # the very node saving it, and holding that would make a cycle that keeps the node and
+        # its saved tensors alive after the graph lets go of it. Autograd gives the unpacked
+        # tensor its grad_fn back.
+        return _Held(t.detach())
 
     def unpack(self, held: _Held) -> torch.Tensor:
         if held.tensor is None:
@@ -102,7 +113,10 @@ class ForwardRecorder(TorchFunctionMode):
         self._scope: tuple[str, ...] = ()
         self._calls: dict = {}  # module -> how many times it has been entered
         self._entered: dict[str, nn.Module] = {}  # path -> module, in the order they first ran
-        self._packed: list[tuple[SavedTensor, tuple]] = []
+        self._packed: list[tuple[SavedTensor, tuple]] = []  # pending until a node takes them
+        self._packed_outside = False  # some pending pack was made outside any torch call
+        self._in_call = False
+        self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
         self._hooks: list[RemovableHandle] = []
         self.saved = SavedForBackward()
         self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
@@ -139,12 +153,28 @@ class ForwardRecorder(TorchFunctionMode):
         self._scope = self._scope[:-1]
 
     def _pack(self, t: torch.Tensor) -> _Held:
+        held = self.saved.pack(t)
+        # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
         if t.untyped_storage().nbytes():
             name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
-            self._packed.append(
-                (SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()), storage_key(t))
+            entry = (
+                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()),
+                storage_key(t),
             )
-        return self.saved.pack(t)
+            self._packed.append(entry)
+            self._packed_outside |= not self._in_call
+            self._every_pack.append((weakref.ref(held), entry))
+        return held
+
+    def kept_for_backward(self) -> list[tuple[SavedTensor, tuple]]:
+        """Every tensor packed during the recording whose holder autograd still keeps.
+
+        Called once the forward has returned: a node that no result depends on has been
+        freed by then, and with it what it saved. The tensors torch.utils.checkpoint keeps
+        for recomputing a block (its inputs) count here although no drawn node holds them;
+        what the block's insides save goes through checkpoint's own hooks, not through ours.
+        """
+        return [entry for ref, entry in self._every_pack if ref() is not None]
 
     # -- the op recording itself --
     def __torch_function__(
@@ -155,7 +185,11 @@ class ForwardRecorder(TorchFunctionMode):
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
         for a in _tensors((args, kwargs)):
             self.adopt(a)
-        out = func(*args, **kwargs)
+        self._in_call = True
+        try:
+            out = func(*args, **kwargs)
+        finally:
+            self._in_call = False
         name = getattr(func, "__name__", str(func)).strip("_")
         for t in _tensors(args[0] if name in _SETITEM and args else out):
             self._record(t, name)
@@ -176,8 +210,9 @@ class ForwardRecorder(TorchFunctionMode):
                 value_stats=self.summaries.stats(t),
                 modules=self._scope,
                 saved=self._packed,
+                packed_by_call=op is not None and not self._packed_outside,
             )
-            self._packed = []
+            self._packed, self._packed_outside = [], False
 
 
 def _spec(module: nn.Module) -> ModuleSpec:

@@ -228,3 +228,52 @@ def test_backward_again_through_a_stashed_result_says_why():
     vz.graph(f, torch.ones(3))
     with pytest.raises(RuntimeError, match="already ran backward through this graph"):
         stash[0].backward()
+
+
+# ---------------------------------------------------------------- torch.utils.checkpoint
+
+
+class Checkpointed(nn.Module):
+    """Runs its block under torch.utils.checkpoint, counting the block's forward runs."""
+
+    def __init__(self, block: nn.Module):
+        super().__init__()
+        self.block, self.runs = block, 0
+        block.register_forward_pre_hook(lambda module, args: setattr(self, "runs", self.runs + 1))
+
+    def forward(self, x):
+        return torch.utils.checkpoint.checkpoint(self.block, x, use_reentrant=False)
+
+
+def test_saved_bytes_of_checkpointed_blocks_are_their_inputs():
+    """Autograd keeps a checkpointed block's input, not what the block's insides save.
+
+    PyTorch 2.11 keeps the input in a node that no result depends on (and packs a 0-byte
+    placeholder beside it), 2.12+ keeps it in checkpoint's own frame; the bytes are the same.
+    """
+    torch.manual_seed(0)
+    blocks = [Checkpointed(nn.Sequential(nn.Linear(16, 16), nn.Tanh())) for _ in range(2)]
+    model = nn.Sequential(nn.Linear(8, 16), *blocks, nn.Linear(16, 1))
+    x = torch.randn(4, 8)
+    f = lambda x: model(x).sum()  # noqa: E731
+    f32 = 4
+    first = (4 * 8 + 16 * 8) * f32  # Linear(8, 16): its input and its weight
+    block_inputs = 2 * 4 * 16 * f32
+    last = (4 * 16 + 16 * 1) * f32  # Linear(16, 1): its input and its weight
+    assert manual_saved_bytes(f, x) == first + block_inputs + last
+    for block in blocks:
+        block.runs = 0
+    g = vz.graph(f, x, params=model, show_saved=True)
+    assert g.saved_bytes == first + block_inputs + last
+    assert [b.runs for b in blocks] == [2, 2], "each block ran once forward and once recomputed"
+
+
+def test_what_a_discarded_branch_saved_is_not_counted():
+    """The exp node below is freed when the function returns, and what it saved with it."""
+
+    def f(x):
+        unused = x.exp()  # noqa: F841
+        return (x * x).sum()
+
+    x = torch.ones(5)
+    assert vz.graph(f, x).saved_bytes == 5 * 4 < manual_saved_bytes(f, x)
