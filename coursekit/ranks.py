@@ -74,6 +74,10 @@ RELEASE = "release"  # what the parent sends each rank once every rank has retur
 # What the fork server imports once, so that no rank imports it again: torch, and what DDP
 # (torch._dynamo, about 800 modules) and FSDP import the first time a process builds one.
 PRELOAD = ["torch", "torch.distributed", "torch._dynamo", "torch.nn.parallel", "torch.distributed.fsdp"]
+# gloo's words when the rank at the other end of a connection has gone: a consequence of
+# another rank's failure, reported only if no rank says what went wrong within PEER_GRACE s.
+CLOSED_BY_PEER = "closed by peer"
+PEER_GRACE = 2.0
 CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}  # the environment that hides every GPU from a process
 # The command lines of multiprocessing's own helpers, which outlive a call by design.
 HELPERS = ("from multiprocessing.forkserver import main", "from multiprocessing.resource_tracker import main")
@@ -276,32 +280,67 @@ def _collect(
             # connection, socket or file descriptor), so these are the ranks' Connections.
             conn = cast(Connection, ready)
             rank = waiting.pop(conn)
-            try:
-                kind, value = pickle.loads(conn.recv_bytes())
-            except EOFError:
-                processes[rank].join(1)
-                code = processes[rank].exitcode
-                how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
-                raise LaunchError(
-                    f"rank {rank} died while running {name}: its process {how} without "
-                    f"returning. The other ranks were stopped.{_quote(logs[rank])}",
-                    reason="failed",
-                    ranks=[rank],
-                ) from None
-            if kind == "raised":
-                hint = (
-                    ' (a rank that fails makes the ranks talking to it fail too, with "Connection '
-                    'closed by peer": look for the first error)'
-                    if "closed by peer" in value
-                    else ""
-                )
-                raise LaunchError(
-                    f"rank {rank} raised {value}{hint}. The other ranks were stopped.{_quote(logs[rank])}",
-                    reason="failed",
-                    ranks=[rank],
-                )
-            results[rank] = value
+            kind, value = _receive(conn)
+            if kind == "returned":
+                results[rank] = value
+                continue
+            if kind == "raised" and CLOSED_BY_PEER in value:
+                # The rank that failed first closed this one's connection: its own report is
+                # usually moments away, and it is the one that says what went wrong.
+                rank, kind, value = _first_cause(waiting) or (rank, kind, value)
+            raise _failure(name, rank, kind, value, processes, logs)
     return [results[rank] for rank in range(len(conns))]
+
+
+def _receive(conn: Connection) -> tuple[str, Any]:
+    """What a rank sent: ("returned", value), ("raised", message), or ("died", None) when its
+    pipe closed without a word."""
+    try:
+        kind, value = pickle.loads(conn.recv_bytes())
+    except EOFError:
+        return "died", None
+    return kind, value
+
+
+def _first_cause(waiting: dict[Connection, int]) -> tuple[int, str, Any] | None:
+    """Within PEER_GRACE seconds, a rank (of those still awaited) that died or raised an error
+    of its own, not a closed connection: (rank, kind, value); None if none did."""
+    deadline = time.monotonic() + PEER_GRACE
+    while waiting and (left := deadline - time.monotonic()) > 0:
+        for ready in wait(list(waiting), timeout=left):
+            conn = cast(Connection, ready)
+            rank = waiting.pop(conn)
+            kind, value = _receive(conn)
+            if kind == "died" or (kind == "raised" and CLOSED_BY_PEER not in value):
+                return rank, kind, value
+    return None
+
+
+def _failure(
+    name: str, rank: int, kind: str, value: Any, processes: Sequence[BaseProcess], logs: list[Path]
+) -> LaunchError:
+    """The LaunchError for a rank that died or raised."""
+    if kind == "died":
+        processes[rank].join(1)
+        code = processes[rank].exitcode
+        how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited (code {code})"
+        return LaunchError(
+            f"rank {rank} died while running {name}: its process {how} without "
+            f"returning. The other ranks were stopped.{_quote(logs[rank])}",
+            reason="failed",
+            ranks=[rank],
+        )
+    hint = (
+        f' (a rank that fails makes the ranks talking to it fail too, with "Connection {CLOSED_BY_PEER}": '
+        "look for the first error)"
+        if CLOSED_BY_PEER in value
+        else ""
+    )
+    return LaunchError(
+        f"rank {rank} raised {value}{hint}. The other ranks were stopped.{_quote(logs[rank])}",
+        reason="failed",
+        ranks=[rank],
+    )
 
 
 def _tail(log: Path) -> str:

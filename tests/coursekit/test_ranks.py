@@ -108,6 +108,22 @@ def test_a_rank_that_dies_is_reported_with_its_exit_code():
     assert no_children_left()
 
 
+def test_the_rank_that_failed_first_is_named_not_the_one_it_cut_off():
+    """A rank whose connection closed because another died reports first, often: the report
+    names the rank that died, if it does within the grace."""
+
+    def rank0_dies_late(rank, world_size):
+        if rank == 1:
+            time.sleep(0.2)
+            raise RuntimeError("Connection closed by peer [127.0.0.1]:1234")
+        time.sleep(0.8)
+        os._exit(7)
+
+    with pytest.raises(LaunchError, match=r"^rank 0 died while running rank0_dies_late: its process exited \(code 7\)"):
+        run_ranks(rank0_dies_late, timeout=60)
+    assert no_children_left()
+
+
 def test_a_return_value_that_cannot_be_pickled_is_a_clear_error():
     with pytest.raises(LaunchError, match="its return value could not be sent back"):
         run_ranks(lambda rank, world_size: lambda: rank, timeout=60)
