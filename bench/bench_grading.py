@@ -3,12 +3,12 @@
 A class of CLASS copies of chapter 03's exercise notebook, each with the instructor's
 answers in its solution cells (so every task runs all its checks), is graded by one
 `python -m grader grade --jobs JOBS` command in each mode: sandboxed (the default: a
-bubblewrap sandbox and a control group per kernel, grader/sandbox.py) and `--no-sandbox`.
+bubblewrap sandbox and a control group per kernel, grader/host/sandbox.py) and `--no-sandbox`.
 The modes alternate run by run, so that a machine slowing down shows in both. The table
 gives wall-clock and CPU seconds (ours and all children: the nbval processes, bwrap,
 kernels) for the class and per submission, and the sandbox's overhead as a ratio; below
 it, what one kernel's sandbox costs to set up, and the check `grade` makes once before
-grading (grader.sandbox.prepare).
+grading (grader.host.sandbox.prepare).
 
     .venv/bin/python -m bench.bench_grading [--class-size 30] [--jobs 2] [--runs 2]
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from bench.report import median, table, write_section
-from grader.sandbox import bwrap_arguments, prepare
+from grader.host.sandbox import bwrap_arguments, prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "03_modules"
@@ -114,7 +114,7 @@ def grade(paths: list[Path], options: list[str], jobs: int, report: Path, meter:
 
 def sandbox_start(repeats: int = 10) -> tuple[float, float, float]:
     """Median seconds: a bare `python -I -S -c pass`, the same in a kernel's sandbox (bwrap
-    and its mounts; no control group), and grader.sandbox.prepare() (once per command)."""
+    and its mounts; no control group), and grader.host.sandbox.prepare() (once per command)."""
     sandbox = prepare()
     plain = [sys.executable, "-I", "-S", "-c", "pass"]
     boxed = [*bwrap_arguments(sandbox.bwrap, sandbox.limits), "--", *plain]
@@ -198,7 +198,7 @@ def main() -> None:
         f"{inside * 1000:.0f} ms inside bwrap with the kernel's mounts, namespaces and environment "
         f"({(inside - bare) * 1000:.0f} ms more per kernel start; a grading round starts one kernel). "
         f"The check `grade` makes once before grading, a kernel's imports run in a sandbox "
-        f"(grader.sandbox.prepare), took {check:.2f} s."
+        f"(grader.host.sandbox.prepare), took {check:.2f} s."
     )
     how = (
         f"How measured: `.venv/bin/python -m bench.bench_grading --class-size {args.class_size} --jobs {args.jobs} "

@@ -9,14 +9,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.gradebook import FORMATS
-from grader.notebook import COURSE_ROOT, chapter_paths, load_chapter
-from grader.output_guard import LIMIT as OUTPUT_LIMIT
-from grader.release import release
-from grader.results import EACH
-from grader.sandbox import GiB, Limits, fallback_note
-from grader.sandbox import prepare as prepare_sandbox
+from grader.host.errors import GraderError
+from grader.host.gradebook import FORMATS
+from grader.host.notebook import COURSE_ROOT, chapter_paths, load_chapter
+from grader.host.release import release
+from grader.host.results import EACH
+from grader.host.sandbox import GiB, Limits, fallback_note
+from grader.host.sandbox import prepare as prepare_sandbox
+from grader.kernel.output_guard import LIMIT as OUTPUT_LIMIT
 
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
 UNSANDBOXED = "unsandboxed (--no-sandbox): learners' code ran with your rights, outside the grader's sandbox\n"
@@ -44,12 +44,12 @@ def grade(
     id_column: str | None = None,
 ) -> int:
     """Grade, print a table per submission and the class summary, write the JSON report,
-    gradebook and feedback files asked for (grader/outputs.py); the exit status."""
+    gradebook and feedback files asked for (grader/host/outputs.py); the exit status."""
     # Imported here: release must work where only the course (not nbval) is installed.
-    from grader.grade import grade_files
-    from grader.outputs import Outputs
-    from grader.report import table
-    from grader.summary import class_summary, summary_text
+    from grader.host.grade import grade_files
+    from grader.host.outputs import Outputs
+    from grader.host.report import table
+    from grader.host.summary import class_summary, summary_text
 
     folders = [path for path in submissions if path.is_dir()]
     if folders:
@@ -67,7 +67,7 @@ def grade(
     chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
     if not chapters:
         raise GraderError(f"no instructor notebooks (*.ipynb) in {solutions}.")
-    # Learners' code runs in a sandbox per kernel (grader/sandbox.py), or, told --no-sandbox,
+    # Learners' code runs in a sandbox per kernel (grader/host/sandbox.py), or, told --no-sandbox,
     # with the instructor's rights: the tables, the JSON summary and the feedback pages then
     # say "unsandboxed". Where no sandbox can be made, grading stops here and says how to fix it.
     box = prepare_sandbox(limits) if sandbox else None
@@ -112,6 +112,18 @@ def positive(
     return parse
 
 
+def default_solutions(here: Path | None = None) -> Path:
+    """The instructor's solutions/: in the folder the grader runs from, else in the checkout
+    the grader belongs to (a grader installed from a wheel has none beside it)."""
+    for folder in (here or Path.cwd(), COURSE_ROOT):
+        if (folder / "solutions").is_dir():
+            return folder / "solutions"
+    raise GraderError(
+        f"no solutions/ folder in {here or Path.cwd()}: run the grader from the course folder "
+        "(the one that holds solutions/), or name the folder with --solutions DIR"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m grader",
@@ -121,8 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     common.add_argument(
         "--solutions",
         type=Path,
-        default=COURSE_ROOT / "solutions",
-        help="folder of instructor notebooks (default: the course's solutions/)",
+        default=None,
+        help="folder of instructor notebooks (default: solutions/ in the current folder, else the course's)",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     release_command = commands.add_parser(
@@ -131,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     release_command.add_argument(
         "--into",
         type=Path,
-        default=COURSE_ROOT / "exercises",
-        help="folder to write them to (default: the course's exercises/)",
+        default=None,
+        help="folder to write them to (default: exercises/ beside the solutions folder)",
     )
     grade_command = commands.add_parser(
         "grade",
@@ -237,8 +249,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     try:
+        args.solutions = args.solutions or default_solutions()
         if args.command == "release":
-            for path in release(args.solutions, args.into):
+            for path in release(args.solutions, args.into or args.solutions.parent / "exercises"):
                 print(f"wrote {path}")
             return 0
         return grade(

@@ -17,7 +17,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader.notebook import Chapter
+from grader.host.notebook import Chapter
 
 
 def copied(nb: NotebookNode) -> NotebookNode:

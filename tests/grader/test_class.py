@@ -22,18 +22,18 @@ import nbformat
 import pytest
 
 from grader.__main__ import main
-from grader.errors import GraderError
-from grader.feedback import feedback_html, write_feedback
-from grader.grade import choose_chapter
-from grader.gradebook import gradebook_rows, write_gradebook
-from grader.identity import owners
-from grader.lms import write_lms_gradebook
-from grader.notebook import COURSE_ROOT, load_chapter
-from grader.outputs import Outputs
-from grader.release import release
-from grader.results import SubmissionResult, TaskResult
-from grader.roster import read_roster
-from grader.students import class_rows
+from grader.host.errors import GraderError
+from grader.host.feedback import feedback_html, write_feedback
+from grader.host.grade import choose_chapter
+from grader.host.gradebook import gradebook_rows, write_gradebook
+from grader.host.identity import owners
+from grader.host.lms import write_lms_gradebook
+from grader.host.notebook import COURSE_ROOT, load_chapter
+from grader.host.outputs import Outputs
+from grader.host.release import release
+from grader.host.results import SubmissionResult, TaskResult
+from grader.host.roster import read_roster
+from grader.host.students import class_rows
 
 from .helpers import with_answers, write_submissions
 

@@ -30,8 +30,8 @@ import nbformat
 import psutil
 import pytest
 
-from grader.notebook import load_chapter
-from grader.release import release
+from grader.host.notebook import load_chapter
+from grader.host.release import release
 
 from .answers import ANSWERS
 from .helpers import Graded, grade, tamper, with_answers, write_submissions

@@ -17,8 +17,8 @@ import nbformat
 import psutil
 import pytest
 
-from grader.notebook import load_chapter
-from grader.release import release
+from grader.host.notebook import load_chapter
+from grader.host.release import release
 
 from .helpers import copied, grade, tamper, with_answers, write_submissions
 

@@ -1,4 +1,4 @@
-"""grader/integrity.py without a notebook server: the Watch (what ran, below Python
+"""grader/kernel/ without a notebook server: the Watch (what ran, below Python
 attributes), the snapshot that every check verifies (and puts back), and, in an in-process
 IPython shell, the guard that runs before each check cell."""
 
@@ -13,7 +13,10 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
-from grader.integrity import Grading, _torch_wrapper_of, cell_names, sets_names, watching
+from grader.kernel.names import cell_names, sets_names
+from grader.kernel.session import Grading
+from grader.kernel.snapshots import torch_wrapper_of
+from grader.kernel.watch import watching
 
 # --- Watch -------------------------------------------------------------------------------
 
@@ -165,8 +168,8 @@ def test_torch_may_wrap_its_own_functions_but_nobody_else_may():
     import torch._compile
 
     wrapped = torch._compile._disable_dynamo(original)
-    assert _torch_wrapper_of(wrapped, original)
-    assert not _torch_wrapper_of(functools.wraps(original)(lambda: 2), original)
+    assert torch_wrapper_of(wrapped, original)
+    assert not torch_wrapper_of(functools.wraps(original)(lambda: 2), original)
 
 
 # --- the snapshot, without IPython -----------------------------------------------------------
@@ -258,7 +261,7 @@ def test_passed_prints_the_line_and_verifies(namespace, capsys):
 
 # --- in an IPython shell ---------------------------------------------------------------------
 
-SETUP = "import torch\nfrom grader.integrity import Grading\n_grading = Grading(globals(), record=('guess',))"
+SETUP = "import torch\nfrom grader.kernel.session import Grading\n_grading = Grading(globals(), record=('guess',))"
 
 
 @pytest.fixture

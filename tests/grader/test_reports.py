@@ -18,18 +18,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from grader.errors import GraderError
-from grader.feedback import feedback_html, file_name, write_feedback
-from grader.files import write_atomic
-from grader.gradebook import gradebook_rows, write_gradebook
-from grader.notebook import load_chapter
-from grader.outputs import Outputs
-from grader.release import release
-from grader.report import as_json
-from grader.results import SubmissionResult, TaskResult
-from grader.roster import Entry, Roster, Student, read_roster
-from grader.students import class_rows
-from grader.summary import class_summary, summary_text
+from grader.host.errors import GraderError
+from grader.host.feedback import feedback_html, file_name, write_feedback
+from grader.host.files import write_atomic
+from grader.host.gradebook import gradebook_rows, write_gradebook
+from grader.host.notebook import load_chapter
+from grader.host.outputs import Outputs
+from grader.host.release import release
+from grader.host.report import as_json
+from grader.host.results import SubmissionResult, TaskResult
+from grader.host.roster import Entry, Roster, Student, read_roster
+from grader.host.students import class_rows
+from grader.host.summary import class_summary, summary_text
 
 from .helpers import with_answers, write_submissions
 

@@ -33,9 +33,9 @@ import nbformat
 import psutil
 import pytest
 
-from grader.notebook import COURSE_ROOT, load_chapter
-from grader.release import release
-from grader.sandbox import TMP, Limits, bwrap_arguments, exceeded
+from grader.host.notebook import COURSE_ROOT, load_chapter
+from grader.host.release import release
+from grader.host.sandbox import TMP, Limits, bwrap_arguments, exceeded
 
 from .helpers import grade, with_answers, write_submissions
 from .test_grading import HINTS, RIGHT, WRONG
@@ -79,7 +79,7 @@ for _pid in [int(p) for p in os.listdir("/proc") if p.isdigit()]:
         _command = open(f"/proc/{_pid}/cmdline", "rb").read()
     except OSError:
         continue
-    if _pid != os.getpid() and (b"grader\\x00grade" in _command or b"grader.nbval_plugin" in _command):
+    if _pid != os.getpid() and (b"grader\\x00grade" in _command or b"grader.plugin.recorder" in _command):
         os.kill(_pid, signal.SIGKILL)
 """
 LINGER = """\
@@ -270,7 +270,7 @@ def test_a_course_checked_out_under_tmp_is_bound_on_top_of_the_private_tmp(monke
     """The sandbox mounts its own empty TMP; the course's venv and packages, wherever they
     are, must be bound after it, or a checkout under TMP vanishes and no kernel starts."""
     course = Path(TMP, "a-course")
-    monkeypatch.setattr("grader.sandbox.COURSE_ROOT", course)
+    monkeypatch.setattr("grader.host.sandbox.COURSE_ROOT", course)
     monkeypatch.setattr(sys, "prefix", str(course / ".venv"))
     arguments = bwrap_arguments("bwrap", Limits())
     private_tmp = next(i for i in range(len(arguments)) if arguments[i : i + 2] == ["--tmpfs", TMP])

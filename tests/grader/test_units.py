@@ -11,15 +11,15 @@ from typing import get_args
 import nbformat
 import pytest
 
-from grader.assemble import grading_notebook
-from grader.errors import GraderError
-from grader.notebook import load_chapter, role
-from grader.release import exercise_notebook, release, stub
-from grader.report import as_json, table
-from grader.results import REASONS, Reason, SubmissionResult, TaskResult
-from grader.run import sanitize_rules
-from grader.scan import findings, module_aliases
-from grader.submission import Submission, chapter_of, match_solutions, read_submission
+from grader.host.assemble import grading_notebook
+from grader.host.errors import GraderError
+from grader.host.notebook import load_chapter, role
+from grader.host.release import exercise_notebook, release, stub
+from grader.host.report import as_json, table
+from grader.host.results import REASONS, Reason, SubmissionResult, TaskResult
+from grader.host.run import sanitize_rules
+from grader.host.scan import findings, module_aliases
+from grader.host.submission import Submission, chapter_of, match_solutions, read_submission
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -244,7 +244,7 @@ MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import n
         ("import numpy as torch", "rebinds torch"),
         ("def nn():\n    pass", "rebinds nn"),
         ("get_ipython().events.register('pre_run_cell', print)", "get_ipython"),
-        ("import grader.output_guard", "the grader"),
+        ("import grader.kernel.output_guard", "the grader"),
         ("import importlib\nimportlib.import_module('os')", "importlib"),
         ("exec('x = 1')", "exec()"),
         ("g = globals()['__builtins__']", "'__builtins__'"),

@@ -24,7 +24,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError
+from grader.host.errors import GraderError
 
 SUFFIX = ".ipynb"
 COLUMNS = ("file", "id", "name")

@@ -18,15 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.feedback import write_feedback
-from grader.gradebook import tasks_path, write_gradebook
-from grader.identity import owners
-from grader.lms import write_lms_gradebook
-from grader.report import write_json
-from grader.results import SubmissionResult
-from grader.roster import Roster, read_roster
-from grader.students import NOT_IN_ROSTER, class_rows
+from grader.host.errors import GraderError
+from grader.host.feedback import write_feedback
+from grader.host.gradebook import tasks_path, write_gradebook
+from grader.host.identity import owners
+from grader.host.lms import write_lms_gradebook
+from grader.host.report import write_json
+from grader.host.results import SubmissionResult
+from grader.host.roster import Roster, read_roster
+from grader.host.students import NOT_IN_ROSTER, class_rows
 
 FEEDBACK_FOLDER = "feedback"  # where a bare --feedback writes: next to the report
 

@@ -7,10 +7,10 @@ a failed check, the exception for a crashing solution, the reason for a lost ker
 
 from __future__ import annotations
 
-from grader.assemble import CellKind, CellRole
-from grader.notebook import Chapter, Task
-from grader.records import CellRecord, Limit
-from grader.results import Reason, TaskResult
+from grader.host.assemble import CellKind, CellRole
+from grader.host.notebook import Chapter, Task
+from grader.host.records import CellRecord, Limit
+from grader.host.results import Reason, TaskResult
 
 # A sandbox limit that stopped a cell's code (sandbox.py): its reason and what to tell the learner.
 LIMITS: dict[Limit, tuple[Reason, str]] = {

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader.notebook import BEGIN, END, Chapter, chapter_paths, load_chapter, role
+from grader.host.notebook import BEGIN, END, Chapter, chapter_paths, load_chapter, role
 
 
 def stub(source: str, number: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TypedDict
 
-from grader.results import Reason, SubmissionResult
+from grader.host.results import Reason, SubmissionResult
 
 TOP = 3  # failure messages kept per task
 SHOWN = 100  # characters of a failure message the printed summary shows

@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
 
-from grader.errors import GraderError
-from grader.notebook import COURSE_ROOT
-from grader.records import Limit
+from grader.host.errors import GraderError
+from grader.host.notebook import COURSE_ROOT
+from grader.host.records import Limit
 
 GiB = 1 << 30
 HOME = "/home/learner"  # the kernel's home and working folder, inside the sandbox
@@ -398,7 +398,13 @@ def prepare(limits: Limits | None = None) -> Sandbox:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         raise SandboxError(f"bubblewrap (bwrap) is not installed, and the grader runs learners' code in it: {FIX}.")
-    probe = [*bwrap_arguments(bwrap, limits), "--", sys.executable, "-c", "import ipykernel, grader.output_guard"]
+    probe = [
+        *bwrap_arguments(bwrap, limits),
+        "--",
+        sys.executable,
+        "-c",
+        "import ipykernel, grader.kernel.output_guard",
+    ]
     try:
         done = subprocess.run(probe, capture_output=True, text=True, timeout=120)
         problem = done.returncode and (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]

@@ -22,11 +22,11 @@ import re
 from html import escape
 from pathlib import Path
 
-from grader.files import write_atomic
-from grader.gradebook import points
-from grader.notebook import COURSE_ROOT
-from grader.results import SubmissionResult, TaskResult
-from grader.students import Row
+from grader.host.files import write_atomic
+from grader.host.gradebook import points
+from grader.host.notebook import COURSE_ROOT
+from grader.host.results import SubmissionResult, TaskResult
+from grader.host.students import Row
 
 MAX_CODE = 20_000  # characters of a learner's code shown per task
 MAX_MESSAGE = 5_000  # characters of a check's message shown

@@ -19,8 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.roster import SUFFIX, Entry, Roster, Student
+from grader.host.errors import GraderError
+from grader.host.roster import SUFFIX, Entry, Roster, Student
 
 
 def owners(paths: list[Path], roster: Roster | None = None) -> dict[Path, Student]:

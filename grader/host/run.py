@@ -29,11 +29,11 @@ import nbformat
 import psutil
 from nbformat import NotebookNode
 
-from grader.errors import GraderError
-from grader.notebook import COURSE_ROOT
-from grader.processes import MARKER, kill_marked
-from grader.records import CellRecord, RecordLine
-from grader.sandbox import Sandbox
+from grader.host.errors import GraderError
+from grader.host.notebook import COURSE_ROOT
+from grader.host.processes import MARKER, kill_marked
+from grader.host.records import CellRecord, RecordLine
+from grader.host.sandbox import Sandbox
 
 SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
 # The nbval processes running now (several grading threads start them), so that an
@@ -116,7 +116,7 @@ def run_nbval(
             "-p",
             "nbval.plugin",
             "-p",
-            "grader.nbval_plugin",
+            "grader.plugin.recorder",
             "--nbval",
             "--nbval-current-env",
             "--nbval-sanitize-with",

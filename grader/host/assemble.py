@@ -17,13 +17,13 @@ from typing import Literal, TypeAlias
 import nbformat
 from nbformat import NotebookNode
 
-from grader.notebook import Chapter, Task, TaskRole
+from grader.host.notebook import Chapter, Task, TaskRole
 
 # What a code cell of the grading notebook is: the grader's output guard, a setup cell, an
 # earlier task's solution run again to rebuild state (replay), or a cell of a graded task.
 CellKind: TypeAlias = Literal["guard", "setup", "replay"] | TaskRole
 
-GUARD = "from grader.output_guard import install\ninstall()\ndel install"
+GUARD = "from grader.kernel.output_guard import install\ninstall()\ndel install"
 
 
 @dataclass

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grader.files import write_atomic
-from grader.results import SubmissionResult
-from grader.summary import class_summary
+from grader.host.files import write_atomic
+from grader.host.results import SubmissionResult
+from grader.host.summary import class_summary
 
 
 def _points(value: float) -> str:

@@ -37,7 +37,7 @@ FORBIDDEN_NAMES = {
     "exec": "exec() (code built at run time cannot be checked)",
     "eval": "eval() (code built at run time cannot be checked)",
     "compile": "compile() (code built at run time cannot be checked)",
-    "_grading": "_grading (the checks' own references, see grader/integrity.py)",
+    "_grading": "_grading (the checks' own references, see grader/kernel/session.py)",
 }
 # Reading these is enough to swap or trace the checks' code; *assigning* any sys
 # attribute (sys.stdout = ...) is caught as a change to a module.

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.gradebook import chapter_tasks, gradebook_rows, points, scores, tasks_path, text, write_csv
-from grader.students import Row
+from grader.host.errors import GraderError
+from grader.host.gradebook import chapter_tasks, gradebook_rows, points, scores, tasks_path, text, write_csv
+from grader.host.students import Row
 
 CANVAS = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 

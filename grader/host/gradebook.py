@@ -20,10 +20,10 @@ import csv
 import io
 from pathlib import Path
 
-from grader.errors import GraderError
-from grader.files import write_atomic
-from grader.results import SubmissionResult
-from grader.students import Row
+from grader.host.errors import GraderError
+from grader.host.files import write_atomic
+from grader.host.results import SubmissionResult
+from grader.host.students import Row
 
 BOM = "\ufeff"
 FORMATS = ("csv", "canvas", "moodle")

@@ -18,7 +18,7 @@ from typing import Literal, TypeAlias
 import nbformat
 from nbformat import NotebookNode
 
-from grader.errors import GraderError
+from grader.host.errors import GraderError
 
 HEADING = re.compile(
     r"^\s*#{1,6}\s*Exercise\s+(?P<number>\d+(?:\.\d+)*)\s*"
@@ -26,7 +26,7 @@ HEADING = re.compile(
     re.MULTILINE | re.IGNORECASE,
 )
 # The repository holding solutions/ and exercises/.
-COURSE_ROOT = Path(__file__).resolve().parent.parent
+COURSE_ROOT = Path(__file__).resolve().parents[2]
 BEGIN = "### BEGIN SOLUTION"
 END = "### END SOLUTION"
 # The tags that make a code cell part of a task.

@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from grader.errors import GraderError, WrongChapter
-from grader.notebook import BEGIN, Chapter, heading_number, role
+from grader.host.errors import GraderError, WrongChapter
+from grader.host.notebook import BEGIN, Chapter, heading_number, role
 
 UNMATCHED = None
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from grader.identity import owners
-from grader.results import SubmissionResult
-from grader.roster import Roster, Student
+from grader.host.identity import owners
+from grader.host.results import SubmissionResult
+from grader.host.roster import Roster, Student
 
 NOT_IN_ROSTER = "not in roster"
 

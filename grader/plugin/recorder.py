@@ -1,4 +1,4 @@
-"""pytest plugin for the nbval run that grades notebooks (``-p grader.nbval_plugin``).
+"""pytest plugin for the nbval run that grades notebooks (``-p grader.plugin.recorder``).
 
 It writes one JSON line per code cell as soon as nbval has judged it, so the grader has
 every verdict reached so far even when the run is cut short, and it stops trusting a
@@ -52,9 +52,9 @@ import pluggy
 import psutil
 import pytest
 
-from grader.processes import MARKER, kill_marked
-from grader.records import CellError, Fatal, Limit, RecordLine
-from grader.sandbox import KernelBox, exceeded, kill_pids
+from grader.host.processes import MARKER, kill_marked
+from grader.host.records import CellError, Fatal, Limit, RecordLine
+from grader.host.sandbox import KernelBox, exceeded, kill_pids
 
 OUTPUT_WAIT = 15.0
 GRACE = OUTPUT_WAIT + 5.0

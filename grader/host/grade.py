@@ -39,15 +39,15 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
-from grader.assemble import grading_notebook
-from grader.errors import GraderError, WrongChapter
-from grader.notebook import Chapter, Task, role
-from grader.results import EACH, SubmissionResult, TaskResult
-from grader.run import run_nbval, stop_all
-from grader.sandbox import Sandbox
-from grader.scan import findings, module_aliases
-from grader.submission import Submission, chapter_of, match_solutions, read_submission
-from grader.verdicts import read_verdicts
+from grader.host.assemble import grading_notebook
+from grader.host.errors import GraderError, WrongChapter
+from grader.host.notebook import Chapter, Task, role
+from grader.host.results import EACH, SubmissionResult, TaskResult
+from grader.host.run import run_nbval, stop_all
+from grader.host.sandbox import Sandbox
+from grader.host.scan import findings, module_aliases
+from grader.host.submission import Submission, chapter_of, match_solutions, read_submission
+from grader.host.verdicts import read_verdicts
 
 
 @dataclass

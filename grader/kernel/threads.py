@@ -1,0 +1,80 @@
+"""Threads: what the notebook's code runs in a thread of its own is recorded too.
+
+A dispatch mode and sys.setprofile see only their own thread, so an answer could run a
+forbidden operation in a threading.Thread or a concurrent.futures pool. Every thread
+started once the hooks are in (by the first setup cell) runs `_in_thread` as its profile
+function: while a Watch records, that thread enters a recorder of its own for it and its
+calls go into the same record.
+"""
+
+from __future__ import annotations
+
+import _thread
+import sys
+import threading
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from grader.kernel.watch import Watch
+
+WATCHING: list[Watch] = []  # the watches recording now
+_THREAD = threading.local()  # in another thread: the (watch, recorder) pairs it has entered
+
+
+def _in_thread(frame: types.FrameType, event: str, arg: Any) -> None:
+    """The profile function of the threads started after `install_hooks`."""
+    try:
+        entered: list[tuple[Watch, TorchDispatchMode]] | None = getattr(_THREAD, "entered", None)
+        if not WATCHING and not entered:
+            return
+        if entered is None:
+            entered = _THREAD.entered = []
+        if not all(watch._active for watch, _ in entered):  # a watch has stopped: leave its recorder
+            for watch, mode in reversed(entered):
+                if not watch._active and torch.utils._python_dispatch._get_current_dispatch_mode() is mode:
+                    mode.__exit__(None, None, None)
+            entered[:] = [(watch, mode) for watch, mode in entered if watch._active]
+        for watch in WATCHING:
+            if not any(w is watch for w, _ in entered):
+                mode = watch.recorder()
+                mode.__enter__()
+                entered.append((watch, mode))
+            if event == "c_call" and arg in (sys.setprofile, sys.settrace):
+                watch.tampered = "the grader's record of what runs in other threads (sys.setprofile in a thread)"
+            watch._on_event(frame, event, arg)
+    except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
+        pass
+
+
+def _watched_start(start: Callable[..., int]) -> Callable[..., int]:
+    """``_thread.start_new_thread`` whose threads run `_in_thread` as their profile function."""
+
+    def start_new_thread(function: Callable[..., Any], args: tuple, kwargs: dict | None = None) -> int:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            sys.setprofile(_in_thread)
+            return function(*args, **kwargs)
+
+        return start(run, args, kwargs or {})
+
+    start_new_thread._grader_hook = True  # type: ignore[attr-defined]
+    return start_new_thread
+
+
+def install_hooks() -> None:
+    """Every thread started from now on, by threading (Thread, concurrent.futures) or by
+    _thread directly, is watched while a Watch records (once per process)."""
+    for owner, name in ((_thread, "start_new_thread"), (_thread, "start_new"), (threading, "_start_new_thread")):
+        start = getattr(owner, name, None)
+        if start is not None and not getattr(start, "_grader_hook", False):
+            setattr(owner, name, _watched_start(start))
+
+
+# --------------------------------------------------------------------------------------
+# Snapshots of what the checks rely on
+# --------------------------------------------------------------------------------------

@@ -1,0 +1,253 @@
+"""The Watch: a record of what actually ran inside a ``with`` block, below Python names.
+
+Rules that cannot be seen in an answer's outputs (no autograd, no torch.optim, no
+clip_grad_norm_, no collective, no search, no loop) are checked from a Watch: the aten and
+c10d operations that ran (a ``TorchDispatchMode``) and the Python and C functions of torch,
+NumPy and coursekit that executed (``sys.setprofile``), in the calling thread and in every
+thread started after the setup (threads.py). A reference captured before the check, or a
+private entry point, runs the same code and shows up all the same.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import types
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from grader.kernel import threads
+from grader.kernel.rules import WATCHED_PACKAGES
+
+
+def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str]) -> str:
+    """'torch.optim.adamw:_single_tensor_adamw' for a function of torch, NumPy or coursekit
+    (named by the module it runs in, wherever a reference to it was taken), '' else."""
+    code = frame.f_code
+    label = cache.get(code)
+    if label is None:
+        module = frame.f_globals.get("__name__")
+        label = (
+            f"{module}:{code.co_qualname}" if isinstance(module, str) and module.startswith(WATCHED_PACKAGES) else ""
+        )
+        cache[code] = label
+    return label
+
+
+def _private(label: str) -> bool:
+    """Whether a function's module (or a C function's owner) is private to torch
+    ('torch._library.simple_registry:find_torch_dispatch_rule', 'torch._C._nn.linear'):
+    torch's own machinery, which it may call back at any time (once per operation while a
+    dispatch mode records, once only where it caches)."""
+    module = label.split(":")[0] if ":" in label else label.rpartition(".")[0]
+    return any(part.startswith("_") for part in module.split("."))
+
+
+def _c_label(function: Any) -> str:
+    """'torch.arange', 'torch.Tensor.reshape', 'numpy.empty' for a builtin function or method of
+    torch or NumPy; '' for anything else (len, math.log2, dict.update)."""
+    try:
+        owner = getattr(function, "__self__", None)
+        name = getattr(function, "__name__", "?")
+        if owner is None or isinstance(owner, types.ModuleType):
+            module = getattr(function, "__module__", None) or getattr(owner, "__name__", "") or ""
+            label = f"{module}.{name}"
+        else:
+            kind = owner if isinstance(owner, type) else type(owner)
+            label = f"{kind.__module__}.{kind.__qualname__}.{name}"
+    except Exception:  # noqa: BLE001 - whatever a learner's object does, the profiler must not raise
+        return ""
+    return label if label.startswith(WATCHED_PACKAGES) else ""
+
+
+class _OpRecorder(TorchDispatchMode):
+    """Records every aten / c10d operation that runs (below autograd and every Python API)."""
+
+    def __init__(self, watch: Watch) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001, ANN204
+        kwargs = kwargs or {}
+        watch = self.watch
+        if not watch._active:  # another thread's recorder, left until that thread runs again
+            return func(*args, **kwargs)
+        watch._op(func, args, torch.is_grad_enabled())
+        out = func(*args, **kwargs)
+        watch._output(func, out)
+        return out
+
+
+@dataclass
+class Watch:
+    """What ran inside ``with grading.watch() as watch:`` (or in a recorded cell).
+
+    - ``ops``: aten and c10d operations by name ('aten.add.Tensor', 'c10d.allreduce_.default');
+    - ``outputs``: (operation, shape of its output) in order;
+    - ``grad_ops``: operations that ran while autograd was recording;
+    - ``collectives``: (operation, elements communicated) for every c10d operation;
+    - ``calls``: torch and NumPy functions called directly from the notebook's own code;
+    - ``code``: every torch and NumPy function that executed, at any depth, Python
+      ('torch.optim.adamw:adamw') or C ('torch._C._EngineBase.run_backward');
+    - ``steps``: calls of any function made from the notebook's own code, torch's private
+      machinery left out (a loop shows up as a count that grows with the input).
+    """
+
+    namespace: dict[str, Any] = field(repr=False)
+    ops: Counter[str] = field(default_factory=Counter)
+    outputs: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    grad_ops: int = 0
+    collectives: list[tuple[str, int]] = field(default_factory=list)
+    calls: Counter[str] = field(default_factory=Counter)
+    code: set[str] = field(default_factory=set)
+    steps: int = 0
+    tampered: str | None = None
+    _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
+    _importing: list[types.FrameType] = field(default_factory=list, repr=False)
+    _mode: _OpRecorder | None = field(default=None, repr=False)
+    _profile: Callable[..., None] | None = field(default=None, repr=False)
+    _previous_profile: Any = field(default=None, repr=False)
+    _active: bool = field(default=False, repr=False)
+
+    # -- reading the record ------------------------------------------------------------
+    def ran(self, *prefixes: str) -> list[str]:
+        """The functions and operations that ran whose names start with one of ``prefixes``."""
+        names = set(self.code) | set(self.ops)
+        return sorted(name for name in names if name.startswith(prefixes))
+
+    def anything(self) -> list[str]:
+        """Every public torch or NumPy function called from the notebook's code, and every
+        operation, that ran, by name: empty when none did."""
+        return sorted({c for c in self.calls if not _private(c)} | set(self.ops))
+
+    def __sub__(self, other: Watch) -> list[str]:
+        """What ran here beyond what ran in ``other`` (counting repeats), as in anything()."""
+        public = Counter({c: n for c, n in self.calls.items() if not _private(c)})
+        extra = (public - other.calls) + (self.ops - other.ops)
+        return sorted(extra)
+
+    # -- recording -----------------------------------------------------------------------
+    def _op(self, func: Any, args: tuple, grad_enabled: bool) -> None:
+        name = str(func)
+        self.ops[name] += 1
+        if grad_enabled:
+            self.grad_ops += 1
+        if name.startswith(("c10d.", "_c10d_functional.")):
+            tensors = args[0] if args else ()
+            tensors = tensors if isinstance(tensors, (list, tuple)) else [tensors]
+            numel = sum(t.numel() for t in tensors if isinstance(t, torch.Tensor))
+            self.collectives.append((name, numel))
+
+    def _output(self, func: Any, out: Any) -> None:
+        first = out[0] if isinstance(out, (list, tuple)) and out else out
+        shape = tuple(first.shape) if isinstance(first, torch.Tensor) else ()
+        self.outputs.append((str(func), shape))
+
+    def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        try:
+            if self._in_import(frame, event):
+                return
+            if event == "call":
+                label = _code_label(frame, self._labels)
+                caller = frame.f_back
+                from_notebook = caller is not None and caller.f_globals is self.namespace
+                self._count(label, from_notebook and not (label and _private(label)))
+            elif event == "c_call":
+                self._count(_c_label(arg), frame.f_globals is self.namespace)
+        except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
+            pass
+
+    def _in_import(self, frame: types.FrameType, event: str) -> bool:
+        """Whether the event belongs to a module being imported: a module torch imports the
+        first time it needs it runs code that is nobody's answer."""
+        if self._importing:
+            if event == "return" and frame is self._importing[-1]:
+                self._importing.pop()
+            elif event == "call" and frame.f_code.co_name == "<module>":
+                self._importing.append(frame)
+            return True
+        # (A recorded cell's own code runs as a '<module>' in the notebook's namespace: not an import.)
+        if event == "call" and frame.f_code.co_name == "<module>" and frame.f_globals is not self.namespace:
+            self._importing.append(frame)
+            return True
+        return False
+
+    def _count(self, label: str, from_notebook: bool) -> None:
+        """One function that ran (``label``: '' when not torch's, NumPy's or coursekit's);
+        ``from_notebook``: called directly by the notebook's own code."""
+        if label:
+            self.code.add(label)
+        if from_notebook:
+            self.steps += 1
+            if label:
+                self.calls[label] += 1
+
+    def recorder(self) -> TorchDispatchMode:
+        """A dispatch mode that records into this watch (one per thread that runs while it records)."""
+        return _OpRecorder(self)
+
+    def start(self) -> None:
+        threads.install_hooks()
+        self._mode = _OpRecorder(self)
+        self._mode.__enter__()
+        self._previous_profile = sys.getprofile()
+        self._profile = self._on_event
+        self._active = True
+        threads.WATCHING.append(self)
+        sys.setprofile(self._profile)
+
+    def stop(self) -> None:
+        profiled = sys.getprofile() is self._profile
+        sys.setprofile(self._previous_profile)
+        self._active = False
+        threads.WATCHING[:] = [w for w in threads.WATCHING if w is not self]
+        if threading._profile_hook is not None:
+            self.tampered = "the grader's record of what runs in other threads (threading.setprofile)"
+        mode = self._mode
+        current = torch.utils._python_dispatch._get_current_dispatch_mode()
+        if mode is not None and current is mode:
+            mode.__exit__(None, None, None)
+        elif mode is not None and any(
+            m is mode for m in torch.utils._python_dispatch._get_current_dispatch_mode_stack()
+        ):
+            while torch._C._len_torch_dispatch_stack():  # a mode the answer left on top of ours
+                if torch.utils._python_dispatch._pop_mode() is mode:
+                    break
+            self.tampered = "the grader's record of the operations that run (a mode your code left active)"
+        else:
+            self.tampered = "the grader's record of the operations that run (its TorchDispatchMode)"
+        if not profiled:
+            self.tampered = "the grader's record of the functions that run (sys.setprofile)"
+
+    def __enter__(self) -> Watch:
+        self.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> None:
+        self.stop()
+        if self.tampered and kind is None:
+            raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
+
+
+# --------------------------------------------------------------------------------------
+# Threads: what the notebook's code runs in a thread of its own is recorded too
+# --------------------------------------------------------------------------------------
+# A dispatch mode and sys.setprofile see only their own thread, so an answer could run a
+# forbidden operation in a threading.Thread or a concurrent.futures pool. Every thread
+# started once the hooks are in (by the first setup cell) runs `_in_thread` as its profile
+# function: while a Watch records, that thread enters a recorder of its own for it and its
+# calls go into the same record.
+
+
+@contextmanager
+def watching(namespace: dict[str, Any]) -> Iterator[Watch]:
+    """``with watching(globals()) as watch:`` outside a notebook (tests)."""
+    watch = Watch(namespace)
+    with watch:
+        yield watch
