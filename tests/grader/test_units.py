@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import get_args
 
 import nbformat
 import pytest
 
+import grader.__main__ as grader_cli
+from grader.__main__ import default_solutions
+from grader.__main__ import main as grader_main
 from grader.host.assemble import grading_notebook
 from grader.host.errors import GraderError
 from grader.host.notebook import load_chapter, role
@@ -22,6 +26,8 @@ from grader.host.scan import findings, module_aliases
 from grader.host.submission import Submission, chapter_of, match_solutions, read_submission
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -338,3 +344,23 @@ def test_table_and_json_show_every_task():
 
 def test_every_reason_says_what_it_means():
     assert list(REASONS) == list(get_args(Reason))
+
+
+def test_the_grader_finds_the_solutions_of_the_folder_it_runs_from(tmp_path, monkeypatch):
+    """Installed from a wheel, the grader has no course beside it: it takes solutions/ from
+    the folder it runs in, and writes exercises/ beside them."""
+    course = tmp_path / "my-course"
+    (course / "solutions").mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / "02_autograd.ipynb", course / "solutions")
+    monkeypatch.chdir(course)
+    assert default_solutions() == course / "solutions"
+    assert grader_main(["release"]) == 0
+    assert (course / "exercises" / "02_autograd.ipynb").is_file()
+
+
+def test_without_solutions_the_grader_says_where_it_looked_and_what_to_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(grader_cli, "COURSE_ROOT", tmp_path / "site-packages")
+    with pytest.raises(
+        GraderError, match=r"no solutions/ folder in .*: run the grader from the course folder.*--solutions DIR"
+    ):
+        default_solutions(tmp_path)
