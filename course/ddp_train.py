@@ -33,7 +33,14 @@ SEED = 0
 N_SAMPLES = 16
 N_FEATURES = 4
 CHECKPOINT = "checkpoint.pt"
-TORCHRUN_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "GROUP_RANK", "LOCAL_WORLD_SIZE", "MASTER_ADDR")
+TORCHRUN_VARIABLES = (
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "GROUP_RANK",
+    "LOCAL_WORLD_SIZE",
+    "MASTER_ADDR",
+)
 
 
 def make_dataset(n: int = N_SAMPLES) -> TensorDataset:
@@ -112,7 +119,9 @@ def train(
         model = DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
         seen = record_gradients(model)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
-    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=SEED)
+    sampler = DistributedSampler(
+        dataset, num_replicas=world_size, rank=rank, shuffle=True, seed=SEED
+    )
     loader = DataLoader(dataset, batch_size=global_batch // world_size, sampler=sampler)
     for epoch in range(epochs):
         sampler.set_epoch(epoch)  # a new shuffle each epoch, the same one on every rank
@@ -138,14 +147,22 @@ def train(
 
 
 def save_and_reload(
-    model: nn.Module, optimizer: torch.optim.Optimizer, folder: str, rank: int, world_size: int, epochs: int
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    folder: str,
+    rank: int,
+    world_size: int,
+    epochs: int,
 ) -> None:
     """Rank 0 writes the checkpoint, every rank reads it back. Only rank 0 writes: the
     replicas are identical, and several processes writing one file can leave it torn."""
     plain = model.module if isinstance(model, DDP) else model  # without DDP's "module." prefix
     path = os.path.join(folder, CHECKPOINT)
     if rank == 0:
-        torch.save({"model": plain.state_dict(), "optimizer": optimizer.state_dict(), "epochs": epochs}, path)
+        torch.save(
+            {"model": plain.state_dict(), "optimizer": optimizer.state_dict(), "epochs": epochs},
+            path,
+        )
         print(f"rank 0 saved {CHECKPOINT}: {sorted(plain.state_dict())}")
     if dist.is_initialized():
         dist.barrier()  # nobody reads before rank 0 has written
@@ -160,7 +177,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--checkpoint-dir", required=True, help="folder for checkpoint.pt")
     parser.add_argument("--epochs", type=int, default=3)
-    parser.add_argument("--global-batch", type=int, default=8, help="samples per step, all ranks together")
+    parser.add_argument(
+        "--global-batch", type=int, default=8, help="samples per step, all ranks together"
+    )
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument(
         "--backend",
@@ -171,7 +190,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     rank, world_size, device = setup(args.backend)
     if args.global_batch % world_size:
-        raise SystemExit(f"--global-batch {args.global_batch} must be a multiple of the world size {world_size}")
+        raise SystemExit(
+            f"--global-batch {args.global_batch} must be a multiple of the world size {world_size}"
+        )
     if rank == 0:
         backend = dist.get_backend() if dist.is_initialized() else "none (one process)"
         print(f"world size {world_size}, backend {backend}, rank {rank} (a {type(rank).__name__})")
