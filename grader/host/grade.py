@@ -9,7 +9,7 @@ the instructor's copy printed.
 
 One failing task never hides the others. An ordinary failure (an exception, a wrong
 output) leaves the kernel usable, and nbval goes on with the next cell. A lost kernel
-(timeout, crash) is different: the plugin in nbval_plugin.py stops the run, that task
+(timeout, crash) is different: the plugin (grader/plugin/recorder.py) stops the run, that task
 fails with the reason, and grading resumes in a fresh kernel with the tasks after it,
 having first replayed the setup cells and the earlier tasks' solution cells (their
 verdicts are already known; they run only to rebuild the state later tasks use). This

@@ -1,7 +1,7 @@
 """The contract between the pytest plugin process and the grader: what one notebook cell's
 verdict looks like.
 
-nbval_plugin.py runs inside the pytest subprocess and writes one `RecordLine` per code
+plugin/recorder.py runs inside the pytest subprocess and writes one `RecordLine` per code
 cell, as a line of JSON, as soon as nbval has judged the cell; run.py (in the grader's
 process) reads them back and groups them by notebook into `CellRecord`s keyed by nbval's
 cell number; verdicts.py turns those into task verdicts. Both sides import these types,

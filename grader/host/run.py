@@ -162,7 +162,7 @@ def run_nbval(
         lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
         records: dict[int, CellRecord] = {}
         for text in lines:
-            line: RecordLine = json.loads(text)  # written by nbval_plugin.py
+            line: RecordLine = json.loads(text)  # written by plugin/recorder.py
             if line["cell"] not in records or "fatal" in line:
                 records[line["cell"]] = line
         if not records and process.returncode in (2, 4, 5):  # interrupted, a usage error, nothing collected

@@ -23,7 +23,7 @@ hostile. Each kernel that runs a submission starts inside ``bwrap``:
   and file size per process. Memory and processes are counted in a control group made for
   each kernel where one can be made (cgroup v1 or v2, as root or delegated); elsewhere
   memory falls back to RLIMIT_DATA per process and processes to a watchdog that counts
-  the kernel's descendants (nbval_plugin.py). CPU time and file size are rlimits.
+  the kernel's descendants (plugin/recorder.py). CPU time and file size are rlimits.
   What a cell prints is capped inside the kernel (output_guard.py).
 
 A limit reached fails the task that reached it, with its own reason (results.py), and the
@@ -31,7 +31,7 @@ submission's later tasks are graded in a fresh sandbox. `prepare` checks once, b
 grading, that a sandbox can be made here, and says how to fix it when not.
 
 The grader's side (run.py) makes a control group per kernel and hands the nbval process a
-`KernelBox` (JSON); nbval_plugin.py starts the kernel with the box's command in front of
+`KernelBox` (JSON); plugin/recorder.py starts the kernel with the box's command in front of
 ipykernel's own and reads the box's counters to tell a limit from a crash.
 """
 
@@ -218,7 +218,7 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         "USER": "learner",
         "TMPDIR": TMP,
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-        "PYTHONPATH": str(COURSE_ROOT),  # the grader's output guard and integrity checks
+        "PYTHONPATH": str(COURSE_ROOT),  # grader.kernel: the output guard and the checks' session
         "PYTHONDONTWRITEBYTECODE": "1",  # the packages are read-only
         **{name: os.environ[name] for name in PASSED_ENV if name in os.environ},
     }
