@@ -28,6 +28,7 @@ IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open", "_dh", "_ih
 # the snapshot is taken are left out.
 WATCHED_MODULES = (
     "_thread",
+    "_posixsubprocess",
     "threading",
     "math",
     "copy",

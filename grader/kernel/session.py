@@ -45,7 +45,7 @@ from typing import Any
 
 import torch
 
-from grader.kernel import threads
+from grader.kernel import containment, threads
 from grader.kernel.names import cell_names, dependencies, is_check, sets_names
 from grader.kernel.rules import (
     ADVICE,
@@ -73,6 +73,7 @@ class _Cell:
     watch: Watch | None = None
     checked: bool = False
     before: dict[str, Any] = field(default_factory=dict)
+    escapes_before: int = 0  # containment.ESCAPES's length when the cell started
 
 
 def _keepable(name: str) -> bool:
@@ -110,6 +111,7 @@ class Grading:
         self._builtins = {k: v for k, v in vars(builtins).items() if not plain_data(v) and k not in KERNEL_BUILTINS}
         self._builtins_module = namespace.get("__builtins__", builtins)
         threads.install_hooks()  # before the snapshot: replacing them is then caught like the rest
+        containment.install()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # reading deprecated names (torch.distributed.reduce_op) warns
             self._owners = watched_owners()
@@ -213,8 +215,9 @@ class Grading:
         replaced thing, naming it; ``used`` are the names the check cell reads."""
         found = self._own_problems() + self._module_problems() + clear_modes()
         if (sys.gettrace(), sys.getprofile()) != self._trace:
-            sys.settrace(self._trace[0])
-            sys.setprofile(self._trace[1])
+            with containment.grader_profile():
+                sys.settrace(self._trace[0])
+                sys.setprofile(self._trace[1])
             found.append("Python's trace or profile function (sys.settrace, sys.setprofile)")
         found += self._hooks.problems() if self._hooks is not None else []
         found += self._name_problems(set(used))
@@ -292,6 +295,9 @@ class Grading:
         found += self.problems(cell.used if cell is not None else ())
         if found:
             raise AssertionError(self._failure(found))
+        escapes = containment.ESCAPES[cell.escapes_before :] if cell is not None else []
+        if escapes:  # refused, and the check may have caught the refusal: the task fails all the same
+            raise AssertionError(f"your code started {escapes[0]} while the check ran: {containment.ADVICE}")
 
     # -- IPython ------------------------------------------------------------------------------
     def _uninstall(self) -> None:
@@ -314,7 +320,9 @@ class Grading:
         check = is_check(raw)
         used = cell_names(source)[0] if check else set()
         recorded = sets_names(source, self._record) if self._record and not check else set()
-        self._cell = _Cell(raw, check, used, recorded, before=dict(self.namespace))
+        self._cell = _Cell(
+            raw, check, used, recorded, before=dict(self.namespace), escapes_before=len(containment.ESCAPES)
+        )
         if recorded:
             self._cell.watch = Watch(self.namespace)
             self._cell.watch.start()

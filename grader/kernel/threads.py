@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from grader.kernel import containment
+
 if TYPE_CHECKING:
     from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -56,9 +58,17 @@ def _watched_start(start: Callable[..., int]) -> Callable[..., int]:
     """``_thread.start_new_thread`` whose threads run `_in_thread` as their profile function."""
 
     def start_new_thread(function: Callable[..., Any], args: tuple, kwargs: dict | None = None) -> int:
+        containment.starting("a thread")
+
         def run(*args: Any, **kwargs: Any) -> Any:
-            sys.setprofile(_in_thread)
-            return function(*args, **kwargs)
+            ident = _thread.get_ident()
+            containment.STARTED.add(ident)
+            with containment.grader_profile():
+                sys.setprofile(_in_thread)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                containment.STARTED.discard(ident)
 
         return start(run, args, kwargs or {})
 
@@ -73,8 +83,3 @@ def install_hooks() -> None:
         start = getattr(owner, name, None)
         if start is not None and not getattr(start, "_grader_hook", False):
             setattr(owner, name, _watched_start(start))
-
-
-# --------------------------------------------------------------------------------------
-# Snapshots of what the checks rely on
-# --------------------------------------------------------------------------------------

@@ -22,8 +22,12 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.kernel import threads
+from grader.kernel import containment, threads
 from grader.kernel.rules import WATCHED_PACKAGES
+
+# torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
+# one that reaches the dispatcher (and a dispatch mode) only as the operations it is made of.
+_OPERATOR_CALLS = {torch._ops.OpOverload.__call__.__code__, torch._ops.OpOverloadPacket.__call__.__code__}
 
 
 def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str]) -> str:
@@ -108,12 +112,14 @@ class Watch:
     code: set[str] = field(default_factory=set)
     steps: int = 0
     tampered: str | None = None
+    escaped: list[str] = field(default_factory=list)  # processes and threads refused (containment.py)
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
     _mode: _OpRecorder | None = field(default=None, repr=False)
     _profile: Callable[..., None] | None = field(default=None, repr=False)
     _previous_profile: Any = field(default=None, repr=False)
     _active: bool = field(default=False, repr=False)
+    _threads: set[int] = field(default_factory=set, repr=False)
 
     # -- reading the record ------------------------------------------------------------
     def ran(self, *prefixes: str) -> list[str]:
@@ -154,6 +160,8 @@ class Watch:
             if self._in_import(frame, event):
                 return
             if event == "call":
+                if frame.f_code in _OPERATOR_CALLS:  # torch.ops.aten.dropout(...): named by the operator
+                    self.code.add(str(frame.f_locals.get("self")))
                 label = _code_label(frame, self._labels)
                 caller = frame.f_back
                 from_notebook = caller is not None and caller.f_globals is self.namespace
@@ -194,17 +202,23 @@ class Watch:
 
     def start(self) -> None:
         threads.install_hooks()
+        containment.install()
+        self.escaped += containment.out_of_sight()
+        self._threads = containment.live_threads()
         self._mode = _OpRecorder(self)
         self._mode.__enter__()
         self._previous_profile = sys.getprofile()
         self._profile = self._on_event
         self._active = True
         threads.WATCHING.append(self)
-        sys.setprofile(self._profile)
+        with containment.grader_profile():
+            sys.setprofile(self._profile)
 
     def stop(self) -> None:
         profiled = sys.getprofile() is self._profile
-        sys.setprofile(self._previous_profile)
+        with containment.grader_profile():
+            sys.setprofile(self._previous_profile)
+        self.escaped += [e for e in containment.out_of_sight(self._threads) if e not in self.escaped]
         self._active = False
         threads.WATCHING[:] = [w for w in threads.WATCHING if w is not self]
         if threading._profile_hook is not None:
@@ -231,18 +245,10 @@ class Watch:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, traceback: object) -> None:
         self.stop()
+        if self.escaped:  # whatever the block raised: the refusal is the reason
+            raise AssertionError(f"your code started {self.escaped[0]} while the check ran: {containment.ADVICE}")
         if self.tampered and kind is None:
             raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
-
-
-# --------------------------------------------------------------------------------------
-# Threads: what the notebook's code runs in a thread of its own is recorded too
-# --------------------------------------------------------------------------------------
-# A dispatch mode and sys.setprofile see only their own thread, so an answer could run a
-# forbidden operation in a threading.Thread or a concurrent.futures pool. Every thread
-# started once the hooks are in (by the first setup cell) runs `_in_thread` as its profile
-# function: while a Watch records, that thread enters a recorder of its own for it and its
-# calls go into the same record.
 
 
 @contextmanager

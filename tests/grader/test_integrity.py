@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import builtins
 import functools
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -96,39 +100,118 @@ def test_a_watch_switched_off_inside_is_reported():
             sys.setprofile(None)
 
 
-def test_work_handed_to_another_thread_is_recorded_too():
+def test_work_handed_to_a_thread_made_earlier_is_recorded_too():
     """A dispatch mode and sys.setprofile see only their own thread: an answer that runs
-    autograd in a thread, or in a pool made earlier, must still show it."""
+    autograd in a pool made before the check must still show it."""
     x = torch.ones(3, requires_grad=True)
     with watching(globals()):
         pass  # the thread hooks are in from the first watch on (in a notebook: from its setup cell)
     pool = ThreadPoolExecutor(1)
     pool.submit(int).result()  # its worker thread exists before the watch starts
-    with watching(globals()) as watch:
-        thread = threading.Thread(target=lambda: torch.autograd.grad((x * 2).sum(), x))
-        thread.start()
-        thread.join()
     with watching(globals()) as pooled:
         pool.submit(lambda: torch.autograd.grad((x * 3).sum(), x)).result()
-    for record in (watch, pooled):
-        assert "torch.autograd:grad" in record.ran("torch.autograd") and record.grad_ops >= 1
-        assert record.ops["aten.mul.Tensor"] >= 1
+    assert "torch.autograd:grad" in pooled.ran("torch.autograd") and pooled.grad_ops >= 1
+    assert pooled.ops["aten.mul.Tensor"] >= 1
     # Once the watch has stopped, the worker records nothing and leaves its recorder.
     assert pool.submit(lambda: (torch.ones(2) + 1, torch._C._len_torch_dispatch_stack())[1]).result() == 0
     assert pooled.ops["aten.add.Tensor"] == 0
     pool.shutdown()
 
 
+def _grad_in_child():
+    x = torch.ones(3, requires_grad=True)
+    torch.autograd.grad((x * 2).sum(), x)
+
+
+def _start_thread():
+    threading.Thread(target=_grad_in_child).start()
+
+
+def _fork():
+    if os.fork() == 0:
+        _grad_in_child()
+        os._exit(0)
+
+
+def _multiprocessing(method):
+    def start():
+        process = multiprocessing.get_context(method).Process(target=_grad_in_child)
+        process.start()
+        process.join()
+
+    return start
+
+
+def _subprocess():
+    subprocess.run([sys.executable, "-c", "import torch"], check=False)
+
+
+@pytest.mark.parametrize(
+    "start, what",
+    [
+        (_start_thread, "a thread"),
+        (_fork, r"a process \(os.fork\)"),
+        (_multiprocessing("fork"), r"a process \(os.fork\)"),
+        (_multiprocessing("spawn"), r"a process \(subprocess or multiprocessing\)"),
+        (_multiprocessing("forkserver"), r"a connection to another process \(a socket: a fork server, a pool\)"),
+        (_subprocess, r"a process \(subprocess\)"),
+    ],
+    ids=["thread", "os.fork", "multiprocessing-fork", "multiprocessing-spawn", "forkserver", "subprocess"],
+)
+def test_a_process_or_thread_started_while_a_check_watches_fails_it(start, what):
+    """Work handed to another process or a new thread would run out of the Watch's sight:
+    the start is refused at the source, and the Watch fails even if the answer caught the
+    refusal and went on."""
+
+    def answer():
+        try:
+            start()
+        except PermissionError as refusal:
+            assert "the grader stopped your code from starting" in str(refusal)
+        return torch.ones(1)
+
+    if "fork server" in what:  # started earlier (run_ranks starts one): a process is only asked for
+        multiprocessing.forkserver.ensure_running()
+    before = threading.active_count()
+    with pytest.raises(AssertionError, match=f"your code started ({what}) while the check ran: do the work"):
+        with watching(globals()):
+            answer()
+    assert threading.active_count() == before  # nothing was started
+
+
 def test_a_thread_that_switches_its_record_off_is_reported():
+    """A thread started before the check (a solution cell's worker) that turned its profile
+    function off would do the check's work out of sight."""
+    with watching(globals()):
+        pass  # the thread hooks are in
+    go, done = threading.Event(), threading.Event()
+
     def hidden():
         sys.setprofile(None)
+        go.wait()
         torch.ones(2).sum()
+        done.set()
 
-    with pytest.raises(AssertionError, match="what runs in other threads"):
+    thread = threading.Thread(target=hidden)
+    thread.start()
+    with pytest.raises(AssertionError, match="a thread that switched off the grader's record"):
         with watching(globals()):
-            thread = threading.Thread(target=hidden)
-            thread.start()
-            thread.join()
+            go.set()
+            done.wait()
+    thread.join()
+
+
+def test_an_operator_called_through_torch_ops_is_named_by_its_own_name():
+    """torch.ops.aten.dropout is made of other operations (it reaches a dispatch mode as
+    bernoulli_ and mul): the call itself names it, by any spelling."""
+    x = torch.ones(4, 4)
+    aten = torch.ops.aten
+    with watching(globals()) as watch:
+        aten.dropout(x, 0.5, True)
+        aten._scaled_dot_product_attention_math.default(x[None], x[None], x[None])
+    assert watch.ran("aten.dropout") == ["aten.dropout"]
+    assert watch.ran("aten._scaled_dot_product") == ["aten._scaled_dot_product_attention_math.default"]
+    assert "aten.dropout.default" not in watch.ops  # the dispatcher saw only what it is made of
 
 
 def test_watch_difference_counts_repeats():

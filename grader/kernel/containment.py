@@ -1,0 +1,145 @@
+"""While a check watches an answer, the answer's work stays in this process, in sight.
+
+A Watch records one process: a dispatch mode and a profile function in this process's
+threads. Work an answer hands to another process (``os.fork``, ``multiprocessing``,
+``subprocess``, a fork server reached over a socket) or to a thread the Watch cannot see
+would run unrecorded: a forbidden ``autograd.grad`` or ``AdamW`` in a child, its result sent
+back. So, while any Watch records in this process:
+
+- starting a process or a thread, or connecting to another process, is refused at the
+  source (``PermissionError``) and the Watch fails the task with what was tried. Processes
+  are seen by an audit hook (``sys.addaudithook``: once added, no code can remove it),
+  spawned programs by a start hook on ``_posixsubprocess.fork_exec`` (not audited in
+  Python 3.11), threads by the start hook of threads.py, and a thread that got past it by
+  the threads alive when the Watch stops;
+- a thread the notebook started that switched off the grader's profile function
+  (``sys.setprofile``, seen by the audit hook at any time) and is still alive fails the
+  task too: its work would be out of sight.
+
+torch's compiler starts processes of its own (a C++ compiler, Triton's assembler, worker
+pools): those, started below ``torch._inductor``, ``torch._dynamo`` or ``triton``, are
+allowed; the code they compile runs in this process.
+"""
+
+from __future__ import annotations
+
+import _posixsubprocess
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from grader.kernel import threads
+
+# Audited events that start a process or reach one, with what a learner is told.
+PROCESS_EVENTS = {
+    "os.fork": "a process (os.fork)",
+    "os.forkpty": "a process (os.forkpty)",
+    "os.posix_spawn": "a process (os.posix_spawn)",
+    "os.spawn": "a process (os.spawn)",
+    "os.exec": "a program (os.exec)",
+    "os.system": "a program (os.system)",
+    "subprocess.Popen": "a process (subprocess)",
+    "socket.connect": "a connection to another process (a socket: a fork server, a pool)",
+}
+PROFILE_EVENTS = ("sys.setprofile", "sys.settrace")
+# Where torch's compiler starts processes of its own.
+COMPILER_PACKAGES = ("torch._inductor", "torch._dynamo", "triton")
+ADVICE = (
+    "do the work in the call itself, in this process: work done in another process or thread is out "
+    "of the grader's sight and earns nothing."
+)
+
+_installed = False
+_grader = threading.local()  # .setting: the grader itself is setting a profile function
+SWITCHED_OFF: set[int] = set()  # threads whose profile function was changed by the notebook's code
+STARTED: set[int] = set()  # live threads that started through the start hook (threads.py)
+ESCAPES: list[str] = []  # every escape refused in this process, in order (a check reads its own)
+
+
+def install() -> None:
+    """Add the audit hook (once per process; it stays for the process's life) and the start
+    hook of ``_posixsubprocess.fork_exec``, which subprocess and multiprocessing's spawn use
+    and which Python 3.11 does not audit."""
+    global _installed
+    if not _installed:
+        sys.addaudithook(_on_audit)
+        _installed = True
+    start = _posixsubprocess.fork_exec
+    if not getattr(start, "_grader_hook", False):
+        _posixsubprocess.fork_exec = _watched_fork_exec(start)
+
+
+def _watched_fork_exec(start: Callable[..., int]) -> Callable[..., int]:
+    def fork_exec(*args: Any) -> int:
+        starting("a process (subprocess or multiprocessing)")
+        return start(*args)
+
+    fork_exec._grader_hook = True  # type: ignore[attr-defined]
+    return fork_exec
+
+
+@contextmanager
+def grader_profile() -> Iterator[None]:
+    """Around the grader's own sys.setprofile calls, which are not the learner's."""
+    _grader.setting = True
+    try:
+        yield
+    finally:
+        _grader.setting = False
+
+
+def starting(what: str) -> None:
+    """Refuse to start ``what`` while a Watch records; each Watch then fails its task."""
+    watching = list(threads.WATCHING)
+    if not watching or _from_compiler():
+        return
+    _escaped(what)
+    raise PermissionError(f"the grader stopped your code from starting {what} while a check runs: {ADVICE}")
+
+
+def live_threads() -> set[int]:
+    """The threads alive now, by ident."""
+    return set(sys._current_frames())
+
+
+def out_of_sight(before: set[int] | None = None) -> list[str]:
+    """What keeps a Watch from seeing everything: live threads that switched off the
+    grader's profile function; with ``before`` (the threads alive when the Watch started),
+    threads started since without the start hook."""
+    alive = live_threads()
+    SWITCHED_OFF.intersection_update(alive)
+    found = ["a thread that switched off the grader's record (sys.setprofile) and still runs"] if SWITCHED_OFF else []
+    if before is not None and alive - before - STARTED:
+        found.append("a thread (started out of the grader's sight)")
+    return found
+
+
+def _escaped(what: str) -> None:
+    ESCAPES.append(what)
+    for watch in list(threads.WATCHING):
+        watch.escaped.append(what)
+
+
+def _on_audit(event: str, args: tuple[Any, ...]) -> None:
+    if event in PROCESS_EVENTS:
+        starting(PROCESS_EVENTS[event])
+    elif event in PROFILE_EVENTS and not getattr(_grader, "setting", False):
+        ident = threading.get_ident()
+        if ident in STARTED:  # a thread the notebook started, now out of sight
+            SWITCHED_OFF.add(ident)
+        for watch in list(threads.WATCHING):
+            watch.tampered = watch.tampered or "the grader's record of the functions that run (sys.setprofile)"
+
+
+def _from_compiler() -> bool:
+    """Whether torch's compiler is the one starting a process (its C++ compiler, Triton)."""
+    frame: types.FrameType | None = sys._getframe(2)
+    while frame is not None:
+        module = frame.f_globals.get("__name__")
+        if isinstance(module, str) and module.startswith(COMPILER_PACKAGES):
+            return True
+        frame = frame.f_back
+    return False
