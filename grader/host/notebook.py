@@ -11,7 +11,8 @@ this module builds, so the format is parsed in one place only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeAlias
 
@@ -105,60 +106,46 @@ def load_chapter(path: Path) -> Chapter:
     naming the cell to fix, because a silently skipped task would grade learners wrongly."""
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    tasks: list[Task] = []
-    current: dict | None = None
+    # _drafts is a generator: each task is checked as soon as its last cell has been seen,
+    # before the cells of the next one, so the first problem in the notebook is the one named.
+    tasks = [_task(path, nb, draft) for draft in _drafts(path, nb)]
+    numbers = [task.number for task in tasks]
+    if len(set(numbers)) != len(numbers):
+        raise GraderError(f"{path.name}: two tasks share a number ({numbers}). Number them uniquely.")
+    if not tasks:
+        raise GraderError(f"{path.name}: no '### Exercise N.M (P points)' headings, so nothing to grade.")
+    return Chapter(path.stem, path, nb, tasks)
 
-    def finish() -> None:
-        if current is None:
-            return
-        where = f"{path.name}, Exercise {current['number']}"
-        if len(current["solution"]) != 1:
-            raise GraderError(
-                f"{where}: expected exactly one code cell tagged 'solution', found "
-                f"{len(current['solution'])}. Tag the answer cell 'solution'."
-            )
-        if not current["checks"]:
-            raise GraderError(f"{where}: no code cell tagged 'check'. Add one after the solution cell.")
-        source = nb.cells[current["solution"][0]].source
-        if BEGIN not in source or END not in source:
-            raise GraderError(f"{where}: the solution cell needs the lines '{BEGIN}' and '{END}'.")
-        for index in current["checks"] + current["hidden"]:
-            cell = nb.cells[index]
-            if NBVAL_MARKERS & set(cell.metadata.get("tags", [])) or NBVAL_COMMENT.search(cell.source):
-                raise GraderError(
-                    f"{where}: cell {index} is a check, so nbval must run it and compare "
-                    "its output: remove its nbval-skip/raises-exception tag or NBVAL_ comment."
-                )
-            if cell.outputs and cell.execution_count is None:
-                # nbval refuses such a cell ("Unrun reference cell has outputs").
-                raise GraderError(
-                    f"{where}: cell {index} has outputs but no execution count. "
-                    "Re-execute the notebook (jupyter nbconvert --execute --inplace)."
-                )
-        tasks.append(
-            Task(
-                current["number"],
-                current["points"],
-                current["heading"],
-                current["solution"][0],
-                tuple(current["checks"]),
-                tuple(current["hidden"]),
-            )
-        )
 
+@dataclass
+class _Draft:
+    """A task while its cells are collected: its heading and the tagged cells seen after it,
+    kept apart from `Task` because it is not yet known to be well formed."""
+
+    number: str
+    points: float
+    heading: int
+    solution: list[int] = field(default_factory=list)
+    checks: list[int] = field(default_factory=list)
+    hidden: list[int] = field(default_factory=list)
+
+    def add(self, kind: str, index: int) -> None:
+        """File a cell tagged ``kind`` (one of ROLES) under the task."""
+        {"solution": self.solution, "check": self.checks, "hidden": self.hidden}[kind].append(index)
+
+
+def _drafts(path: Path, nb: NotebookNode) -> Iterator[_Draft]:
+    """The notebook's tasks in order, each yielded once the next heading (or the end) closes
+    it; a cell with two roles, or a tagged cell before any heading, is an error here
+    because it belongs to no task the grader could check."""
+    current: _Draft | None = None
     for index, cell in enumerate(nb.cells):
         kind = role(cell)
         match = HEADING.search(cell.source) if kind == "markdown" else None
         if match:
-            finish()
-            current = {
-                "number": match["number"],
-                "points": float(match["points"]),
-                "heading": index,
-                "solution": [],
-                "checks": [],
-                "hidden": [],
-            }
+            if current is not None:
+                yield current
+            current = _Draft(match["number"], float(match["points"]), index)
         elif kind == "conflict":
             raise GraderError(f"{path.name}, cell {index}: a cell can have only one of the tags {ROLES}.")
         elif kind in ROLES:
@@ -167,12 +154,41 @@ def load_chapter(path: Path) -> Chapter:
                     f"{path.name}, cell {index}: a '{kind}' cell before the first "
                     "'### Exercise N.M (P points)' heading. Add the heading above it."
                 )
-            key = {"solution": "solution", "check": "checks", "hidden": "hidden"}[kind]
-            current[key].append(index)
-    finish()
-    numbers = [task.number for task in tasks]
-    if len(set(numbers)) != len(numbers):
-        raise GraderError(f"{path.name}: two tasks share a number ({numbers}). Number them uniquely.")
-    if not tasks:
-        raise GraderError(f"{path.name}: no '### Exercise N.M (P points)' headings, so nothing to grade.")
-    return Chapter(path.stem, path, nb, tasks)
+            current.add(kind, index)
+    if current is not None:
+        yield current
+
+
+def _task(path: Path, nb: NotebookNode, draft: _Draft) -> Task:
+    """The task a draft describes, once it is known to be gradable: one solution cell with
+    the solution markers, at least one check, and checks that nbval will run and compare."""
+    where = f"{path.name}, Exercise {draft.number}"
+    if len(draft.solution) != 1:
+        raise GraderError(
+            f"{where}: expected exactly one code cell tagged 'solution', found "
+            f"{len(draft.solution)}. Tag the answer cell 'solution'."
+        )
+    if not draft.checks:
+        raise GraderError(f"{where}: no code cell tagged 'check'. Add one after the solution cell.")
+    source = nb.cells[draft.solution[0]].source
+    if BEGIN not in source or END not in source:
+        raise GraderError(f"{where}: the solution cell needs the lines '{BEGIN}' and '{END}'.")
+    for index in draft.checks + draft.hidden:
+        _check_runnable(where, index, nb.cells[index])
+    return Task(draft.number, draft.points, draft.heading, draft.solution[0], tuple(draft.checks), tuple(draft.hidden))
+
+
+def _check_runnable(where: str, index: int, cell: NotebookNode) -> None:
+    """A check or hidden cell must be run by nbval and its output compared: otherwise a
+    learner's answer could fail it and still pass."""
+    if NBVAL_MARKERS & set(cell.metadata.get("tags", [])) or NBVAL_COMMENT.search(cell.source):
+        raise GraderError(
+            f"{where}: cell {index} is a check, so nbval must run it and compare "
+            "its output: remove its nbval-skip/raises-exception tag or NBVAL_ comment."
+        )
+    if cell.outputs and cell.execution_count is None:
+        # nbval refuses such a cell ("Unrun reference cell has outputs").
+        raise GraderError(
+            f"{where}: cell {index} has outputs but no execution count. "
+            "Re-execute the notebook (jupyter nbconvert --execute --inplace)."
+        )

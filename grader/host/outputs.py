@@ -26,7 +26,7 @@ from grader.host.lms import write_lms_gradebook
 from grader.host.report import write_json
 from grader.host.results import SubmissionResult
 from grader.host.roster import Roster, read_roster
-from grader.host.students import NOT_IN_ROSTER, class_rows
+from grader.host.students import NOT_IN_ROSTER, Row, class_rows
 
 FEEDBACK_FOLDER = "feedback"  # where a bare --feedback writes: next to the report
 
@@ -59,25 +59,8 @@ class Outputs:
         if feedback is True:
             feedback = (report.parent if report else Path()) / FEEDBACK_FOLDER
         folder = feedback if isinstance(feedback, Path) else None
-        handed = {_same(path) for path in submissions}
-        for option, path in (("--report", report), ("--gradebook", gradebook)):
-            if path is not None and (_same(path) in handed or path.suffix == ".ipynb"):
-                raise GraderError(f"{option} {path}: that is a submission; grading never writes to one.")
-        if report is not None and gradebook is not None and _same(report) == _same(gradebook):
-            raise GraderError("--report and --gradebook name the same file.")
-        if folder is not None and folder.suffix == ".ipynb":
-            raise GraderError(
-                f"--feedback {folder}: that is a notebook, not a folder. Name the folder, or put "
-                "--feedback after the submissions."
-            )
-        if form != "csv" and gradebook is None:
-            raise GraderError(f"--gradebook-format {form}: name the gradebook's file with --gradebook FILE.csv.")
-        targets = [("--report", report), ("--gradebook", gradebook), ("--feedback", folder)]
-        if form != "csv" and gradebook is not None:
-            targets.append(("--gradebook", tasks_path(gradebook)))
-        for option, path in targets:
-            if path is not None:
-                _check_writable(option, path, folder=option == "--feedback")
+        _refuse_clashes(submissions, report, gradebook, folder, form)
+        _check_targets(report, gradebook, folder, form)
         students = read_roster(roster) if roster is not None else None
         if form != "csv":
             _check_lms(form, students, id_column)
@@ -96,47 +79,13 @@ class Outputs:
         # (prepare has told them apart); a report alone is per submission.
         wanted = self.gradebook is not None or self.feedback is not None or self.roster is not None
         rows = class_rows(results, self.roster) if wanted else []
-        for result in results:
-            if result.handed_in_chapter is not None:
-                print(
-                    f"warning: {result.path}: wrong chapter: {result.handed_in_chapter}, not "
-                    f"{result.expected_chapter}; not graded (the gradebook and the student's page say so)",
-                    file=sys.stderr,
-                )
+        _warn_wrong_chapters(results)
         if self.roster is not None:
-            for row in rows:
-                for note in row.instructor_notes + row.notes:
-                    if note == "no submission" or note.endswith(f": {NOT_IN_ROSTER}"):
-                        print(f"warning: roster: {row.student.id}: {note}", file=sys.stderr)
-        possible = sum(value for _, value in tasks) if tasks is not None else None
-
-        def gradebook() -> None:
-            assert self.gradebook is not None
-            left_out = []
-            if self.form == "csv":
-                write_gradebook(rows, self.gradebook, tasks)
-            else:
-                left_out = write_lms_gradebook(rows, self.gradebook, tasks, self.form, self.assignment, self.id_column)
-            print(f"wrote the gradebook to {self.gradebook}")
-            if self.form != "csv":
-                print(f"wrote every task's points to {tasks_path(self.gradebook)}")
-            if left_out:
-                print(
-                    f"warning: gradebook ({self.form}): left out {', '.join(left_out)}: not on the roster, or "
-                    f"nothing in its column to identify them by ({self.form.capitalize()} would refuse the "
-                    f"import); their points are in {tasks_path(self.gradebook)}",
-                    file=sys.stderr,
-                )
-
-        def feedback() -> None:
-            assert self.feedback is not None
-            written = write_feedback(rows, self.feedback, sandboxed, possible)
-            print(f"wrote {len(written)} feedback file(s) to {self.feedback}")
-
+            _warn_roster(rows)
         parts: list[tuple[str, Path | None, Callable[[], None]]] = [
             ("--report", self.report, lambda: write_json(results, self.report, sandboxed) if self.report else None),
-            ("--gradebook", self.gradebook, gradebook),
-            ("--feedback", self.feedback, feedback),
+            ("--gradebook", self.gradebook, lambda: self._write_gradebook(rows, tasks)),
+            ("--feedback", self.feedback, lambda: self._write_feedback(rows, tasks, sandboxed)),
         ]
         failed = []
         for option, path, write in parts:
@@ -148,6 +97,84 @@ class Outputs:
                 failed.append(f"{option} {path}: cannot write it ({error.strerror or error})")
         if failed:
             raise GraderError("; ".join(failed) + ". Everything else asked for was written.")
+
+    def _write_gradebook(self, rows: list[Row], tasks: list[tuple[str, float]] | None) -> None:
+        """The gradebook in its format (CSV, or an LMS's with every task's points beside it);
+        a warning names the students an LMS gradebook had to leave out, so none is lost silently."""
+        assert self.gradebook is not None
+        left_out = []
+        if self.form == "csv":
+            write_gradebook(rows, self.gradebook, tasks)
+        else:
+            left_out = write_lms_gradebook(rows, self.gradebook, tasks, self.form, self.assignment, self.id_column)
+        print(f"wrote the gradebook to {self.gradebook}")
+        if self.form != "csv":
+            print(f"wrote every task's points to {tasks_path(self.gradebook)}")
+        if left_out:
+            print(
+                f"warning: gradebook ({self.form}): left out {', '.join(left_out)}: not on the roster, or "
+                f"nothing in its column to identify them by ({self.form.capitalize()} would refuse the "
+                f"import); their points are in {tasks_path(self.gradebook)}",
+                file=sys.stderr,
+            )
+
+    def _write_feedback(self, rows: list[Row], tasks: list[tuple[str, float]] | None, sandboxed: bool) -> None:
+        """One page per student; the points possible come from the class chapter's tasks."""
+        assert self.feedback is not None
+        possible = sum(value for _, value in tasks) if tasks is not None else None
+        written = write_feedback(rows, self.feedback, sandboxed, possible)
+        print(f"wrote {len(written)} feedback file(s) to {self.feedback}")
+
+
+def _refuse_clashes(
+    submissions: list[Path], report: Path | None, gradebook: Path | None, folder: Path | None, form: str
+) -> None:
+    """Refuse outputs that would destroy a submission or each other, or that cannot mean what
+    was asked (a notebook as the feedback folder, an LMS format without a gradebook file)."""
+    handed = {_same(path) for path in submissions}
+    for option, path in (("--report", report), ("--gradebook", gradebook)):
+        if path is not None and (_same(path) in handed or path.suffix == ".ipynb"):
+            raise GraderError(f"{option} {path}: that is a submission; grading never writes to one.")
+    if report is not None and gradebook is not None and _same(report) == _same(gradebook):
+        raise GraderError("--report and --gradebook name the same file.")
+    if folder is not None and folder.suffix == ".ipynb":
+        raise GraderError(
+            f"--feedback {folder}: that is a notebook, not a folder. Name the folder, or put "
+            "--feedback after the submissions."
+        )
+    if form != "csv" and gradebook is None:
+        raise GraderError(f"--gradebook-format {form}: name the gradebook's file with --gradebook FILE.csv.")
+
+
+def _check_targets(report: Path | None, gradebook: Path | None, folder: Path | None, form: str) -> None:
+    """Every file and folder the run will write, checked writable now (an LMS gradebook
+    writes a second file, every task's points, beside its own)."""
+    targets = [("--report", report), ("--gradebook", gradebook), ("--feedback", folder)]
+    if form != "csv" and gradebook is not None:
+        targets.append(("--gradebook", tasks_path(gradebook)))
+    for option, path in targets:
+        if path is not None:
+            _check_writable(option, path, folder=option == "--feedback")
+
+
+def _warn_wrong_chapters(results: list[SubmissionResult]) -> None:
+    """Tell the instructor, not only the gradebook, which submissions were another chapter's."""
+    for result in results:
+        if result.handed_in_chapter is not None:
+            print(
+                f"warning: {result.path}: wrong chapter: {result.handed_in_chapter}, not "
+                f"{result.expected_chapter}; not graded (the gradebook and the student's page say so)",
+                file=sys.stderr,
+            )
+
+
+def _warn_roster(rows: list[Row]) -> None:
+    """Roster students without a submission, and submissions of no roster student: most
+    often a typo in the roster or a misnamed file, which the instructor should fix."""
+    for row in rows:
+        for note in row.instructor_notes + row.notes:
+            if note == "no submission" or note.endswith(f": {NOT_IN_ROSTER}"):
+                print(f"warning: roster: {row.student.id}: {note}", file=sys.stderr)
 
 
 def _check_writable(option: str, path: Path, folder: bool) -> None:

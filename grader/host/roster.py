@@ -75,25 +75,10 @@ class Roster:
 def read_roster(path: Path) -> Roster:
     """Read a roster CSV; GraderError says what is wrong with it and how to fix it."""
     path = Path(path)
-    try:
-        # utf-8-sig: spreadsheets often write a byte order mark.
-        with path.open(encoding="utf-8-sig", newline="") as text:
-            first = text.readline()
-            text.seek(0)
-            reader = csv.reader(text)
-            lines = list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
-        raise GraderError(f"roster {path}: cannot read it as a UTF-8 CSV file ({error}).") from None
+    first, lines = _read_csv(path)
     header = [name.strip() for name in lines[0]] if lines else []
     keys = [name.casefold() for name in header]
-    if "," not in first:
-        for separator, called in ((";", "';'"), ("\t", "tabs")):
-            if separator in first:
-                raise GraderError(
-                    f"roster {path}: its columns are separated by {called}, not commas (spreadsheets set "
-                    "to a decimal comma save CSV so). Save it again as CSV with commas as the field "
-                    "delimiter (LibreOffice: Save As, Text CSV, field delimiter ','; Excel: CSV UTF-8)."
-                )
+    _refuse_other_separators(path, first)
     if "name" not in keys and "student" in keys:  # Canvas's export names the column Student
         keys[keys.index("student")] = "name"
     missing = [name for name in ("file", "id") if name not in keys]
@@ -102,6 +87,44 @@ def read_roster(path: Path) -> Roster:
             f"roster {path}: no column {' or '.join(map(repr, missing))}. The first row must name the "
             f"columns {', '.join(COLUMNS)} (name is optional), separated by commas."
         )
+    entries = _entries(path, header, keys, lines)
+    if not entries:
+        raise GraderError(f"roster {path}: no students in it.")
+    _refuse_duplicates(path, entries)
+    return Roster(entries, path, tuple(header))
+
+
+def _read_csv(path: Path) -> tuple[str, list[list[str]]]:
+    """The file's first line as written (to tell its separator) and its CSV rows; a file
+    that cannot be read is an error that says what a roster must be."""
+    try:
+        # utf-8-sig: spreadsheets often write a byte order mark.
+        with path.open(encoding="utf-8-sig", newline="") as text:
+            first = text.readline()
+            text.seek(0)
+            reader = csv.reader(text)
+            return first, list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise GraderError(f"roster {path}: cannot read it as a UTF-8 CSV file ({error}).") from None
+
+
+def _refuse_other_separators(path: Path, first: str) -> None:
+    """A spreadsheet set to a decimal comma saves 'CSV' with semicolons or tabs: read as
+    commas that is one column, which would only be reported as a missing column."""
+    if "," in first:
+        return
+    for separator, called in ((";", "';'"), ("\t", "tabs")):
+        if separator in first:
+            raise GraderError(
+                f"roster {path}: its columns are separated by {called}, not commas (spreadsheets set "
+                "to a decimal comma save CSV so). Save it again as CSV with commas as the field "
+                "delimiter (LibreOffice: Save As, Text CSV, field delimiter ','; Excel: CSV UTF-8)."
+            )
+
+
+def _entries(path: Path, header: list[str], keys: list[str], lines: list[list[str]]) -> list[Entry]:
+    """One entry per student line (blank lines skipped), keeping every column as written
+    for the LMS gradebooks; a line without its file or id is refused, as it matches no one."""
     entries: list[Entry] = []
     for line, values in enumerate(lines[1:], start=2):
         if not any(value.strip() for value in values):
@@ -112,10 +135,7 @@ def read_roster(path: Path) -> Roster:
             raise GraderError(f"roster {path}, line {line}: both file and id are needed.")
         columns = tuple((name, value.strip()) for name, value in zip(header, values, strict=False))
         entries.append(Entry(line, file, Student(student_id, row.get("name", ""), True, columns)))
-    if not entries:
-        raise GraderError(f"roster {path}: no students in it.")
-    _refuse_duplicates(path, entries)
-    return Roster(entries, path, tuple(header))
+    return entries
 
 
 def _refuse_duplicates(path: Path, entries: list[Entry]) -> None:

@@ -33,7 +33,7 @@ from grader.host.errors import GraderError
 from grader.host.notebook import COURSE_ROOT
 from grader.host.processes import MARKER, kill_marked
 from grader.host.records import CellRecord, RecordLine
-from grader.host.sandbox import Sandbox
+from grader.host.sandbox import Cgroup, KernelBox, Sandbox
 
 SANITIZE = Path(__file__).with_name("nbval-sanitize.cfg")  # package data
 # The nbval processes running now (several grading threads start them), so that an
@@ -77,12 +77,7 @@ def run_nbval(
 
     One nbval process per notebook: whatever a submission does to its run (kills its
     kernel, floods it with output) ends that run only, and grade.py runs several at once."""
-    missing = [module for module in ("pytest", "nbval") if importlib.util.find_spec(module) is None]
-    if missing:
-        raise GraderError(
-            f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
-            "`make lab` or `make test` installs them (or pip install -e '.[course]')."
-        )
+    _require_nbval()
     if _stopped.is_set():
         raise GraderError("grading was stopped")
     with tempfile.TemporaryDirectory(prefix="grader-") as tmp:
@@ -93,82 +88,132 @@ def run_nbval(
         sanitize.write_text(sanitize_rules([nb]), encoding="utf-8")
         (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
         run_id = uuid.uuid4().hex
-        box, group = None, None
-        options = []
-        if sandbox is not None:
-            box, group = sandbox.box(folder, run_id)
-            (folder / "sandbox.json").write_text(json.dumps(box), encoding="utf-8")
-            options = ["--grader-sandbox", str(folder / "sandbox.json")]
-        command = [
-            sys.executable,
-            "-c",
-            PYTEST,
-            str(path),
-            "-q",
-            "-c",
-            str(folder / "pytest.ini"),
-            "--rootdir",
-            str(folder),
-            "-o",
-            "addopts=",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "nbval.plugin",
-            "-p",
-            "grader.plugin.recorder",
-            "--nbval",
-            "--nbval-current-env",
-            "--nbval-sanitize-with",
-            str(sanitize),
-            "--nbval-cell-timeout",
-            str(cell_timeout),
-            "--grader-results",
-            str(results),
-            *options,
-        ]
-        env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
-        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-        env[MARKER] = run_id  # inherited by the kernels and all they start (also set in a sandbox)
-        # The subprocess and its kernels import this very grader (plugin, output guard).
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE_ROOT), env.get("PYTHONPATH")]))
+        box, group, options = _sandbox_options(sandbox, folder, run_id)
+        command = _command(path, folder, sanitize, results, cell_timeout, options)
+        env = _environment(run_id)
         log_path = folder / "pytest.log"
         code_cells = sum(cell.cell_type == "code" for cell in nb.cells)
         # A backstop only: the plugin itself ends runs whose kernel is lost.
         deadline = code_cells * (cell_timeout + 60) + 120
         try:
-            with log_path.open("w") as log, _lock:
-                process = subprocess.Popen(
-                    command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-                )
-                _running.add(process)
-            try:
-                process.wait(timeout=deadline)
-            except subprocess.TimeoutExpired:
-                _kill_tree(process)
-            finally:
-                with _lock:
-                    _running.discard(process)
+            returncode = _run(command, folder, env, log_path, deadline)
         finally:
-            # Nothing of the run outlives it: the sandbox's processes (its control group),
-            # and anything else that carries the run's marker (all of it, unsandboxed).
-            if group is not None:
-                group.remove()
-            kill_marked(run_id)
-            if box is not None and not Path(box["sockets"]).is_relative_to(folder):
-                shutil.rmtree(box["sockets"], ignore_errors=True)
+            _clean_up(run_id, folder, box, group)
         if _stopped.is_set():
             raise GraderError("grading was stopped")
-        lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
-        records: dict[int, CellRecord] = {}
-        for text in lines:
-            line: RecordLine = json.loads(text)  # written by plugin/recorder.py
-            if line["cell"] not in records or "fatal" in line:
-                records[line["cell"]] = line
-        if not records and process.returncode in (2, 4, 5):  # interrupted, a usage error, nothing collected
-            output = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
-            raise GraderError(f"nbval did not run the notebook (pytest exit code {process.returncode}):\n{output}")
-        return records
+        return _read_records(results, returncode, log_path)
+
+
+def _require_nbval() -> None:
+    """Grading needs pytest and nbval, which only the course's extras install: say which."""
+    missing = [module for module in ("pytest", "nbval") if importlib.util.find_spec(module) is None]
+    if missing:
+        raise GraderError(
+            f"grading runs nbval, but {' and '.join(missing)} is not installed here: "
+            "`make lab` or `make test` installs them (or pip install -e '.[course]')."
+        )
+
+
+def _sandbox_options(
+    sandbox: Sandbox | None, folder: Path, run_id: str
+) -> tuple[KernelBox | None, Cgroup | None, list[str]]:
+    """The kernel's sandbox for this run (none with --no-sandbox), its control group, and
+    the option that hands it to the plugin, which starts the kernel inside it."""
+    if sandbox is None:
+        return None, None, []
+    box, group = sandbox.box(folder, run_id)
+    (folder / "sandbox.json").write_text(json.dumps(box), encoding="utf-8")
+    return box, group, ["--grader-sandbox", str(folder / "sandbox.json")]
+
+
+def _command(
+    path: Path, folder: Path, sanitize: Path, results: Path, cell_timeout: float, options: list[str]
+) -> list[str]:
+    """pytest with nbval and the recording plugin only, configured by the run's own empty
+    pytest.ini so no project's settings (addopts, plugins, a cache) reach the run."""
+    return [
+        sys.executable,
+        "-c",
+        PYTEST,
+        str(path),
+        "-q",
+        "-c",
+        str(folder / "pytest.ini"),
+        "--rootdir",
+        str(folder),
+        "-o",
+        "addopts=",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "nbval.plugin",
+        "-p",
+        "grader.plugin.recorder",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        str(sanitize),
+        "--nbval-cell-timeout",
+        str(cell_timeout),
+        "--grader-results",
+        str(results),
+        *options,
+    ]
+
+
+def _environment(run_id: str) -> dict[str, str]:
+    """The grader's environment less pytest's own variables, with plugin autoloading off,
+    the run's marker (so whatever it starts can be found and killed) and this grader
+    importable."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST_")}
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    env[MARKER] = run_id  # inherited by the kernels and all they start (also set in a sandbox)
+    # The subprocess and its kernels import this very grader (plugin, output guard).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(COURSE_ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def _run(command: list[str], folder: Path, env: dict[str, str], log_path: Path, deadline: float) -> int | None:
+    """Run pytest to its end (or kill it, kernels included, past the deadline), registered in
+    _running meanwhile so that stop_all can end it; its exit status."""
+    with log_path.open("w") as log, _lock:
+        process = subprocess.Popen(
+            command, cwd=folder, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        _running.add(process)
+    try:
+        process.wait(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        _kill_tree(process)
+    finally:
+        with _lock:
+            _running.discard(process)
+    return process.returncode
+
+
+def _clean_up(run_id: str, folder: Path, box: KernelBox | None, group: Cgroup | None) -> None:
+    """Nothing of the run outlives it: the sandbox's processes (its control group), and
+    anything else that carries the run's marker (all of it, unsandboxed)."""
+    if group is not None:
+        group.remove()
+    kill_marked(run_id)
+    if box is not None and not Path(box["sockets"]).is_relative_to(folder):
+        shutil.rmtree(box["sockets"], ignore_errors=True)
+
+
+def _read_records(results: Path, returncode: int | None, log_path: Path) -> dict[int, CellRecord]:
+    """The plugin's record per cell (a cell's fatal record wins over its first); a run that
+    recorded nothing because pytest itself failed is an error quoting pytest's log."""
+    lines = results.read_text(encoding="utf-8").splitlines() if results.exists() else []
+    records: dict[int, CellRecord] = {}
+    for text in lines:
+        line: RecordLine = json.loads(text)  # written by plugin/recorder.py
+        if line["cell"] not in records or "fatal" in line:
+            records[line["cell"]] = line
+    if not records and returncode in (2, 4, 5):  # interrupted, a usage error, nothing collected
+        output = log_path.read_text(encoding="utf-8", errors="replace")[-3000:]
+        raise GraderError(f"nbval did not run the notebook (pytest exit code {returncode}):\n{output}")
+    return records
 
 
 # pytest, started without nbformat's IRI format checker: jsonschema imports rfc3987_syntax when

@@ -187,6 +187,23 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         "--cap-drop",
         "ALL",
     ]
+    arguments += _system_views()
+    # The private /tmp and home first: what is bound below comes after, on top of them, so a
+    # course checked out under /tmp is still seen (a bind made first would be hidden).
+    size = str(limits.memory)
+    arguments += ["--size", size, "--tmpfs", TMP, "--size", size, "--tmpfs", HOME]
+    arguments += _python_views()
+    arguments += ["--chdir", HOME, "--clearenv"]
+    for name, value in _environment().items():
+        arguments += ["--setenv", name, value]
+    return arguments
+
+
+def _system_views() -> list[str]:
+    """What the kernel sees of the system, read-only: /usr and its kin (kept as symlinks
+    where /usr is merged), the few files of /etc it reads, /proc and /dev of its own, the
+    CPUs' description and the GPUs, where there are any."""
+    arguments: list[str] = []
     for path in SYSTEM:
         if os.path.islink(path):
             arguments += ["--symlink", os.readlink(path), path]
@@ -199,21 +216,27 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         arguments += ["--ro-bind-try", path, path]
     for path in [*GPU_DEVICES, *(str(p) for p in sorted(Path("/dev").glob("nvidia[0-9]*")))]:
         arguments += ["--dev-bind-try", path, path]
-    # The private /tmp and home first: what is bound below comes after, on top of them, so a
-    # course checked out under /tmp is still seen (a bind made first would be hidden).
-    size = str(limits.memory)
-    arguments += ["--size", size, "--tmpfs", TMP, "--size", size, "--tmpfs", HOME]
-    # Python: the venv (or whatever prefix runs the grader) and the interpreter it was made
-    # from (pyvenv.cfg's home), then the course's packages. Where the venv lies inside the
-    # course's folder, binding it creates the course's folder as an empty directory.
+    return arguments
+
+
+def _python_views() -> list[str]:
+    """Python: the venv (or whatever prefix runs the grader) and the interpreter it was made
+    from (pyvenv.cfg's home), then the course's packages. Where the venv lies inside the
+    course's folder, binding it creates the course's folder as an empty directory."""
+    arguments: list[str] = []
     for prefix in dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)):
         arguments += ["--ro-bind", prefix, prefix]
     if os.path.realpath(sys.prefix) != sys.prefix:
         arguments += ["--symlink", os.path.realpath(sys.prefix), sys.prefix]
     for name in COURSE_PATHS:
         arguments += ["--ro-bind-try", str(COURSE_ROOT / name), str(COURSE_ROOT / name)]
-    arguments += ["--chdir", HOME, "--clearenv"]
-    environment = {
+    return arguments
+
+
+def _environment() -> dict[str, str]:
+    """The kernel's whole environment (bwrap clears the grader's): its own home and /tmp, a
+    PATH to this Python, the course importable, and only the PASSED_ENV variables."""
+    return {
         "HOME": HOME,
         "USER": "learner",
         "TMPDIR": TMP,
@@ -222,9 +245,6 @@ def bwrap_arguments(bwrap: str, limits: Limits) -> list[str]:
         "PYTHONDONTWRITEBYTECODE": "1",  # the packages are read-only
         **{name: os.environ[name] for name in PASSED_ENV if name in os.environ},
     }
-    for name, value in environment.items():
-        arguments += ["--setenv", name, value]
-    return arguments
 
 
 def _limits_wrapper(limits: Limits, group: Cgroup | None) -> list[str]:

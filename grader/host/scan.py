@@ -86,65 +86,85 @@ def findings(source: str, modules: dict[str, str]) -> list[str]:
     tree = _parse(source)
     if tree is None:
         return found
-
-    def flag(node: ast.AST, what: str) -> None:
-        found.append(f"line {getattr(node, 'lineno', '?')}: {what}")
-
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for name in names:
-                top = name.split(".")[0]
-                if top in FORBIDDEN_MODULES:
-                    flag(node, f"imports {FORBIDDEN_MODULES[top]}")
-                if isinstance(node, ast.ImportFrom) and top == "sys":
-                    bad = {a.name for a in node.names} & FORBIDDEN_SYS
-                    if bad:
-                        flag(node, f"imports sys.{sorted(bad)[0]}")
-            for alias in node.names:
-                bound = alias.asname or alias.name.split(".")[0]
-                if (
-                    bound in modules
-                    and isinstance(node, ast.Import)
-                    and (alias.name if alias.asname else alias.name.split(".")[0]) != modules[bound]
-                ):
-                    flag(node, f"rebinds {bound}, which the checks use")
-        elif isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and node.id != "get_ipython":
-            flag(node, f"uses {FORBIDDEN_NAMES[node.id]}")
-        elif (
-            isinstance(node, ast.Constant)
-            and isinstance(node.value, str)
-            and node.value in ("__builtins__", "builtins")
-        ):
-            flag(node, f"names {node.value!r}")
-        elif (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and modules.get(node.value.id, node.value.id) == "sys"
-            and node.attr in FORBIDDEN_SYS
-        ):
-            flag(node, f"uses sys.{node.attr}")
-        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
-            for target in targets:
-                for leaf in ast.walk(target):
-                    if isinstance(leaf, (ast.Attribute, ast.Subscript)):
-                        root = _root(leaf)
-                        if isinstance(root, ast.Name) and root.id in modules:
-                            flag(node, f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")
-                    elif (
-                        isinstance(leaf, ast.Name) and leaf.id in modules and isinstance(leaf.ctx, (ast.Store, ast.Del))
-                    ):
-                        flag(node, f"rebinds {leaf.id}, which the checks use")
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in modules:
-            flag(node, f"rebinds {node.name}, which the checks use")
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("setattr", "delattr")
-            and node.args
-        ):
-            root = _root(node.args[0])
-            if isinstance(root, ast.Name) and root.id in modules:
-                flag(node, f"changes {ast.unparse(node.args[0])} with {node.func.id}()")
+        line = getattr(node, "lineno", "?")
+        found += [f"line {line}: {what}" for what in (*_reads(node, modules), *_changes(node, modules))]
     return sorted(set(found), key=found.index)
+
+
+def _reads(node: ast.AST, modules: dict[str, str]) -> list[str]:
+    """What one node imports or names of the machinery: forbidden modules and names, the
+    strings that reach builtins by name, and sys's import hooks and tracers."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _imports(node, modules)
+    if isinstance(node, ast.Name) and node.id in FORBIDDEN_NAMES and node.id != "get_ipython":
+        return [f"uses {FORBIDDEN_NAMES[node.id]}"]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in ("__builtins__", "builtins"):
+        return [f"names {node.value!r}"]
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and modules.get(node.value.id, node.value.id) == "sys"
+        and node.attr in FORBIDDEN_SYS
+    ):
+        return [f"uses sys.{node.attr}"]
+    return []
+
+
+def _imports(node: ast.Import | ast.ImportFrom, modules: dict[str, str]) -> list[str]:
+    """An import of a forbidden module or of sys's hooks, or one that binds a name the
+    checks use to another module (``import numpy as torch``)."""
+    found = []
+    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    for name in names:
+        top = name.split(".")[0]
+        if top in FORBIDDEN_MODULES:
+            found.append(f"imports {FORBIDDEN_MODULES[top]}")
+        if isinstance(node, ast.ImportFrom) and top == "sys":
+            bad = {a.name for a in node.names} & FORBIDDEN_SYS
+            if bad:
+                found.append(f"imports sys.{sorted(bad)[0]}")
+    for alias in node.names:
+        bound = alias.asname or alias.name.split(".")[0]
+        if (
+            bound in modules
+            and isinstance(node, ast.Import)
+            and (alias.name if alias.asname else alias.name.split(".")[0]) != modules[bound]
+        ):
+            found.append(f"rebinds {bound}, which the checks use")
+    return found
+
+
+def _changes(node: ast.AST, modules: dict[str, str]) -> list[str]:
+    """What one node changes of the modules the checks use: an assignment or deletion, a
+    def or class under a module's name, or setattr()/delattr() on one."""
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        return _assigned(node, modules)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in modules:
+        return [f"rebinds {node.name}, which the checks use"]
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in ("setattr", "delattr")
+        and node.args
+    ):
+        root = _root(node.args[0])
+        if isinstance(root, ast.Name) and root.id in modules:
+            return [f"changes {ast.unparse(node.args[0])} with {node.func.id}()"]
+    return []
+
+
+def _assigned(node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete, modules: dict[str, str]) -> list[str]:
+    """Targets that are part of a module the checks use (``torch.allclose = ...``,
+    ``del torch.nn``), or that rebind its name (``torch = Fake()``)."""
+    found = []
+    targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+    for target in targets:
+        for leaf in ast.walk(target):
+            if isinstance(leaf, (ast.Attribute, ast.Subscript)):
+                root = _root(leaf)
+                if isinstance(root, ast.Name) and root.id in modules:
+                    found.append(f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")
+            elif isinstance(leaf, ast.Name) and leaf.id in modules and isinstance(leaf.ctx, (ast.Store, ast.Del)):
+                found.append(f"rebinds {leaf.id}, which the checks use")
+    return found

@@ -34,6 +34,19 @@ def read_submission(path: Path) -> Submission:
     """Read a submission (never writing to it); GraderError if it is not a notebook."""
     path = Path(path)
     hint = "Hand in the exercise notebook itself (the .ipynb file you worked in)."
+    nb = nbformat.from_dict(_notebook_json(path, hint))
+    # Only solution code is ever taken from a submission, so damage elsewhere (a hand
+    # edit, another tool's save) is smoothed over rather than allowed to crash the grader.
+    if not isinstance(nb.get("metadata"), dict):
+        nb.metadata = nbformat.NotebookNode()
+    for cell in nb.cells:
+        _repair_cell(path, cell, hint)
+    return Submission(path, nb)
+
+
+def _notebook_json(path: Path, hint: str) -> dict:
+    """The file's JSON, if it is a notebook in nbformat 4; otherwise an error that says
+    what the file is instead, since learners hand in the wrong file more often than a bad one."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -46,24 +59,23 @@ def read_submission(path: Path) -> Submission:
         raise GraderError(f"{path}: not a Jupyter notebook (not JSON: {error}). {hint}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list) or raw.get("nbformat") != 4:
         raise GraderError(f"{path}: not a Jupyter notebook in nbformat 4 (no list of cells). {hint}")
-    nb = nbformat.from_dict(raw)
-    # Only solution code is ever taken from a submission, so damage elsewhere (a hand
-    # edit, another tool's save) is smoothed over rather than allowed to crash the grader.
-    if not isinstance(nb.get("metadata"), dict):
-        nb.metadata = nbformat.NotebookNode()
-    for cell in nb.cells:
-        # from_dict made every dict in the notebook a NotebookNode (a dict with attribute access).
-        if not isinstance(cell, NotebookNode) or not isinstance(cell.get("cell_type"), str):
-            raise GraderError(f"{path}: a cell without a cell_type: the file is damaged. {hint}")
-        if not isinstance(cell.get("metadata"), dict):
-            cell.metadata = nbformat.NotebookNode()
-        if not isinstance(cell.metadata.get("tags", []), list):
-            cell.metadata.tags = []
-        if not isinstance(cell.get("id"), (str, type(None))):
-            cell.id = None
-        source = cell.get("source", "")
-        cell.source = "".join(map(str, source)) if isinstance(source, list) else str(source)
-    return Submission(path, nb)
+    return raw
+
+
+def _repair_cell(path: Path, cell: object, hint: str) -> None:
+    """Give a cell the fields the grader reads (metadata, a tag list, an id or None, its
+    source as one string); only a cell without a type is past repair."""
+    # from_dict made every dict in the notebook a NotebookNode (a dict with attribute access).
+    if not isinstance(cell, NotebookNode) or not isinstance(cell.get("cell_type"), str):
+        raise GraderError(f"{path}: a cell without a cell_type: the file is damaged. {hint}")
+    if not isinstance(cell.get("metadata"), dict):
+        cell.metadata = nbformat.NotebookNode()
+    if not isinstance(cell.metadata.get("tags", []), list):
+        cell.metadata.tags = []
+    if not isinstance(cell.get("id"), (str, type(None))):
+        cell.id = None
+    source = cell.get("source", "")
+    cell.source = "".join(map(str, source)) if isinstance(source, list) else str(source)
 
 
 def _chapter_in_name(path: Path, names: list[str]) -> str | None:

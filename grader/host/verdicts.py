@@ -124,37 +124,63 @@ def _describe(record: CellRecord) -> str:
 def _verdict(
     chapter: Chapter, task: Task, roles: list[CellRole], records: dict[int, CellRecord], cells: list[int]
 ) -> TaskResult:
-    def fail(reason: Reason, message: str) -> TaskResult:
-        return TaskResult(task.number, task.points, reason, message)
-
+    """The verdict of a task whose cells all ran: the first cell that did not pass decides
+    it (an error counts even where nbval let it pass: a learner's NBVAL_RAISES_EXCEPTION)."""
     for n in cells:
-        record, kind = records[n], roles[n].kind
-        # An error counts even where nbval let it pass (a learner's NBVAL_RAISES_EXCEPTION).
+        record = records[n]
         if record["outcome"] == "passed" and not record.get("error"):
             continue
-        if record["outcome"] == "skipped":
-            return fail("solution_error", "your solution cell was skipped: remove its NBVAL_SKIP comment")
-        error = record.get("error")
-        ename, evalue = (error["ename"], str(error["evalue"]).strip()) if error else ("", "")
-        prefix = "hidden check: " if kind == "hidden" else ""
-        if ename == "NotImplementedError":
-            return fail("not_answered", f"not answered yet: the solution still raises NotImplementedError({evalue!r})")
-        if ename == "OutputLimitExceeded":
-            return fail("huge_output", f"huge output: {evalue}")
-        if ename == "MemoryError":  # where the sandbox limits memory per process (sandbox.py)
-            reason, message = LIMITS["memory"]
-            return fail(reason, f"{message}: {ename}")
-        if kind == "solution":
-            return fail("solution_error", f"your solution raised {ename}: {evalue}" if ename else _describe(record))
-        if ename == "AssertionError":
-            return fail("check_failed", prefix + (evalue or "a check failed (it gives no message)"))
-        if ename:
-            return fail("check_error", f"{prefix}the check could not use your answer: {ename}: {evalue}")
-        if record.get("problem") == "Cell outputs differ":
-            diff = record.get("diff", "")
-            return fail("output_differs", f"{prefix}the check printed something other than expected:\n{diff}".strip())
-        return fail("check_error", prefix + _describe(record))
+        reason, message = _failure(record, roles[n].kind)
+        return TaskResult(task.number, task.points, reason, message)
+    return TaskResult(task.number, task.points, "passed", _passed_message(chapter, task))
+
+
+def _failure(record: CellRecord, kind: CellKind) -> tuple[Reason, str]:
+    """Why a cell that did not pass fails its task, in the words a learner can act on:
+    what any cell can run into first, then what its role (solution or check) makes of it."""
+    if record["outcome"] == "skipped":
+        return "solution_error", "your solution cell was skipped: remove its NBVAL_SKIP comment"
+    error = record.get("error")
+    ename, evalue = (error["ename"], str(error["evalue"]).strip()) if error else ("", "")
+    prefix = "hidden check: " if kind == "hidden" else ""
+    anywhere = _failure_in_any_cell(ename, evalue)
+    if anywhere is not None:
+        return anywhere
+    if kind == "solution":
+        return "solution_error", f"your solution raised {ename}: {evalue}" if ename else _describe(record)
+    return _check_failure(record, ename, evalue, prefix)
+
+
+def _failure_in_any_cell(ename: str, evalue: str) -> tuple[Reason, str] | None:
+    """Errors that mean the same wherever they happen: the exercise stub still in place,
+    output past the guard's cap, memory past the sandbox's per-process limit."""
+    if ename == "NotImplementedError":
+        return "not_answered", f"not answered yet: the solution still raises NotImplementedError({evalue!r})"
+    if ename == "OutputLimitExceeded":
+        return "huge_output", f"huge output: {evalue}"
+    if ename == "MemoryError":  # where the sandbox limits memory per process (sandbox.py)
+        reason, message = LIMITS["memory"]
+        return reason, f"{message}: {ename}"
+    return None
+
+
+def _check_failure(record: CellRecord, ename: str, evalue: str, prefix: str) -> tuple[Reason, str]:
+    """A check that did not pass: its assertion's message, an error it met using the
+    answer, or output other than the instructor's (nbval's diff)."""
+    if ename == "AssertionError":
+        return "check_failed", prefix + (evalue or "a check failed (it gives no message)")
+    if ename:
+        return "check_error", f"{prefix}the check could not use your answer: {ename}: {evalue}"
+    if record.get("problem") == "Cell outputs differ":
+        diff = record.get("diff", "")
+        return "output_differs", f"{prefix}the check printed something other than expected:\n{diff}".strip()
+    return "check_error", prefix + _describe(record)
+
+
+def _passed_message(chapter: Chapter, task: Task) -> str:
+    """A passed task's message is the last line its last check prints in the instructor's
+    copy ('Exercise 1.1 passed'), the line the learner saw when their check passed."""
     last_check = chapter.nb.cells[task.checks[-1]]
     printed = [o.get("text", "") for o in last_check.get("outputs", []) if o.get("name") == "stdout"]
     lines = "".join(printed).strip().splitlines()
-    return TaskResult(task.number, task.points, "passed", lines[-1] if lines else "passed")
+    return lines[-1] if lines else "passed"

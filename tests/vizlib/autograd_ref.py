@@ -117,25 +117,43 @@ def measure(call, leaves: dict[str, torch.Tensor], grad_output=None) -> list[Ref
 def differs(recorded, st, ref: torch.Tensor | None, require: bool, rtol: float, atol: float) -> str | None:
     """Why vizlib's ``recorded`` value (or its Stats ``st``) is not the tensor ``ref``; None if it is."""
     if ref is None:
-        if recorded is not None and torch.as_tensor(recorded, dtype=torch.float64).abs().sum() != 0:
-            return f"vizlib has {recorded}, autograd has nothing"
-        if st is not None and st.norm != 0:
-            return f"vizlib has {st}, autograd has nothing"
-        return None
+        return _differs_from_nothing(recorded, st)
     ref = ref.detach().double()
     if recorded is None and st is None:
         return "missing" if require else None
     if ref.numel() <= SMALL_NUMEL:
-        if recorded is None:
-            return f"no exact value for a {ref.numel()}-element tensor"
-        got = torch.as_tensor(recorded, dtype=torch.float64)
-        if got.shape != ref.shape or not torch.allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True):
-            return f"vizlib {recorded} != autograd {ref.tolist()}"
-        return None
+        return _differs_exactly(recorded, ref, rtol, atol)
     if recorded is not None:
         return f"an exact value for a {ref.numel()}-element tensor (expected None + stats)"
     if st is None:
         return "no statistics"
+    return _differs_in_statistics(st, ref, atol)
+
+
+def _differs_from_nothing(recorded, st) -> str | None:
+    """Where autograd has no tensor, vizlib may show none, or zeros (an all-zero value or
+    statistics of norm 0), and nothing else."""
+    if recorded is not None and torch.as_tensor(recorded, dtype=torch.float64).abs().sum() != 0:
+        return f"vizlib has {recorded}, autograd has nothing"
+    if st is not None and st.norm != 0:
+        return f"vizlib has {st}, autograd has nothing"
+    return None
+
+
+def _differs_exactly(recorded, ref: torch.Tensor, rtol: float, atol: float) -> str | None:
+    """A small tensor (up to SMALL_NUMEL elements) is recorded whole: it must be there, with
+    autograd's shape and values."""
+    if recorded is None:
+        return f"no exact value for a {ref.numel()}-element tensor"
+    got = torch.as_tensor(recorded, dtype=torch.float64)
+    if got.shape != ref.shape or not torch.allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True):
+        return f"vizlib {recorded} != autograd {ref.tolist()}"
+    return None
+
+
+def _differs_in_statistics(st, ref: torch.Tensor, atol: float) -> str | None:
+    """A big tensor is recorded as statistics: each one vizlib gives must be autograd's, to a
+    tolerance scaled by the tensor's largest element (its sums are in float32)."""
     if not torch.isfinite(ref).all():  # statistics of NaN/Inf only need to say so
         return None if not st.finite else f"vizlib says finite ({st}), autograd has NaN/Inf"
     want = {"mean": ref.mean(), "std": ref.std(correction=0), "norm": ref.norm(), "min": ref.min(), "max": ref.max()}
@@ -187,50 +205,91 @@ def assert_same_graph(
     inputs: dict[int, list[int]] = {i: [] for i in ids}
     for s, d in g.edges:
         inputs[d].append(s)
-    order, placed = [], set()
+    order = _inputs_first(g, ids, inputs)
+    assert len(g.nodes) == len(ref), (
+        f"vizlib has {len(g.nodes)} nodes, autograd {len(ref)}: "
+        f"{sorted(n.name for n in g.nodes)} vs {sorted(r.name for r in ref)}"
+    )
+    matcher = _Matcher(order, inputs, ref, require, rtol, atol)
+    assert matcher.place(0), matcher.failure
+    _assert_edge_grads(g, ref, matcher.match, require, atol)
+    return matcher.match
+
+
+def _inputs_first(g, ids: set[int], inputs: dict[int, list[int]]) -> list:
+    """vizlib's nodes in rounds, each node after all its inputs; a round with no node ready
+    is a cycle, which a graph of autograd's ops cannot have."""
+    order: list = []
+    placed: set[int] = set()
     while len(order) < len(g.nodes):
         ready = [n for n in g.nodes if n.id not in placed and all(s in placed for s in inputs[n.id])]
         assert ready, f"the graph has a cycle among {sorted(ids - placed)}"
         order += ready
         placed.update(n.id for n in ready)
-    assert len(g.nodes) == len(ref), (
-        f"vizlib has {len(g.nodes)} nodes, autograd {len(ref)}: "
-        f"{sorted(n.name for n in g.nodes)} vs {sorted(r.name for r in ref)}"
-    )
-    ref_inputs = [Counter(r.inputs) for r in ref]
-    why: dict[tuple[int, int], str | None] = {}
-    match: dict[int, int] = {}
-    used: set[int] = set()
-    deepest = [-1, ""]
+    return order
 
-    def place(k: int) -> bool:
-        if k == len(order):
+
+class _Matcher:
+    """Pairs vizlib's nodes (inputs first) with reference nodes by backtracking, because
+    look-alike siblings (same op, same inputs) can only be told apart by their values
+    further down the graph. Remembers, for the failure message, the deepest node that
+    matched nothing and why each candidate did not fit it."""
+
+    def __init__(
+        self, order: list, inputs: dict[int, list[int]], ref: list[RefNode], require: bool, rtol: float, atol: float
+    ) -> None:
+        self.order, self.inputs, self.ref = order, inputs, ref
+        self.require, self.rtol, self.atol = require, rtol, atol
+        self.ref_inputs = [Counter(r.inputs) for r in ref]
+        self.why: dict[tuple[int, int], str | None] = {}
+        self.match: dict[int, int] = {}
+        self.used: set[int] = set()
+        self.deepest = -1  # the deepest position in `order` that matched nothing yet
+        self.failure = ""
+
+    def place(self, k: int) -> bool:
+        """Match ``order[k:]``, given the matches of ``order[:k]``; True when all matched."""
+        if k == len(self.order):
             return True
-        node = order[k]
-        want = Counter(match[s] for s in inputs[node.id])
-        free = [i for i in range(len(ref)) if i not in used and ref_inputs[i] == want]
-        for i in free:
-            if (node.id, i) not in why:
-                why[node.id, i] = mismatch(node, ref[i], require, rtol, atol)
-        for i in (i for i in free if why[node.id, i] is None):
-            match[node.id] = i
-            used.add(i)
-            if place(k + 1):
+        node = self.order[k]
+        free = self._candidates(node)
+        for i in (i for i in free if self.why[node.id, i] is None):
+            self.match[node.id] = i
+            self.used.add(i)
+            if self.place(k + 1):
                 return True
-            del match[node.id]
-            used.discard(i)
-        if k > deepest[0]:
-            reasons = "; ".join(
-                f"{ref[i].name}: {why[node.id, i]}" for i in free if ref[i].name in (node.name, "?") and why[node.id, i]
-            )
-            deepest[:] = [
-                k,
-                f"vizlib node {node.id} {node.name!r} (shape {node.shape}) matches no "
-                f"autograd node: {reasons or 'none with the same name and inputs'}",
-            ]
+            del self.match[node.id]
+            self.used.discard(i)
+        if k > self.deepest:
+            self._note_deepest(k, node, free)
         return False
 
-    assert place(0), deepest[1]
+    def _candidates(self, node) -> list[int]:
+        """Unused reference nodes whose inputs are the matches of the node's inputs, each
+        compared with the node once (the comparison is kept across backtracking)."""
+        want = Counter(self.match[s] for s in self.inputs[node.id])
+        free = [i for i in range(len(self.ref)) if i not in self.used and self.ref_inputs[i] == want]
+        for i in free:
+            if (node.id, i) not in self.why:
+                self.why[node.id, i] = mismatch(node, self.ref[i], self.require, self.rtol, self.atol)
+        return free
+
+    def _note_deepest(self, k: int, node, free: list[int]) -> None:
+        """The failure message: the node and why each same-named candidate did not fit."""
+        reasons = "; ".join(
+            f"{self.ref[i].name}: {self.why[node.id, i]}"
+            for i in free
+            if self.ref[i].name in (node.name, "?") and self.why[node.id, i]
+        )
+        self.deepest = k
+        self.failure = (
+            f"vizlib node {node.id} {node.name!r} (shape {node.shape}) matches no "
+            f"autograd node: {reasons or 'none with the same name and inputs'}"
+        )
+
+
+def _assert_edge_grads(g, ref: list[RefNode], match: dict[int, int], require: bool, atol: float) -> None:
+    """Each edge's gradient norm is autograd's where autograd's tells it exactly."""
     assert len(g.edge_grads) == len(g.edges)
     for (src, dst), norm in zip(g.edges, g.edge_grads, strict=True):
         # an output used once sends its whole gradient along its one edge
@@ -242,7 +301,6 @@ def assert_same_graph(
                 if want is None
                 else norm is not None and (norm == pytest.approx(want, rel=1e-4, abs=atol, nan_ok=True))
             ), f"edge {g.node(src).name} -> {g.node(dst).name}: vizlib norm {norm}, autograd {want}"
-    return match
 
 
 def _leaf_copy(value) -> torch.Tensor:
