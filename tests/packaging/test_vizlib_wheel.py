@@ -23,7 +23,7 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from coursekit.lab_session import REPO
+from harness.paths import REPO
 
 from .venvs import closure, link_distributions, make_venv, pip_install
 
