@@ -2,7 +2,8 @@
 
 - between folders: vizlib imports none of the repository's other code, coursekit only vizlib,
   the shipped packages nothing that is not shipped (harness, bench, scripts, tests) and no
-  test-only dependency; nothing but tests imports tests;
+  test-only dependency; the notebooks and scripts of course/ and solutions/ only vizlib,
+  coursekit and grader; nothing but tests imports tests;
 - into vizlib: code outside it (coursekit, grader, harness, bench, scripts, and the code cells
   of course/ and solutions/) uses only public names: those that ``vizlib`` or one of its
   stage packages (``vizlib.plots``, ``vizlib.render``, ...) lists in ``__all__``;
@@ -28,7 +29,7 @@ from IPython.core.inputtransformer2 import TransformerManager
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("vizlib", "grader", "coursekit")  # shipped in the wheel (pyproject.toml)
 FOLDERS = (*PACKAGES, "harness", "bench", "scripts")  # the code besides tests/
-NOTEBOOKS = ("course", "solutions")  # exercises/ are written from solutions/
+NOTEBOOKS = ("course", "solutions")  # their notebooks and scripts; exercises/ are written from solutions/
 # What each folder may import of the others (its own modules aside). A new arrow needs a reason:
 # vizlib is a library on its own, the shipped packages run where no checkout is around them.
 MAY_IMPORT = {
@@ -38,8 +39,11 @@ MAY_IMPORT = {
     "harness": set(),
     "bench": {"vizlib", "coursekit", "grader", "harness"},
     "scripts": {"coursekit", "harness"},
+    # A chapter uses what a learner has installed; a check cell calls the grader.
+    "course": {"vizlib", "coursekit", "grader"},
+    "solutions": {"vizlib", "coursekit", "grader"},
 }
-TOP_LEVEL = {*FOLDERS, "tests"}
+TOP_LEVEL = {*FOLDERS, *NOTEBOOKS, "tests"}
 # Installed by the `test` extras only: a package the wheel ships cannot count on them.
 TEST_ONLY = {"playwright", "pytest_playwright", "hypothesis", "xdist", "torchviz"}
 
@@ -111,22 +115,20 @@ def import_graph() -> dict[str, set[str]]:
     return {module_name(p): imports_of(p) for pkg in PACKAGES for p in python_files(pkg)}
 
 
-def where(path: Path, node: ast.stmt) -> str:
-    return f"{path.relative_to(REPO)}:{node.lineno}: `{ast.unparse(node)}`"
-
-
-def folder_violations(path: Path, source: str | None = None) -> list[str]:
-    """The imports of ``path`` that cross a folder boundary the wrong way, or bring a
-    test-only dependency into a shipped package."""
+def folder_violations(path: Path, trees: list[tuple[str, ast.Module]]) -> list[str]:
+    """The imports in ``trees`` (the code of ``path``: see ``code``) that cross a folder
+    boundary the wrong way, or bring a test-only dependency into a shipped package."""
     folder = path.relative_to(REPO).parts[0]
     wrong = []
-    for node, base, _ in imports(path, parse(path, source)):
-        top = base.split(".")[0]
-        if top in TOP_LEVEL and top != folder and top not in MAY_IMPORT[folder]:
-            allowed = ", ".join(sorted(MAY_IMPORT[folder])) or "nothing"
-            wrong.append(f"{where(path, node)}: {folder}/ imports {top}/ (it may import {allowed} of ours)")
-        elif top in TEST_ONLY and folder in PACKAGES:
-            wrong.append(f"{where(path, node)}: {top} is a test-only dependency, and {folder} ships in the wheel")
+    for place, tree in trees:
+        for node, base, _ in imports(path, tree):
+            top = base.split(".")[0]
+            here = f"{path.relative_to(REPO)}{place}:{node.lineno}: `{ast.unparse(node)}`"
+            if top in TOP_LEVEL and top != folder and top not in MAY_IMPORT[folder]:
+                allowed = ", ".join(sorted(MAY_IMPORT[folder])) or "nothing"
+                wrong.append(f"{here}: {folder}/ imports {top}/ (it may import {allowed} of ours)")
+            elif top in TEST_ONLY and folder in PACKAGES:
+                wrong.append(f"{here}: {top} is a test-only dependency, and {folder} ships in the wheel")
     return wrong
 
 
@@ -252,30 +254,26 @@ def notebook_trees(path: Path) -> list[tuple[str, ast.Module]]:
     ]
 
 
+@cache
+def code(folder: str) -> list[tuple[Path, list[tuple[str, ast.Module]]]]:
+    """Each Python file and notebook of ``folder`` with its code: one tree for a file, one
+    per code cell for a notebook."""
+    files = [(path, [("", parse(path))]) for path in python_files(folder)]
+    return files + [(path, notebook_trees(path)) for path in sorted((REPO / folder).glob("*.ipynb"))]
+
+
 # --- the checks ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("folder", FOLDERS)
+@pytest.mark.parametrize("folder", [*FOLDERS, *NOTEBOOKS])
 def test_each_folder_imports_only_what_it_may(folder):
-    wrong = [v for path in python_files(folder) for v in folder_violations(path)]
+    wrong = [v for path, trees in code(folder) for v in folder_violations(path, trees)]
     assert not wrong, "imports against the flow between folders:\n" + "\n".join(wrong)
 
 
-@pytest.mark.parametrize("folder", [f for f in FOLDERS if f != "vizlib"])
+@pytest.mark.parametrize("folder", [f for f in (*FOLDERS, *NOTEBOOKS) if f != "vizlib"])
 def test_code_outside_vizlib_uses_its_public_names(folder):
-    wrong = [
-        v for path in python_files(folder) for v in vizlib_violations(str(path.relative_to(REPO)), [("", parse(path))])
-    ]
-    assert not wrong, "\n".join(wrong)
-
-
-@pytest.mark.parametrize("folder", NOTEBOOKS)
-def test_notebooks_use_vizlibs_public_names(folder):
-    wrong = [
-        v
-        for path in sorted((REPO / folder).glob("*.ipynb"))
-        for v in vizlib_violations(str(path.relative_to(REPO)), notebook_trees(path))
-    ]
+    wrong = [v for path, trees in code(folder) for v in vizlib_violations(str(path.relative_to(REPO)), trees)]
     assert not wrong, "\n".join(wrong)
 
 
@@ -343,7 +341,16 @@ def test_the_check_sees_a_lazy_import():
     ],
 )
 def test_a_planted_upward_import_fails_with_its_place(file, source, message):
-    assert any(message in v for v in folder_violations(REPO / file, source)), folder_violations(REPO / file, source)
+    wrong = folder_violations(REPO / file, [("", parse(REPO / file, source))])
+    assert any(message in v for v in wrong), wrong
+
+
+def test_a_planted_import_in_a_notebook_cell_fails_with_its_cell():
+    trees = [("", ast.parse("import vizlib as vz")), (", cell 3", ast.parse("x = 1\nfrom tests.grader import answers"))]
+    assert folder_violations(REPO / "course" / "01_tensors.ipynb", trees) == [
+        "course/01_tensors.ipynb, cell 3:2: `from tests.grader import answers`: course/ imports tests/ "
+        "(it may import coursekit, grader, vizlib of ours)"
+    ]
 
 
 def test_a_planted_import_of_coursekit_in_vizlib_fails_the_stage_check_with_a_message():
