@@ -26,7 +26,8 @@ from pathlib import Path
 import pytest
 from IPython.core.inputtransformer2 import TransformerManager
 
-REPO = Path(__file__).resolve().parents[1]
+from harness.paths import REPO
+
 PACKAGES = ("vizlib", "grader", "coursekit")  # shipped in the wheel (pyproject.toml)
 FOLDERS = (*PACKAGES, "harness", "bench", "scripts")  # the code besides tests/
 NOTEBOOKS = ("course", "solutions")  # their notebooks and scripts; exercises/ are written from solutions/
