@@ -36,11 +36,11 @@ import nbformat
 from nbclient import NotebookClient
 
 from bench.report import median, table, write_section
+from harness.paths import COURSE, REPO, SOLUTIONS
 
-ROOT = Path(__file__).resolve().parent.parent
 SLOW = 60.0  # seconds: a notebook slower than this on its first run is run only once
 BATCH = 5
-COMPILE_CHAPTER = ROOT / "course" / "06_compile.ipynb"
+COMPILE_CHAPTER = COURSE / "06_compile.ipynb"
 
 
 def cpu_seconds() -> float:
@@ -77,7 +77,7 @@ def run_grader(paths: list[Path]) -> tuple[float, float]:
     cpu, start = cpu_seconds(), time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "grader", "grade", *map(str, paths)],
-        cwd=ROOT,
+        cwd=REPO,
         capture_output=True,
         check=False,
         timeout=1800,
@@ -96,13 +96,13 @@ def repeat(measure, runs: int) -> tuple[list, bool]:
 
 def notebooks_section(runs: int) -> str:
     rows = []
-    for path in sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb")):
+    for path in sorted(COURSE.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb")):
         results, slow = repeat(partial(run_notebook, path), runs)
         best = sorted(results, key=lambda r: r["wall"])[len(results) // 2]
         seconds, index = best["slowest"]
         rows.append(
             [
-                f"`{path.relative_to(ROOT)}`",
+                f"`{path.relative_to(REPO)}`",
                 f"{median([r['wall'] for r in results]):.1f}",
                 f"{median([r['cpu'] for r in results]):.1f}",
                 f"{median([r['cells'] for r in results]):.1f}",
@@ -152,7 +152,7 @@ def compile_section() -> str:
 
 def grader_section(runs: int) -> str:
     rows = []
-    for path in sorted((ROOT / "solutions").glob("*.ipynb")):
+    for path in sorted(SOLUTIONS.glob("*.ipynb")):
         results, slow = repeat(partial(run_grader, [path]), runs)
         alone_wall, alone_cpu = median([w for w, _ in results]), median([c for _, c in results])
         with tempfile.TemporaryDirectory() as tmp:

@@ -29,8 +29,8 @@ import nbformat
 
 from bench.report import median, table, write_section
 from grader.host.sandbox import bwrap_arguments, prepare
+from harness.paths import EXERCISES, REPO, SOLUTIONS
 
-ROOT = Path(__file__).resolve().parent.parent
 CHAPTER = "03_modules"
 MODES = {"sandbox": [], "no sandbox": ["--no-sandbox"]}
 
@@ -79,9 +79,9 @@ class CpuMeter:
 def make_class(folder: Path, size: int) -> list[Path]:
     """``size`` learners' files: the exercise notebook, the instructor's answers in its
     solution cells (found by the cell ids the exercise keeps from the solutions)."""
-    solutions = nbformat.read(ROOT / "solutions" / f"{CHAPTER}.ipynb", as_version=4)
+    solutions = nbformat.read(SOLUTIONS / f"{CHAPTER}.ipynb", as_version=4)
     answers = {c.id: c.source for c in solutions.cells if "solution" in c.metadata.get("tags", [])}
-    exercise = nbformat.read(ROOT / "exercises" / f"{CHAPTER}.ipynb", as_version=4)
+    exercise = nbformat.read(EXERCISES / f"{CHAPTER}.ipynb", as_version=4)
     for cell in exercise.cells:
         if cell.get("id") in answers:
             cell.source = answers[cell.id]
@@ -98,7 +98,7 @@ def grade(paths: list[Path], options: list[str], jobs: int, report: Path, meter:
     run = subprocess.run(
         [sys.executable, "-m", "grader", "grade", *map(str, paths), *options, "--jobs", str(jobs)]
         + ["--report", str(report)],
-        cwd=ROOT,
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=3600,

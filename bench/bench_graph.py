@@ -101,14 +101,16 @@ def one_run(case: str, tool: str) -> dict:
         edges = sum("->" in line for line in source.splitlines())
         nodes = sum("[label=" in line and "->" not in line for line in source.splitlines())
     else:
-        full = {"depth": None, "max_nodes": None} if tool == "vizlib full" else {}
-        g = vz.graph(model, *batch, **full)
+        if tool == "vizlib full":
+            g = vz.graph(model, *batch, depth=None, max_nodes=None)
+        else:
+            g = vz.graph(model, *batch)
         captured = time.perf_counter()
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
         g.to_svg()
         render = time.perf_counter() - captured
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        dot_cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        done = resource.getrusage(resource.RUSAGE_CHILDREN)
+        dot_cpu = done.ru_utime - children.ru_utime + done.ru_stime - children.ru_stime
         nodes, edges, saved_mb = len(g.nodes), len(g.edges), g.saved_bytes / 2**20
     return {
         "capture": captured - start,

@@ -30,9 +30,8 @@ import nbformat
 import torch
 from playwright.sync_api import sync_playwright
 
-from coursekit.lab_session import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all
-
-REPO = Path(__file__).resolve().parents[1]
+from harness.lab_session import CHROMIUM_ARGS, WAIT_MS, chromium, lab_server, open_notebook, run_all
+from harness.paths import REPO
 
 RESULT = REPO / "bench" / "results" / "latency.md"
 TARGET_MS = 300  # the goal for y = w*x + b

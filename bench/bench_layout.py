@@ -26,7 +26,7 @@ from torchviz import make_dot
 import vizlib as vz
 from bench.report import DotRun, median, run_dot, table, write_section
 from coursekit.models import GPTConfig, make_gpt
-from vizlib.render.dot import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size
+from vizlib.render import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size
 
 SIZES = (12, 48, 96)  # GPT blocks
 REPEATS = 3
@@ -254,7 +254,8 @@ def main() -> None:
     for v in VARIANTS:
         for source in v.sources:
             cells = [cell(results[(v.label, source, n)], why.get((v.label, source, n), "")) for n in SIZES]
-            size = svg_inches(results[(v.label, source, 48)][-1].output) if results[(v.label, source, 48)] else ""
+            runs = results[(v.label, source, 48)]
+            size = svg_inches(runs[-1].output) if runs else ""
             rows.append([v.label, source, *cells, size if v.command[-1] == "-Tsvg" else ""])
     loop = vz.graph(shared_weight_loop, torch.ones(3), torch.full((3,), 0.5))
     loop_dot = plain_dot(loop.to_dot())

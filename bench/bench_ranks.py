@@ -15,11 +15,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 from bench.report import median, table, write_section
+from harness.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
 CALLS = 6  # per fresh process: the first (the server starts), then later ones
 SERIES = 3  # fresh processes
 
@@ -52,7 +51,7 @@ def series(function: str, world_size: int) -> list[float]:
     """Seconds of each of CALLS calls in one fresh Python."""
     out = subprocess.run(
         [sys.executable, "-c", ONE_SERIES, function, str(world_size), str(CALLS)],
-        cwd=ROOT,
+        cwd=REPO,
         capture_output=True,
         text=True,
         check=True,

@@ -18,8 +18,8 @@ from pathlib import Path
 import nbformat
 
 from bench.report import table, write_section
+from harness.paths import COURSE
 
-ROOT = Path(__file__).resolve().parents[1]
 WORDS_PER_MINUTE = 200
 CODE_LINES_PER_MINUTE = 20
 
@@ -51,7 +51,7 @@ def reading(path: Path) -> Reading:
 
 def main() -> None:
     rows = []
-    for path in sorted((ROOT / "course").glob("*.ipynb")):
+    for path in sorted(COURSE.glob("*.ipynb")):
         r = reading(path)
         rows.append([f"`course/{path.name}`", str(r.cells), str(r.words), str(r.code_lines), f"{r.minutes:.0f}"])
     write_section(

@@ -41,8 +41,7 @@ import torch
 import vizlib as vz
 from bench.report import median, run_dot, table, write_section
 from coursekit.models import GPTConfig, make_gpt
-from vizlib.render.dot import FAST_LAYOUT, FAST_LAYOUT_ABOVE
-from vizlib.render.engines import graphviz_pure_program
+from vizlib.render import FAST_LAYOUT, FAST_LAYOUT_ABOVE, graphviz_pure_program
 
 SIZES = (12, 48, 96)
 REPEATS = 3

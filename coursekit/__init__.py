@@ -15,8 +15,6 @@
   local shard, padding included), for chapter 05b's bytes-per-parameter and ZeRO counts;
 - ``comms``: ``CollectiveLog``, the collectives a block of code really issues (DDP's,
   FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
-- ``lab_session``: a real JupyterLab started as `make lab` starts it, driven by Playwright
-  (the browser tests and the slider-latency benchmark; needs the `test` extras);
 - ``saved_views``: notebooks saved with their live views as pictures (`make lab`'s save hook,
   and scripts/execute_notebooks.py), so a notebook reopened without its kernel shows them.
 

@@ -16,7 +16,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator
 
 import vizlib as vz
-from vizlib.plots.grad_flow import NOTEBOOK_WIDTH
+from vizlib.plots import NOTEBOOK_WIDTH
 
 Interval = tuple[float, float, str]
 BACKWARD, ALL_REDUCE = "backward", "all-reduce"

@@ -20,6 +20,8 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from vizlib.plots import NOTEBOOK_WIDTH
+
 RANK_COLOURS = ["#9ecae1", "#fdae6b", "#a1d99b", "#fc9272", "#bcbddc", "#fdd0a2", "#c7e9c0", "#d9d9d9"]
 SUM_COLOURS = plt.get_cmap("Purples")
 
@@ -84,7 +86,7 @@ def draw_collectives(runs: dict[str, tuple[Sequence[torch.Tensor], Sequence[torc
     fig, axes = plt.subplots(
         len(runs),
         2,
-        figsize=(9, 0.55 * world_size * len(runs) + 0.6 * len(runs)),
+        figsize=(NOTEBOOK_WIDTH, 0.55 * world_size * len(runs) + 0.6 * len(runs)),
         squeeze=False,
         gridspec_kw={"hspace": 0.6},
     )

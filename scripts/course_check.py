@@ -35,10 +35,12 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # coursekit, also where the project is not installed (a GPU machine's image)
+# A script knows the checkout by its own place: the repository's packages (harness.paths, coursekit)
+# are imported from it, also where the project is not installed (a GPU machine's image).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coursekit.gpu import SKIP_PREFIX  # noqa: E402 - after the path it is found on
+from harness.paths import COURSE, REPO, SOLUTIONS  # noqa: E402
 
 CELL_TIMEOUT = 600
 ON_PURPOSE = "raises-exception"
@@ -143,7 +145,7 @@ def grade_solutions(paths: list[Path], jobs: int, sandbox: bool) -> Grading:
         report_path = Path(tmp) / "grades.json"
         command = [sys.executable, "-m", "grader", "grade", *map(str, paths), "--jobs", str(jobs), "--chapter", "each"]
         command += ["--report", str(report_path)] + ([] if sandbox else ["--no-sandbox"])
-        proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
         if not report_path.exists():
             output = f"the grader wrote no report (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}"
             return Grading([output], {}, 0.0)
@@ -161,7 +163,7 @@ def grade_solutions(paths: list[Path], jobs: int, sandbox: bool) -> Grading:
 def label(path: Path) -> str:
     """A notebook's path from the top folder ("solutions/01_tensors.ipynb") where it is inside it."""
     path = path.resolve()
-    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
 
 
 def machine() -> dict[str, object]:
@@ -222,18 +224,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs < 1:
         parser.error("--jobs must be at least 1")
     paths = [p.resolve() for p in args.notebooks] or [
-        *sorted((ROOT / "course").glob("*.ipynb")),
-        *sorted((ROOT / "solutions").glob("*.ipynb")),
+        *sorted(COURSE.glob("*.ipynb")),
+        *sorted(SOLUTIONS.glob("*.ipynb")),
     ]
-    unknown = [p for p in paths if p.parent not in (ROOT / "course", ROOT / "solutions") or not p.exists()]
+    unknown = [p for p in paths if p.parent not in (COURSE, SOLUTIONS) or not p.exists()]
     if unknown:
         print(f"not a chapter or solution of this course: {', '.join(map(str, unknown))}", file=sys.stderr)
         return 2
     chapters = sorted(
-        (p for p in paths if p.parent == ROOT / "course"),
+        (p for p in paths if p.parent == COURSE),
         key=lambda p: SLOWEST_FIRST.index(p.stem) if p.stem in SLOWEST_FIRST else len(SLOWEST_FIRST),
     )
-    solutions = [p for p in paths if p.parent == ROOT / "solutions"]
+    solutions = [p for p in paths if p.parent == SOLUTIONS]
 
     summary: dict = {"machine": machine(), "chapters": {}}
     print(f"PyTorch {summary['machine']['torch']}, Python {summary['machine']['python']}", flush=True)
@@ -244,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for run in pool.map(lambda path: run_chapter(path, keep), chapters):
-            name = run.path.relative_to(ROOT)
+            name = run.path.relative_to(REPO)
             print(f"{name}: {run.seconds:.1f} s, {'ok' if run.ok else 'FAILED'}", flush=True)
             for line in [*run.errors, *([f"stopped: {run.stopped}"] if run.stopped else [])]:
                 print(f"  {line}", flush=True)

@@ -25,9 +25,13 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from coursekit.saved_views import drop_live_views
+# A script knows the checkout by its own place: the repository's packages (harness.paths, coursekit)
+# are imported from it, also where the project is not installed.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-ROOT = Path(__file__).resolve().parent.parent
+from coursekit.saved_views import drop_live_views  # noqa: E402 - after the path it is found on
+from harness.paths import COURSE, SOLUTIONS  # noqa: E402
+
 CELL_TIMEOUT = 600
 
 
@@ -57,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         "notebooks", nargs="*", type=Path, help="notebooks to run (default: every notebook of course/ and solutions/)"
     )
     args = parser.parse_args(argv)
-    paths = args.notebooks or sorted((ROOT / "course").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*.ipynb"))
+    paths = args.notebooks or sorted(COURSE.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb"))
     failed = False
     for path in paths:
         try:

@@ -21,7 +21,11 @@ try:
 except ModuleNotFoundError:  # Python 3.10: the same parser, as pip carries it
     from pip._vendor import tomli as tomllib  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parent.parent
+# A script knows the checkout by its own place: harness.paths is imported from it (this runs
+# before the project is installed).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.paths import REPO  # noqa: E402 - after the path it is found on
 
 
 def distribution_name(requirement: str) -> str:
@@ -50,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("extras", help="comma-separated extras of pyproject.toml, e.g. course,test")
     parser.add_argument("--without", action="append", default=[], help="a package to leave out (repeatable)")
-    parser.add_argument("--pyproject", type=Path, default=ROOT / "pyproject.toml")
+    parser.add_argument("--pyproject", type=Path, default=REPO / "pyproject.toml")
     args = parser.parse_args(argv)
     pyproject = tomllib.loads(args.pyproject.read_text())
     try:

@@ -12,7 +12,8 @@ import shutil
 
 import pytest
 
-from coursekit.lab_session import CHROMIUM_ARGS, REPO, chromium, lab_server
+from harness.lab_session import CHROMIUM_ARGS, chromium, lab_server
+from harness.paths import REPO
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,8 @@ import nbformat
 import pytest
 from playwright.sync_api import Page, expect
 
-from coursekit.lab_session import REPO, WAIT_MS, notebook_run, wait_until
+from harness.lab_session import WAIT_MS, notebook_run, wait_until
+from harness.paths import REPO
 
 pytestmark = pytest.mark.browser
 

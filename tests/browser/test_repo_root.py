@@ -20,7 +20,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from coursekit.lab_session import REPO, WAIT_MS, wait_until
+from harness.lab_session import WAIT_MS, wait_until
+from harness.paths import REPO
 
 pytestmark = pytest.mark.browser
 

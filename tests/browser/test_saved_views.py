@@ -15,8 +15,8 @@ import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from coursekit.lab_session import WAIT_MS, notebook_run, open_notebook, wait_until
 from coursekit.saved_views import WIDGET_VIEW
+from harness.lab_session import WAIT_MS, notebook_run, open_notebook, wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 from playwright.sync_api import Locator, Page, expect
 
-from coursekit.lab_session import WAIT_MS, notebook_run, wait_until
+from harness.lab_session import WAIT_MS, notebook_run, wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -6,14 +6,14 @@ import ast
 import importlib.util
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 from coursekit.launch import LaunchError, torchrun
+from harness.paths import COURSE
 
-SCRIPT = Path(__file__).resolve().parents[2] / "course" / "ddp_train.py"
+SCRIPT = COURSE / "ddp_train.py"
 
 
 def load_script():

@@ -16,7 +16,7 @@ import tomllib
 from filelock import FileLock
 from packaging.requirements import Requirement
 
-from coursekit.lab_session import REPO
+from harness.paths import REPO
 
 from .venvs import closure, link_distributions, make_venv, pip_install
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from coursekit.lab_session import REPO
+from harness.paths import REPO
 
 PROBE = Path(__file__).with_name("chapters_probe.py")
 CHAPTERS = ["00_welcome", "01_tensors", "02_autograd"]

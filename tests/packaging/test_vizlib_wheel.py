@@ -23,7 +23,7 @@ import tomllib
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from coursekit.lab_session import REPO
+from harness.paths import REPO
 
 from .venvs import closure, link_distributions, make_venv, pip_install
 
@@ -49,8 +49,10 @@ def wheel(tmp_path_factory) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
-    for name in sorted(PACKAGES):
-        shutil.copytree(REPO / name, src / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # Every package of the checkout, those that must stay out (harness, bench, tests) too:
+    # what the wheel holds is pyproject's choice, not this copy's.
+    for package in sorted(p.parent for p in REPO.glob("*/__init__.py")):
+        shutil.copytree(package, src / package.name, ignore=shutil.ignore_patterns("__pycache__"))
     # The project's own setuptools builds it (no isolated build env to download); its
     # dependencies are not needed to build a pure-Python wheel.
     cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps", "-w", str(root), str(src)]

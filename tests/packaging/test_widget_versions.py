@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from coursekit.lab_session import REPO
+from harness.paths import REPO
 
 PROBE = Path(__file__).with_name("views_probe.py")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

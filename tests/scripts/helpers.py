@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from pathlib import Path
 from types import ModuleType
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from harness.paths import SCRIPTS
 
 
 def load_script(name: str) -> ModuleType:
     """scripts/<name>.py as a module, imported once per process."""
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
         assert spec and spec.loader
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module

@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.scripts.helpers import ROOT, load_script
+from harness.paths import REPO
+from tests.scripts.helpers import load_script
 
 course_check = load_script("course_check")
 
@@ -52,7 +53,7 @@ def test_a_kernel_that_dies_stops_the_chapter_and_says_so(tmp_path):
 
 
 def test_full_marks_for_a_solution_and_every_lost_task_of_an_empty_exercise():
-    solution, exercise = ROOT / "solutions" / "01_tensors.ipynb", ROOT / "exercises" / "01_tensors.ipynb"
+    solution, exercise = REPO / "solutions" / "01_tensors.ipynb", REPO / "exercises" / "01_tensors.ipynb"
     grading = course_check.grade_solutions([solution, exercise], jobs=2, sandbox=False)
     missing, seconds = grading.missing, grading.seconds
     tasks = [

@@ -9,15 +9,16 @@ import sys
 import pytest
 from packaging.requirements import Requirement
 
-from tests.scripts.helpers import ROOT, load_script
+from harness.paths import REPO
+from tests.scripts.helpers import load_script
 
 project_requirements = load_script("project_requirements")
-PYPROJECT = project_requirements.tomllib.loads((ROOT / "pyproject.toml").read_text())
+PYPROJECT = project_requirements.tomllib.loads((REPO / "pyproject.toml").read_text())
 
 
 def test_every_requirement_of_the_project_and_its_extras_but_torch():
     printed = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "project_requirements.py"), "course,test", "--without", "torch"],
+        [sys.executable, str(REPO / "scripts" / "project_requirements.py"), "course,test", "--without", "torch"],
         capture_output=True,
         text=True,
         check=True,

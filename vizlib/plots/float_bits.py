@@ -27,6 +27,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .style import BIT_COLOURS
 
 # The binary interchange formats: sign, exponent, mantissa, and the IEEE rules for the
 # all-zeros and all-ones exponents. (The float8 formats bend those rules; not drawn.)
@@ -34,8 +35,6 @@ FORMATS = (torch.float64, torch.float32, torch.float16, torch.bfloat16)
 DEFAULT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _INT_OF_SIZE = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
-# The palette of every picture of bits: vz.float_bits, and chapter 01's chart of the formats imports it.
-COLOURS = {"sign": "#f4a6a6", "exponent": "#a9c8ec", "mantissa": "#b5e0b0"}
 CELL_INCHES = 0.26  # one bit; narrower when a row would not fit MAX_ROW_INCHES
 MAX_ROW_INCHES = 8.5
 LABEL_INCHES = 1.0
@@ -189,7 +188,7 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
     given = f"{exact!r} (tensor, dtype {dtype_name(number.dtype)})" if isinstance(x, torch.Tensor) else repr(exact)
     ax.text(0.15, 0.3, f"x = {given}", fontsize=10, weight="bold", va="center")
     ax.legend(
-        handles=[Patch(facecolor=c, edgecolor="black", label=k) for k, c in COLOURS.items()],
+        handles=[Patch(facecolor=c, edgecolor="black", label=k) for k, c in BIT_COLOURS.items()],
         loc="upper right",
         ncol=3,
         fontsize=8,
@@ -204,7 +203,7 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
         for j, (bit, part) in enumerate(zip(row.bits, parts, strict=True)):
             left = LABEL_INCHES + j * cell
             boxes.append(Rectangle((left, top), cell, cell))
-            colours.append(COLOURS[part])
+            colours.append(BIT_COLOURS[part])
             ax.text(left + cell / 2, top + cell / 2, bit, ha="center", va="center", fontsize=min(8, 30 * cell))
         meaning, value = _explain(row, exact)
         ax.text(LABEL_INCHES, top + cell + 0.17, meaning, fontsize=7.5, va="center")

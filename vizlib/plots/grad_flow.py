@@ -36,6 +36,7 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from ..errors import VizlibTypeError, VizlibValueError
+from .style import NOTEBOOK_WIDTH
 
 # Rules of thumb, on mean |grad|. Below VANISHING, a weight of size ~0.01 trained with
 # SGD at lr 0.01 moves by a millionth of itself per step: it has stopped learning.
@@ -51,9 +52,6 @@ NO_GRAD_COLOUR = "tab:red"
 
 # Above this many parameters, only every k-th name is written on the axis.
 MAX_LABELS = 40
-# Widest figure, in inches: JupyterLab's output area is about 860 px and shows figures at
-# matplotlib's 100 dpi, so a wider one is scaled down and its 8 pt labels shrink to ~6 px.
-NOTEBOOK_WIDTH = 8.6
 
 
 @dataclass(frozen=True)

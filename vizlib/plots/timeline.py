@@ -28,7 +28,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from ..errors import VizlibTypeError, VizlibValueError
-from .grad_flow import NOTEBOOK_WIDTH  # the widest figure JupyterLab shows at full size
+from .style import NOTEBOOK_WIDTH
 
 Interval = tuple[float, float, str]
 

@@ -28,9 +28,10 @@ from typing import TypeVar
 
 from playwright.sync_api import Browser, Page, expect
 
+from harness.paths import SCRIPTS
+
 T = TypeVar("T")
-REPO = Path(__file__).resolve().parents[1]  # the checkout this package is installed from (pip -e)
-LAB_SCRIPT = REPO / "scripts" / "lab.py"
+LAB_SCRIPT = SCRIPTS / "lab.py"
 WAIT_MS = 60_000
 URL_LINE = re.compile(
     r"(http://127\.0\.0\.1:\d+)(/lab\S*?)[?&]token=([\w-]{16,})"
