@@ -48,6 +48,12 @@ TOP_LEVEL = {*FOLDERS, *NOTEBOOKS, "tests"}
 # Installed by the `test` extras only: a package the wheel ships cannot count on them.
 TEST_ONLY = {"playwright", "pytest_playwright", "hypothesis", "xdist", "torchviz"}
 
+# The grader's sub-packages, by the process they run in (docs/ARCHITECTURE.md), and what each
+# may import of the others: the kernel's code is loaded into a learner's kernel, where the
+# host's has no business; the plugin shares the host's process tools (sandbox, records,
+# processes); the host reads the output guard's limit and starts the plugin by name only.
+GRADER_MAY_IMPORT = {"kernel": set(), "plugin": {"host"}, "host": {"kernel"}}
+
 # vizlib's stages, lowest first. A module may import its own stage and lower ranks; two
 # stages of one rank know nothing of each other.
 VIZLIB_RANK = {
@@ -153,6 +159,26 @@ def stage_violations(module: str, deps: set[str]) -> list[str]:
     return wrong
 
 
+def grader_context(module: str) -> str | None:
+    """The sub-package a grader module belongs to (``python -m grader`` is the host's)."""
+    parts = module.split(".")
+    if parts[:2] == ["grader", "__main__"]:
+        return "host"
+    return parts[1] if len(parts) > 2 else None
+
+
+def grader_violations(module: str, deps: set[str]) -> list[str]:
+    """The grader's imports of ``module`` that cross from one process's code to another's."""
+    here = grader_context(module)
+    wrong = []
+    for dep in sorted(deps):
+        there = grader_context(dep) if dep.split(".")[0] == "grader" else None
+        if here and there and there != here and there not in GRADER_MAY_IMPORT[here]:
+            allowed = ", ".join(sorted(GRADER_MAY_IMPORT[here])) or "nothing"
+            wrong.append(f"{module} imports {dep}: grader/{here}/ may import {allowed} of the grader's other code")
+    return wrong
+
+
 # --- vizlib's public names -------------------------------------------------------------------
 
 
@@ -198,31 +224,14 @@ def private_use(module: str, attrs: list[str]) -> str | None:
 def vizlib_violations(label: str, trees: list[tuple[str, ast.Module]]) -> list[str]:
     """Uses of vizlib in ``trees`` (one file, or a notebook's code cells in order, so that
     `import vizlib as vz` in one cell binds `vz` in the next) beyond its public names."""
-    public = public_modules()
     bound: dict[str, str] = {}  # a name in the code -> the public vizlib module it stands for
     wrong = []
     for place, tree in trees:
         outer = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         for node in ast.walk(tree):
             reached = None
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.name.split(".")[0] != "vizlib":
-                        continue
-                    if alias.name not in public:
-                        reached = alias.name
-                    elif alias.asname:
-                        bound[alias.asname] = alias.name
-                    else:
-                        bound["vizlib"] = "vizlib"
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "vizlib" and not node.level:
-                if node.module not in public:
-                    reached = node.module
-                for alias in node.names:
-                    if f"{node.module}.{alias.name}" in public:
-                        bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
-                    elif node.module in public and alias.name not in public[node.module]:
-                        reached = f"{node.module}.{alias.name}"
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                reached = import_reach(node, bound)
             elif isinstance(node, ast.Attribute) and id(node) not in outer:
                 chain = attribute_chain(node)
                 if chain and chain[0] in bound:
@@ -234,6 +243,32 @@ def vizlib_violations(label: str, trees: list[tuple[str, ast.Module]]) -> list[s
                     "__all__, or export it there)"
                 )
     return wrong
+
+
+def import_reach(node: ast.Import | ast.ImportFrom, bound: dict[str, str]) -> str | None:
+    """The private vizlib module or name an import reaches (None if it stays public); the
+    public modules it binds go into ``bound``."""
+    public = public_modules()
+    reached = None
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name.split(".")[0] != "vizlib":
+                continue
+            if alias.name not in public:
+                reached = alias.name
+            else:
+                bound[alias.asname or "vizlib"] = alias.name if alias.asname else "vizlib"
+        return reached
+    if (node.module or "").split(".")[0] != "vizlib" or node.level:
+        return None
+    if node.module not in public:
+        reached = node.module
+    for alias in node.names:
+        if f"{node.module}.{alias.name}" in public:
+            bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        elif node.module in public and alias.name not in public[node.module]:
+            reached = f"{node.module}.{alias.name}"
+    return reached
 
 
 def cell_tree(source: str, where: str) -> ast.Module:
@@ -293,6 +328,38 @@ def test_vizlib_imports_only_its_own_or_a_lower_stage():
     assert not wrong, "imports against the flow of stages:\n" + "\n".join(sorted(wrong))
 
 
+def test_the_graders_code_stays_with_the_process_it_runs_in():
+    modules = [m for m in import_graph() if m.startswith("grader.")]
+    assert {grader_context(m) for m in modules} - {None} == set(GRADER_MAY_IMPORT), "a grader module outside them"
+    wrong = [w for module in modules for w in grader_violations(module, import_graph()[module])]
+    assert not wrong, "\n".join(wrong)
+
+
+@pytest.mark.parametrize(
+    ("file", "source", "message"),
+    [
+        (
+            "grader/kernel/session.py",
+            "from grader.host.errors import GraderError\n",
+            "grader.kernel.session imports grader.host.errors: grader/kernel/ may import nothing",
+        ),
+        (
+            "grader/host/run.py",
+            "def f():\n    from grader.plugin import recorder\n",
+            "grader.host.run imports grader.plugin.recorder: grader/host/ may import kernel",
+        ),
+        (
+            "grader/plugin/recorder.py",
+            "from grader.kernel.watch import Watch\n",
+            "grader.plugin.recorder imports grader.kernel.watch: grader/plugin/ may import host",
+        ),
+    ],
+)
+def test_a_planted_import_across_the_graders_processes_fails_with_a_message(file, source, message):
+    path = REPO / file
+    assert any(message in w for w in grader_violations(module_name(path), imports_of(path, source)))
+
+
 @pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_circle(package):
     graph = {m: {d for d in deps if d.split(".")[0] == package} for m, deps in import_graph().items()}
@@ -329,7 +396,11 @@ def test_the_check_sees_a_lazy_import():
             "def f():\n    from coursekit.models import make_mlp\n",
             "vizlib/data.py:2: `from coursekit.models import make_mlp`: vizlib/ imports coursekit/",
         ),
-        ("vizlib/render/dot.py", "import grader.notebook\n", "vizlib/render/dot.py:1: `import grader.notebook`"),
+        (
+            "vizlib/render/dot.py",
+            "import grader.host.notebook\n",
+            "vizlib/render/dot.py:1: `import grader.host.notebook`",
+        ),
         (
             "coursekit/models.py",
             "from grader import cli\n",
@@ -338,7 +409,7 @@ def test_the_check_sees_a_lazy_import():
         ("coursekit/ranks.py", "from harness.paths import REPO\n", "coursekit/ imports harness/"),
         ("bench/report.py", "from tests.scripts.helpers import ROOT\n", "bench/ imports tests/"),
         ("scripts/lab.py", "import tests\n", "scripts/lab.py:1: `import tests`: scripts/ imports tests/"),
-        ("grader/run.py", "from playwright.sync_api import Page\n", "playwright is a test-only dependency"),
+        ("grader/host/run.py", "from playwright.sync_api import Page\n", "playwright is a test-only dependency"),
     ],
 )
 def test_a_planted_upward_import_fails_with_its_place(file, source, message):

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from grader.kernel import threads
+from grader.kernel import active
 
 # Audited events that start a process or reach one, with what a learner is told.
 PROCESS_EVENTS = {
@@ -93,7 +93,7 @@ def grader_profile() -> Iterator[None]:
 
 def starting(what: str) -> None:
     """Refuse to start ``what`` while a Watch records; each Watch then fails its task."""
-    watching = list(threads.WATCHING)
+    watching = list(active.WATCHING)
     if not watching or _from_compiler():
         return
     _escaped(what)
@@ -119,7 +119,7 @@ def out_of_sight(before: set[int] | None = None) -> list[str]:
 
 def _escaped(what: str) -> None:
     ESCAPES.append(what)
-    for watch in list(threads.WATCHING):
+    for watch in list(active.WATCHING):
         watch.escaped.append(what)
 
 
@@ -130,7 +130,7 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
         ident = threading.get_ident()
         if ident in STARTED:  # a thread the notebook started, now out of sight
             SWITCHED_OFF.add(ident)
-        for watch in list(threads.WATCHING):
+        for watch in list(active.WATCHING):
             watch.tampered = watch.tampered or "the grader's record of the functions that run (sys.setprofile)"
 
 

@@ -18,22 +18,21 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from grader.kernel import containment
+from grader.kernel import active, containment
 
 if TYPE_CHECKING:
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    from grader.kernel.watch import Watch
+    from grader.kernel.active import Recording
 
-WATCHING: list[Watch] = []  # the watches recording now
 _THREAD = threading.local()  # in another thread: the (watch, recorder) pairs it has entered
 
 
 def _in_thread(frame: types.FrameType, event: str, arg: Any) -> None:
     """The profile function of the threads started after `install_hooks`."""
     try:
-        entered: list[tuple[Watch, TorchDispatchMode]] | None = getattr(_THREAD, "entered", None)
-        if not WATCHING and not entered:
+        entered: list[tuple[Recording, TorchDispatchMode]] | None = getattr(_THREAD, "entered", None)
+        if not active.WATCHING and not entered:
             return
         if entered is None:
             entered = _THREAD.entered = []
@@ -42,7 +41,7 @@ def _in_thread(frame: types.FrameType, event: str, arg: Any) -> None:
                 if not watch._active and torch.utils._python_dispatch._get_current_dispatch_mode() is mode:
                     mode.__exit__(None, None, None)
             entered[:] = [(watch, mode) for watch, mode in entered if watch._active]
-        for watch in WATCHING:
+        for watch in active.WATCHING:
             if not any(w is watch for w, _ in entered):
                 mode = watch.recorder()
                 mode.__enter__()

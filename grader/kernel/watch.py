@@ -22,7 +22,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.kernel import containment, threads
+from grader.kernel import active, containment, threads
 from grader.kernel.rules import WATCHED_PACKAGES
 
 # torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
@@ -210,7 +210,7 @@ class Watch:
         self._previous_profile = sys.getprofile()
         self._profile = self._on_event
         self._active = True
-        threads.WATCHING.append(self)
+        active.WATCHING.append(self)
         with containment.grader_profile():
             sys.setprofile(self._profile)
 
@@ -220,7 +220,7 @@ class Watch:
             sys.setprofile(self._previous_profile)
         self.escaped += [e for e in containment.out_of_sight(self._threads) if e not in self.escaped]
         self._active = False
-        threads.WATCHING[:] = [w for w in threads.WATCHING if w is not self]
+        active.WATCHING[:] = [w for w in active.WATCHING if w is not self]
         if threading._profile_hook is not None:
             self.tampered = "the grader's record of what runs in other threads (threading.setprofile)"
         mode = self._mode

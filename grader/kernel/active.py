@@ -1,0 +1,23 @@
+"""The Watches recording now in this process (watch.py adds and removes them): threads.py
+records other threads' work into them, containment.py refuses processes while there are any.
+``Recording`` is what those two use of a Watch."""
+
+from __future__ import annotations
+
+import types
+from typing import Any, Protocol
+
+from torch.utils._python_dispatch import TorchDispatchMode
+
+
+class Recording(Protocol):
+    _active: bool
+    escaped: list[str]
+    tampered: str | None
+
+    def recorder(self) -> TorchDispatchMode: ...
+
+    def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None: ...
+
+
+WATCHING: list[Recording] = []
