@@ -8,8 +8,10 @@ number somewhere in a notebook's output.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from itertools import islice
 
+import pytest
 import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint
@@ -47,6 +49,16 @@ def test_preserve_rng_state_replays_the_dropout_mask() -> None:
         assert all(torch.equal(a, b) for a, b in zip(plain, got, strict=True)) is equal
 
 
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """One thread per op, as in the chapter: these tensors are small, and threads only contend."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.usefixtures("one_thread")
 def test_default_init_blocks_make_two_thirds_of_the_final_variance() -> None:
     torch.manual_seed(0)
     deep = GPT(GPTConfig(n_layer=48, n_embd=128, n_head=4, block_size=32, vocab=64))
