@@ -94,6 +94,18 @@ def accumulate(ddp, micro_batches, loss_fn):
         for x, y in micro_batches:
             (loss_fn(ddp(x), y) / len(micro_batches)).backward()
 """
+# DDP reads no_sync in forward: a forward outside it all-reduces whatever its backward does.
+NO_SYNC_AROUND_BACKWARD_ONLY = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    for x, y in first:
+        loss = loss_fn(ddp(x), y) / k
+        with ddp.no_sync():
+            loss.backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+"""
 LOSS_NOT_DIVIDED = ACCUMULATE.replace("(loss_fn(ddp(x), y) / k)", "loss_fn(ddp(x), y)")
 
 # 5.10: dcp.load into the model's own tensors is right; each wrong answer loads otherwise.
@@ -268,6 +280,11 @@ def accumulate(ddp, micro_batches, loss_fn):
                 "no_sync around every micro-batch: nothing is ever all-reduced.",
                 hint="DDP all-reduced nothing",
                 code=NO_SYNC_FOR_EVERY_MICRO_BATCH,
+            ),
+            Wrong(
+                "no_sync around each backward only: its forward ran outside, k rounds.",
+                hint="the forward and the backward",
+                code=NO_SYNC_AROUND_BACKWARD_ONLY,
             ),
             Wrong(
                 "Each micro-batch's loss not divided by k: gradients k times too large.",
