@@ -137,6 +137,24 @@ def run_ranks(
     return results
 
 
+def run_ranks_for_check(fn: Callable[..., Any], what: str, world_size: int = 2, timeout: float = 20.0) -> list[Any]:
+    """``run_ranks`` for an exercise's check cell: the ranks' output is not shown, and a
+    failure or a deadlock of the learner's function ``what`` becomes an AssertionError that
+    says, in the learner's terms, what happened (the check then fails with it)."""
+    try:
+        return run_ranks(fn, world_size, timeout=timeout, show_output=False)
+    except LaunchError as error:
+        if error.reason == "timeout":
+            raise AssertionError(
+                f"{what} did not finish within {timeout:g} s on {world_size} ranks: a deadlock. Some rank "
+                "waits for a message or a collective that never comes. With gloo a blocking dist.send "
+                "returns only once the matching dist.recv has taken the data, so two ranks that both send "
+                "first (or both recv first) wait for each other forever: order the calls, or use "
+                "dist.isend/dist.irecv."
+            ) from None
+        raise AssertionError(f"{what} failed on {world_size} ranks: {str(error).splitlines()[0]}") from None
+
+
 def helper_processes(process: psutil.Process | None = None) -> list[psutil.Process]:
     """The processes that run_ranks leaves running on purpose below ``process`` (this one
     by default): multiprocessing's fork server and its resource tracker, idle until the

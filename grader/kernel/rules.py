@@ -62,6 +62,8 @@ WATCHED_MODULES = (
     "torch.utils._python_dispatch",
     "torch.distributed",
     "torch.distributed.distributed_c10d",
+    "coursekit.ranks",  # run_ranks_for_check: the checks' way to the ranks
+    "coursekit.launch",
 )
 # Packages whose functions a Watch names; the notebook's own code is counted in steps.
 WATCHED_PACKAGES = ("torch", "numpy", "coursekit")

@@ -108,8 +108,11 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
     if name == CHAPTERS[0]:
         submissions["tampered_right"] = tamper(with_answers(exercise, chapter, right), chapter)
         first, second = chapter.tasks[0].number, chapter.tasks[1].number
+        # An idle endless loop: it costs the cell timeout without a core (test_grading.py
+        # interrupts a busy one).
+        endless = "import time\n\nwhile True:\n    time.sleep(0.1)"
         submissions["lost"] = with_answers(
-            exercise, chapter, {**right, first: "while True:\n    pass", second: "import os\nos._exit(1)"}
+            exercise, chapter, {**right, first: endless, second: "import os\nos._exit(1)"}
         )
     return {f"{name}-{label}": nb for label, nb in submissions.items()}
 
