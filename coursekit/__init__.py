@@ -17,6 +17,8 @@
   FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
 - ``lab_session``: a real JupyterLab started as `make lab` starts it, driven by Playwright
   (the browser tests and the slider-latency benchmark; needs the `test` extras);
+- ``generated_code``: the forward and backward modules Inductor wrote for one small function
+  (stored text, real: exercise 6.5 reads them);
 - ``saved_views``: notebooks saved with their live views as pictures (`make lab`'s save hook,
   and scripts/execute_notebooks.py), so a notebook reopened without its kernel shows them.
 
