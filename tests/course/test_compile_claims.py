@@ -178,7 +178,7 @@ def test_torchscript_deprecation_is_hidden_by_the_default_filters():
 def test_ddp_optimizer_splits_a_graph_at_bucket_boundaries():
     from torch._dynamo.backends.distributed import DDPOptimizer
 
-    assert torch._dynamo.config.optimize_ddp
+    assert torch._dynamo.utils.get_optimize_ddp_mode() == "ddp_optimizer"
     torch.manual_seed(0)
     layers = torch.nn.Sequential(*[torch.nn.Linear(512, 512) for _ in range(4)])
     layer_bytes = sum(p.nbytes for p in layers[0].parameters())
