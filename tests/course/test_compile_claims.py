@@ -8,7 +8,7 @@ graphs keep running and only misses run eagerly (an error under fullgraph=True);
 cache_size_limit is the old name of recompile_limit; global state is one guard; export is
 non-strict by default and runs Python at trace time; torch._check lets export decide a
 data-dependent `if`; TorchScript's warning is hidden by the default filters; DDPOptimizer
-splits a graph at bucket boundaries."""
+splits a graph at bucket boundaries; blocks compiled one by one share one graph."""
 
 from __future__ import annotations
 
@@ -193,3 +193,22 @@ def test_ddp_optimizer_splits_a_graph_at_bucket_boundaries():
     assert [b.size for b in splitter.buckets] == [layer_bytes, 2 * layer_bytes, layer_bytes]
     linear = torch.nn.functional.linear
     assert [sum(n.target is linear for n in g.graph.nodes) for g in pieces] == [1, 2, 1]
+
+
+def test_blocks_compiled_one_by_one_share_one_graph():
+    from coursekit.models import Block, GPTConfig
+
+    torch.manual_seed(0)
+    stack = torch.nn.Sequential(*[Block(GPTConfig(n_layer=1, n_embd=32, n_head=4, block_size=8)) for _ in range(3)])
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    for block in stack:
+        block.compile(backend=backend)
+    with torch.no_grad():
+        stack(torch.randn(2, 8, 32))
+        stack(torch.randn(2, 8, 32))
+    assert len(graphs) == 1
