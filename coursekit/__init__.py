@@ -15,6 +15,8 @@
   local shard, padding included), for chapter 05b's bytes-per-parameter and ZeRO counts;
 - ``comms``: ``CollectiveLog``, the collectives a block of code really issues (DDP's,
   FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
+- ``generated_code``: the forward and backward modules Inductor wrote for one small function
+  (stored text, real: exercise 6.5 reads them);
 - ``saved_views``: notebooks saved with their live views as pictures (`make lab`'s save hook,
   and scripts/execute_notebooks.py), so a notebook reopened without its kernel shows them.
 

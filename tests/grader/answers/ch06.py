@@ -8,9 +8,15 @@ def gate_python(x, flag):
     return x * 2 if flag else x - 1
 """
 
-# 6.5's right reader for the library calls: wrong answers change how the kernels are found.
-LIBRARY = """\
-    library = re.findall(r"\\bextern_kernels\\.(\\w+)\\(", code)
+# 6.5's right answers, one or two of which each wrong answer changes.
+CALLS = """\
+library_calls = {"forward": ["mm"], "backward": ["mm", "mm"]}
+"""
+FUSED = """\
+fused_ops = {"relu", "softmax", "mul", "sum"}
+"""
+SAVED = """\
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
 """
 
 TASKS = {
@@ -160,50 +166,96 @@ n_graphs = 3 + len(_seen)
     ),
     "6.5": Task(
         alternative="""\
-def read_wrapper(code):
-    kernels, library = [], []
-    for line in code.splitlines():
-        name, sep, rest = line.partition(" = async_compile.")
-        if sep and name.isidentifier():
-            kernels.append(name)
-        for part in line.split("extern_kernels.")[1:]:
-            library.append(part.split("(")[0])
-    return (kernels, library)
+import re
+
+# read with string methods, nothing of torch runs
+calls = re.findall(r"extern_kernels\\.(\\w+)", FORWARD.split("def call")[1])
+library_calls = dict(forward=calls, backward=["mm"] * 2)
+fused_ops = set(["softmax", "relu", "sum", "mul"])
+saved_for_backward = {"x @ w", "softmax's row max", "softmax's row sum"} | {"x", "w"}
 """,
         wrong=[
             Wrong(
-                "Every mention of cpp_fused_...: each kernel appears twice, defined and called.",
-                hint="list each once",
-                code="""\
-def read_wrapper(code):
-    kernels = re.findall(r"cpp_fused_\\w+", code)
-"""
-                + LIBRARY
+                "relu(x @ w) taken as saved, as eager autograd saves relu's output: Inductor's "
+                "forward returns what mm wrote, and the backward recomputes relu.",
+                hint="recomputes relu",
+                code=CALLS
+                + FUSED
                 + """\
-    return kernels, library
+saved_for_backward = {"x", "w", "relu(x @ w)", "softmax's row max", "softmax's row sum"}
 """,
             ),
             Wrong(
-                "Library calls as a set: a function called twice counted once.",
+                "softmax's (64, 16) output taken as saved, as eager softmax saves it: the forward "
+                "returns the two (64, 1) row statistics instead.",
+                hint="two are (64, 1)",
+                code=CALLS
+                + FUSED
+                + """\
+saved_for_backward = {"x", "w", "x @ w", "softmax(h)"}
+""",
+            ),
+            Wrong(
+                "x and w left out: the transposed views reinterpret_tensor(primals_1, ...) read as "
+                "new tensors, not as views of x and w.",
+                hint="transposed view of x",
+                code=CALLS
+                + FUSED
+                + """\
+saved_for_backward = {"x @ w", "softmax's row max", "softmax's row sum"}
+""",
+            ),
+            Wrong(
+                "The matrix product counted as fused: it stayed a library call.",
+                hint="stayed a library call",
+                code=CALLS
+                + SAVED
+                + """\
+fused_ops = {"matmul", "relu", "softmax", "mul", "sum"}
+""",
+            ),
+            Wrong(
+                "The sum left out of the fused ops, as if reductions were not fused.",
+                hint="reductions such as sum included",
+                code=CALLS
+                + SAVED
+                + """\
+fused_ops = {"relu", "softmax", "mul"}
+""",
+            ),
+            Wrong(
+                "The backward's library calls as a set: mm called twice counted once.",
                 hint="a function called twice twice",
-                code="""\
-def read_wrapper(code):
-    kernels = re.findall(r"^(\\w+) = async_compile\\.\\w+\\(", code, re.M)
-    library = sorted(set(re.findall(r"extern_kernels\\.(\\w+)\\(", code)))
-    return kernels, library
+                code=FUSED
+                + SAVED
+                + """\
+library_calls = {"forward": ["mm"], "backward": ["mm"]}
 """,
             ),
             Wrong(
-                "Every line that mentions async_compile taken for a kernel.",
-                hint="without the lines that make or wait for async_compile",
-                code="""\
-def read_wrapper(code):
-    kernels = [line.split(" = ")[0].strip() for line in code.splitlines() if "async_compile" in line]
-"""
-                + LIBRARY
+                "The generated kernels listed as library calls.",
+                hint="cpp_fused_... kernel",
+                code=FUSED
+                + SAVED
                 + """\
-    return kernels, library
+library_calls = {
+    "forward": ["mm", "cpp_fused__softmax_mul_relu_sum_0"],
+    "backward": ["cpp_fused__softmax__softmax_backward_data_add_expand_mul_relu_threshold_backward_0",
+                 "mm", "mm"],
+}
 """,
+            ),
+            Wrong(
+                "Compiled attend in the answer cell to find out, instead of reading the code.",
+                hint="ran torch code",
+                code="""\
+from coursekit.generated_code import attend
+
+torch.compile(attend, backend="eager")(torch.randn(4, 3, requires_grad=True), torch.randn(3, 2))
+"""
+                + CALLS
+                + FUSED
+                + SAVED,
             ),
         ],
     ),

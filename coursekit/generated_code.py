@@ -1,0 +1,55 @@
+"""The code Inductor wrote for one small function, stored as it came (exercise 6.5).
+
+Exercise 6.5 has the learner read real generated code for what Inductor decided: what it
+fused, what the forward saves for the backward, what stayed a library call. Compiling it in
+the exercise would cost seconds and give C++ that differs from CPU to CPU, so the forward
+and backward modules PyTorch 2.13 wrote on a 2-core x86-64 CPU are stored here as text
+(``generated/attend_forward.txt``, ``generated/attend_backward.txt``). ``capture`` writes them again; a test
+checks that the pinned PyTorch still writes the same Python around the C++ kernels.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import torch
+
+HERE = Path(__file__).resolve().parent / "generated"
+PARTS = ("forward", "backward")
+
+
+def attend(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """The function the stored code was generated for (x, w requiring grad)."""
+    h = torch.relu(x @ w)
+    return (h.softmax(-1) * h).sum()
+
+
+def stored(part: str) -> str:
+    """The stored module Inductor wrote for attend's forward or backward, as text."""
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, not {part!r}")
+    return (HERE / f"attend_{part}.txt").read_text()
+
+
+def capture() -> dict[str, str]:
+    """Compile attend (x of 64x32, w of 32x16) with Inductor now: {part: the module's text}."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    x = torch.randn(64, 32, requires_grad=True)
+    w = torch.randn(32, 16, requires_grad=True)
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        _, codes = run_and_get_code(lambda: torch.compile(attend)(x, w).backward())
+    torch._dynamo.reset()
+    return dict(zip(PARTS, codes, strict=True))
+
+
+def python_part(code: str) -> str:
+    """The module without its C++ sources (between r''' and '''), which vary with the CPU."""
+    return re.sub(r"r'''.*?'''", "r'''<C++>'''", code, flags=re.S)
+
+
+if __name__ == "__main__":  # python -m coursekit.generated_code: store the code again
+    for part, code in capture().items():
+        (HERE / f"attend_{part}.txt").write_text(code)
