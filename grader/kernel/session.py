@@ -132,9 +132,8 @@ class Grading:
         if self._hooks is not None:
             self._owners += self._hooks.owners
         _SESSION = self
-        # The first operation under a dispatch mode makes torch import a part of itself (sympy and more,
-        # about 2 s): once, here, rather than in a check's record, where the profiler would slow it down
-        # (and in every process a check forks).
+        # The first operation under a dispatch mode sets up what torch needs for one: once, here,
+        # rather than in a check's record, where the profiler would slow it down.
         with Watch(namespace).recorder():
             torch.ones(1).add(1)
 

@@ -88,6 +88,33 @@ class _OpRecorder(TorchDispatchMode):
         return out
 
 
+def _dynamo_only_once_imported() -> None:
+    """Keep torch from importing Dynamo (about 800 modules, seconds of a kernel's start) just
+    because a recorder ran an operation.
+
+    torch wraps every dispatch mode's ``__torch_dispatch__`` so that Dynamo never compiles
+    it, and the wrapper imports Dynamo on its first call to build the disabled version. Where
+    Dynamo is not imported yet nothing can compile the recorder, so until it is, the wrapper
+    is handed the recorder itself; once Dynamo is there (the notebook compiled something),
+    the wrapper gets Dynamo's disabled version, as torch would have built it. A torch without
+    this wrapper is left as it is."""
+    raw = getattr(_OpRecorder.__torch_dispatch__, "__wrapped__", None)
+    if raw is None or "torch._dynamo" in sys.modules:
+        return
+
+    def until_dynamo(*args: Any, **kwargs: Any) -> Any:
+        if "torch._dynamo" in sys.modules:
+            disabled = torch._dynamo.disable(raw, recursive=True)
+            setattr(raw, "__dynamo_disable", disabled)
+            return disabled(*args, **kwargs)
+        return raw(*args, **kwargs)
+
+    setattr(raw, "__dynamo_disable", until_dynamo)
+
+
+_dynamo_only_once_imported()
+
+
 @dataclass
 class Watch:
     """What ran inside ``with grading.watch() as watch:`` (or in a recorded cell).
