@@ -6,9 +6,9 @@ Two ways in, one GraphData out:
   so op nodes know their shapes but not their values);
 - recorded: run the call inside a ForwardRecorder, then compute gradients with
   ``torch.autograd.grad`` under backward hooks. ``autograd.grad`` returns gradients
-  instead of accumulating them, so nobody's ``.grad`` changes; the RNG state and module
-  buffers (BatchNorm's running statistics) are restored afterwards, so drawing a model
-  never changes it.
+  instead of accumulating them; whatever else of the user's the call may change (buffers
+  of every module it reaches, ``.grad`` of retained tensors, generators, random states) is
+  put back by ``guard.UserState``, so drawing a model never changes it.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from torch.utils._pytree import tree_leaves, tree_map
 from ..data import GraphData, Node, SavedTensor
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .guard import UserState
 from .record import ForwardRecorder, hook_backward
 from .summary import Summaries, small_value, stats
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
@@ -134,6 +135,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
 
 
 def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object) -> GraphData:
+    user_args = (args, kwargs)
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
     param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
     param_names.update(_param_names(params))
@@ -142,24 +144,20 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_outp
         if isinstance(m, nn.Module):
             module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
     names.update(param_names)
-    buffers = _snapshot_buffers(fn, params)
-    try:
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            with ForwardRecorder(module_names) as rec:
-                result = fn(*args, **kwargs)
-            outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
-            for t in outs:
-                rec.adopt(t)
-            if not outs:
-                raise VizlibValueError(
-                    f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
-                    "so there is no graph to draw. Return a tensor computed from the inputs."
-                )
-            seeds = _grad_outputs(outs, grad_output)
-            w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
-            return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
-    finally:
-        _restore_buffers(buffers)
+    with UserState(fn, params, user_args) as state, torch.enable_grad():
+        with ForwardRecorder(module_names, state) as rec:
+            result = fn(*args, **kwargs)
+        outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+        for t in outs:
+            rec.adopt(t)
+        if not outs:
+            raise VizlibValueError(
+                f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
+                "so there is no graph to draw. Return a tensor computed from the inputs."
+            )
+        seeds = _grad_outputs(outs, grad_output)
+        w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
+        return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
 
 
 def _run_backward(
@@ -354,28 +352,6 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.T
     if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     return seeds
-
-
-# ---------------------------------------------------------------- module state
-
-
-def _snapshot_buffers(*objs: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Copies of every module buffer, so a forward in train mode leaves no trace."""
-    seen, saved = set(), []
-    for m in objs:
-        if isinstance(m, nn.Module):
-            for b in m.buffers():
-                if id(b) not in seen:
-                    seen.add(id(b))
-                    saved.append((b, b.detach().clone()))
-    return saved
-
-
-def _restore_buffers(saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    with torch.no_grad():
-        for buf, copy in saved:
-            if not torch.equal(buf, copy):
-                buf.copy_(copy)
 
 
 # ---------------------------------------------------------------- graph details

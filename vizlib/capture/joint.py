@@ -33,9 +33,10 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
-from .build import _prepare_inputs, _restore_buffers, _snapshot_buffers
+from .build import _prepare_inputs
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
+from .guard import UserState, outside_state
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -49,6 +50,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
+    _refuse_outside_state(fn)
     args, kwargs, arg_names = _prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
@@ -104,9 +106,8 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
         return compiler
 
     compiled = aot_function(call, keep("forward"), keep("backward"), partition_fn=min_cut_rematerialization_partition)
-    buffers = _snapshot_buffers(fn)
     try:
-        with quiet_compiler(), torch.random.fork_rng(devices=[]), torch.enable_grad():
+        with UserState(fn, call_args, kwargs), quiet_compiler(), torch.enable_grad():
             result = compiled(*call_args, **kwargs)
             outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
             if not outs or "forward" not in graphs:
@@ -125,14 +126,34 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
         )
         raise_clearly(err, fn, "AOTAutograd", hint)
         raise
-    finally:
-        _restore_buffers(buffers)
     if "backward" not in graphs:
         raise VizlibValueError(
             f"AOTAutograd made no backward graph for {_name(fn)}: no input requires grad. "
             "Pass float tensor inputs (vizlib makes copies of them require grad) or a module with parameters."
         )
     return graphs["forward"], graphs["backward"]
+
+
+def _refuse_outside_state(fn: Callable) -> None:
+    """AOTAutograd traces with fake tensors made from the call's inputs: a module or tensor
+    the function takes from a closure or a global is none of them, and would fail deep in
+    the tracer. Refused before the call, with the way to pass it in instead."""
+    outside = outside_state(fn)
+    if not outside:
+        return
+    name, value = outside[0]
+    if isinstance(value, nn.Module):
+        how = (
+            f"pass the module itself, vz.joint_graph({name}, x), or its parameters as an input: "
+            f"vz.joint_graph(lambda p, x: torch.func.functional_call({name}, p, (x,)).sum(), "
+            f"dict({name}.named_parameters()), x)"
+        )
+    else:
+        how = f"pass it as an argument: vz.joint_graph(lambda x, {name}: ..., x, {name})"
+    raise VizlibValueError(
+        f"{_name(fn)} uses {name!r} ({type(value).__name__}) from outside its arguments, but AOTAutograd "
+        f"traces only what the call is given. To draw it, {how}."
+    )
 
 
 def _gradients(forward: fx.GraphModule, backward: fx.GraphModule, names: dict[str, str]) -> str:
