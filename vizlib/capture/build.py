@@ -228,7 +228,7 @@ def _run_backward(
     for t in outs:
         nodes[w.index[root_of(t)]].is_output = True
     _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
-    _place_params(nodes, param_names)
+    _place_params(nodes, w.edges, param_names)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
     g = GraphData(
@@ -377,15 +377,21 @@ def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
             n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
 
 
-def _place_params(nodes: list[Node], param_names: set[str]) -> None:
+def _place_params(nodes: list[Node], edges: list[tuple[int, int, int]], param_names: set[str]) -> None:
     """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
-    'blocks.0.attn.c_attn', a parameter of the model itself to the model."""
+    'blocks.0.attn.c_attn', a parameter of the model itself to the model. A parameter
+    used outside its owner (a tied weight: registered under the head, used first by the
+    embedding) goes to the innermost module holding its owner and every op that uses it,
+    so that no collapsed box feeds a box that feeds it back."""
     chains: dict[str, tuple[str, ...]] = {}
     for n in nodes:
         for k in range(len(n.modules)):
             chains.setdefault(n.modules[k], n.modules[: k + 1])
     if not chains:
         return
+    consumers: dict[int, list[int]] = {}
+    for s, d, _ in edges:
+        consumers.setdefault(s, []).append(d)
     root = next(iter(chains.values()))[:1]
     for n in nodes:
         if n.kind != "leaf" or n.name not in param_names:
@@ -396,3 +402,12 @@ def _place_params(nodes: list[Node], param_names: set[str]) -> None:
             if path in chains:
                 n.modules = chains[path]
                 break
+        for d in consumers.get(n.id, ()):
+            n.modules = _common_prefix(n.modules, nodes[d].modules)
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]
