@@ -24,7 +24,7 @@ from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ..data import GraphData, Node, SavedTensor
-from ..errors import VizlibTypeError, VizlibValueError
+from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .guard import UserState
 from .record import ForwardRecorder, hook_backward
@@ -151,10 +151,7 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_outp
         for t in outs:
             rec.adopt(t)
         if not outs:
-            raise VizlibValueError(
-                f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
-                "so there is no graph to draw. Return a tensor computed from the inputs."
-            )
+            raise VizlibValueError(_why_no_graph(fn, user_args))
         seeds = _grad_outputs(outs, grad_output)
         w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
         return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
@@ -326,20 +323,77 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
     return node
 
 
+def _ones(shape: list[int]) -> str:
+    return f"torch.ones({', '.join(map(str, shape))})"
+
+
+def _why_no_graph(fn: Callable, user_args: tuple) -> str:
+    """Why a recorded call's result has no graph behind it, in the terms of what the user did."""
+    name = _name(fn)
+    if torch.is_inference_mode_enabled():
+        return (
+            f"vz.graph ran {name} under torch.inference_mode(), where autograd records nothing, so there "
+            "is no graph to draw. Call vz.graph outside the `with torch.inference_mode():` block."
+        )
+    leaves = tree_leaves(user_args)
+    holders = [v for v in leaves if _holds_tensors(v)]
+    if holders:
+        kind = type(holders[0]).__name__
+        return (
+            f"{name} returned a result that does not depend on any tensor requiring grad. vizlib makes float "
+            "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
+            f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
+            f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
+        )
+    floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
+    numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
+    if numbers and not floats:
+        got = ", ".join(
+            f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
+            for v in numbers[:3]
+        )
+        return (
+            f"{name}'s inputs ({got}) are integers, and autograd follows gradients only through "
+            "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
+            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
+        )
+    return (
+        f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
+        "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
+        "or from .detach()ed tensors has no graph)."
+    )
+
+
+def _holds_tensors(v: object) -> bool:
+    """An object that is not a tensor but keeps tensors in its fields (a dataclass, a plain object)."""
+    if isinstance(v, torch.Tensor) or not hasattr(v, "__dict__") or isinstance(v, (nn.Module, type)):
+        return False
+    return any(isinstance(x, torch.Tensor) for x in vars(v).values())
+
+
 def _name(fn: object) -> str:
     return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
 
 
 def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
     if grad_output is None:
-        for t in outs:
-            if t.numel() != 1:
-                raise VizlibValueError(
-                    f"The result has shape {list(t.shape)}, not a single number, so backward has no "
-                    "natural starting gradient. Pass grad_output= a tensor of that shape "
-                    f"(e.g. grad_output=torch.ones({', '.join(map(str, t.shape))})), "
-                    "or return a scalar such as y.sum()."
-                )
+        shapes = [list(t.shape) for t in outs]
+        if len(outs) == 1 and outs[0].numel() != 1:
+            raise NotScalarResult(
+                f"The result has shape {shapes[0]}, not a single number, so backward has no "
+                "natural starting gradient. Pass grad_output= a tensor of that shape "
+                f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
+                shapes,
+            )
+        if any(t.numel() != 1 for t in outs):
+            raise NotScalarResult(
+                f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
+                f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
+                "gradient. Pass grad_output= one tensor per result tensor, in order "
+                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one "
+                "scalar, e.g. vz.graph(lambda x: f(x)[0].sum(), x).",
+                shapes,
+            )
         return [torch.ones_like(t) for t in outs]
     given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
     seeds = [s for s in given if isinstance(s, torch.Tensor)]
