@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import gc
 import inspect
+import sys
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeGuard
@@ -26,8 +28,9 @@ from torch.utils._pytree import tree_leaves, tree_map
 from ..data import GraphData, Node, SavedTensor
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .compiled import uncompiled
 from .guard import UserState
-from .record import ForwardRecorder, hook_backward
+from .record import ForwardRecorder, dense, hook_backward
 from .summary import Summaries, small_value, stats
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
@@ -118,7 +121,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         nodes.append(node)
     for t in roots:
         out = nodes[w.index[root_of(t)]]
-        out.is_output, out.value, out.value_stats = True, small_value(t), stats(t)
+        out.is_output, out.value, out.value_stats = True, small_value(dense(t)), stats(dense(t))
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
     if freed:
         g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
@@ -135,6 +138,25 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
 
 
 def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object) -> GraphData:
+    fn = uncompiled(fn)
+    try:
+        return _record_call(fn, args, kwargs, params, grad_output, save_hooks=True)
+    except RuntimeError as err:
+        if _SAVED_HOOKS_REFUSED not in str(err):
+            raise
+    # torch.func's grad, vjp, jacrev and hessian refuse to run under saved-tensor hooks: the
+    # call runs again without them (UserState put back what the first try changed), and what
+    # each node saved is read from the node afterwards, as for a graph drawn after the fact.
+    return _record_call(fn, args, kwargs, params, grad_output, save_hooks=False)
+
+
+# What torch says when a torch.func transform meets saved-tensor hooks (vizlib's, not the user's).
+_SAVED_HOOKS_REFUSED = "don't yet support saved tensor hooks"
+
+
+def _record_call(
+    fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, save_hooks: bool
+) -> GraphData:
     user_args = (args, kwargs)
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
     param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
@@ -144,8 +166,11 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_outp
         if isinstance(m, nn.Module):
             module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
     names.update(param_names)
-    with UserState(fn, params, user_args) as state, torch.enable_grad():
-        with ForwardRecorder(module_names, state) as rec:
+    given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
+    copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
+    with UserState(fn, params, user_args) as state, torch.enable_grad(), _eager():
+        with ForwardRecorder(module_names, state, save_hooks, copies) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
         for t in outs:
@@ -155,6 +180,21 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_outp
         seeds = _grad_outputs(outs, grad_output)
         w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
         return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
+
+
+@contextmanager
+def _eager() -> Iterator[None]:
+    """Functions and modules wrapped by ``torch.compile`` run as plain PyTorch while recording:
+    autograd's graph is the eager one (what the compiled code computes), and Dynamo never
+    traces vizlib's own hooks. Only once Dynamo is loaded: before that nothing is compiled."""
+    if "torch._dynamo" not in sys.modules:
+        yield
+        return
+    with torch.compiler.set_stance("force_eager"), warnings.catch_warnings():
+        # torch warns that a compiled module's hooks fire twice when global module hooks exist:
+        # vizlib's own, which note the module only once.
+        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
+        yield
 
 
 def _run_backward(
@@ -180,11 +220,21 @@ def _run_backward(
     # Let go of the nodes no result depends on, and so of what they saved, as the forward
     # alone would have; then count what autograd still keeps.
     rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
-    kept = rec.kept_for_backward()
+    if rec.save_hooks:
+        kept = rec.kept_for_backward()
+    else:  # nothing went through vizlib's pack hook: each node says what it saved
+        for fn, r in rec.ops.items():
+            r.saved = _saved_or_none(fn)
+        kept = [s for fn in w.fns if w.leaf_tensor(w.index[fn]) is None for s in _saved_or_none(fn)]
     back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     try:
-        leaf_grads = torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+        if any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
+            leaf_grads = _grads_by_backward(outs, list(leaves.values()), seeds, rec.state)
+        else:
+            leaf_grads = list(
+                torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+            )
     except RuntimeError as err:
         raise_if_freed(
             err,
@@ -237,6 +287,28 @@ def _run_backward(
     )
     g.saved_bytes = _total_saved(kept)
     return g
+
+
+def _grads_by_backward(
+    outs: list[torch.Tensor], leaves: list[torch.Tensor], seeds: list[torch.Tensor], state: UserState
+) -> list[torch.Tensor | None]:
+    """The leaves' gradients from ``backward()`` rather than ``autograd.grad``, which
+    ``checkpoint(..., use_reentrant=True)`` does not support. Backward accumulates into
+    ``.grad`` of every leaf it reaches, inside the checkpointed blocks too: the leaves' and
+    every tensor ``state`` noted have theirs set aside meanwhile, and put back."""
+    for t in leaves:
+        state.keep_grad(t)
+    with state.grads_set_aside():
+        torch.autograd.backward(outs, seeds, retain_graph=True)
+        return [t.grad for t in leaves]
+
+
+def _saved_or_none(fn: object) -> list[tuple[SavedTensor, tuple]]:
+    """What node ``fn`` saved, or nothing when it cannot say (a node of torch.func's own)."""
+    try:
+        return saved_tensors(fn)
+    except (RuntimeError, VizlibValueError):
+        return []
 
 
 def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
@@ -315,10 +387,11 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
         name=name,
         shape=tuple(leaf.shape),
         dtype=dtype_name(leaf.dtype),
-        value=small_value(leaf),
-        value_stats=summaries.stats(leaf),
+        value=small_value(dense(leaf)),
+        value_stats=summaries.stats(dense(leaf)),
     )
     if grad is not None:
+        grad = dense(grad)
         node.grad, node.grad_stats = small_value(grad), summaries.stats(grad, gradient=True)
     return node
 

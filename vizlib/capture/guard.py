@@ -26,7 +26,8 @@ import inspect
 import random
 import sys
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -68,6 +69,19 @@ class UserState:
             gen.set_state(gen_state)
         for restore, rng_state in self._rng:
             restore(rng_state)
+
+    @contextmanager
+    def grads_set_aside(self) -> Iterator[None]:
+        """Every noted tensor's ``.grad`` set aside (None) while a ``backward()`` vizlib runs
+        fills them, then put back: the user's gradients take nothing from vizlib's."""
+        kept = [(t, t.grad) for t, _ in self._grads.values()]
+        for t, _ in kept:
+            t.grad = None
+        try:
+            yield
+        finally:
+            for t, grad in kept:
+                t.grad = grad
 
     # -- what the walk and the recorder hand in --
     def keep(self, *objs: object) -> None:

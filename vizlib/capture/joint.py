@@ -50,15 +50,15 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
-    _refuse_outside_state(fn)
     args, kwargs, arg_names = _prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
-    if isinstance(fn, nn.Module):
-        params, buffers = dict(fn.named_parameters()), dict(fn.named_buffers())
+    holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)
+    if holder is not None:
+        params, buffers = dict(holder.named_parameters()), dict(holder.named_buffers())
         names |= {id(t): (n, "parameter") for n, t in params.items()}
         names |= {id(t): (n, "buffer") for n, t in buffers.items()}
-        call, call_args = _functional(fn), (params, buffers, *args)
+        call, call_args = _functional(holder), (params, buffers, *args)
     placeholder_names = {}
     placeholder_roles = {}
     for k, leaf in enumerate(tree_leaves((call_args, kwargs))):
@@ -134,26 +134,38 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
     return graphs["forward"], graphs["backward"]
 
 
-def _refuse_outside_state(fn: Callable) -> None:
-    """AOTAutograd traces with fake tensors made from the call's inputs: a module or tensor
-    the function takes from a closure or a global is none of them, and would fail deep in
-    the tracer. Refused before the call, with the way to pass it in instead."""
+class _Closure(nn.Module):
+    """A function and the modules it takes from outside its arguments, as one module, so
+    that ``functional_call`` swaps their parameters and buffers for graph inputs: the
+    closure reaches the very same module objects, whose tensors it swaps in place."""
+
+    def __init__(self, fn: Callable, modules: dict[str, nn.Module]):
+        super().__init__()
+        self.fn = fn
+        for name, module in modules.items():
+            self.add_module(name, module)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _closure_modules(fn: Callable) -> _Closure | None:
+    """``fn`` with the modules it uses from a closure or a global, or None when it uses none.
+
+    AOTAutograd traces with fake tensors made from the call's inputs; a tensor that is
+    neither an input nor a module's (a closure's constant) would fail deep in the tracer,
+    so it is refused before the call, with the way to pass it in instead."""
     outside = outside_state(fn)
-    if not outside:
-        return
-    name, value = outside[0]
-    if isinstance(value, nn.Module):
-        how = (
-            f"pass the module itself, vz.joint_graph({name}, x), or its parameters as an input: "
-            f"vz.joint_graph(lambda p, x: torch.func.functional_call({name}, p, (x,)).sum(), "
-            f"dict({name}.named_parameters()), x)"
+    tensors = [name for name, value in outside if isinstance(value, torch.Tensor)]
+    if tensors:
+        name = tensors[0]
+        raise VizlibValueError(
+            f"{_name(fn)} uses the tensor {name!r} from outside its arguments, but AOTAutograd traces only "
+            f"the call's inputs and the parameters and buffers of its modules. To draw it, pass it as an "
+            f"argument: vz.joint_graph(lambda x, {name}: ..., x, {name})."
         )
-    else:
-        how = f"pass it as an argument: vz.joint_graph(lambda x, {name}: ..., x, {name})"
-    raise VizlibValueError(
-        f"{_name(fn)} uses {name!r} ({type(value).__name__}) from outside its arguments, but AOTAutograd "
-        f"traces only what the call is given. To draw it, {how}."
-    )
+    modules = {name: value for name, value in outside if isinstance(value, nn.Module)}
+    return _Closure(fn, modules) if modules else None
 
 
 def _gradients(forward: fx.GraphModule, backward: fx.GraphModule, names: dict[str, str]) -> str:

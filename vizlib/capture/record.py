@@ -28,10 +28,11 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
 from ..data import ModuleSpec, SavedTensor, Stats, Value
+from ..errors import VizlibValueError
 from ..text import dtype_name
 from .guard import UserState
 from .summary import Summaries, small_value
-from .walk import storage_key
+from .walk import nbytes, storage_key
 
 # Calls that change their first argument in place but return nothing useful (the name as
 # recorded: dunders stripped of their underscores).
@@ -167,8 +168,15 @@ class SavedForBackward:
 class ForwardRecorder(TorchFunctionMode):
     """Context manager recording every autograd node created by torch calls inside it."""
 
-    def __init__(self, module_names: dict, state: UserState | None = None, save_hooks: bool = True):
+    def __init__(
+        self,
+        module_names: dict,
+        state: UserState | None = None,
+        save_hooks: bool = True,
+        copies: dict[int, str] | None = None,
+    ):
         super().__init__()
+        self.copies = copies or {}  # id -> name of the inputs vizlib copied to require grad
         self.state = state if state is not None else UserState()  # what the call may change of the user's
         self.save_hooks = save_hooks  # False: torch.func transforms refuse saved-tensor hooks
         self._made: dict[int, weakref.ref] = {}  # id -> tensor made by a call of this recording
@@ -219,10 +227,10 @@ class ForwardRecorder(TorchFunctionMode):
     def _pack(self, t: torch.Tensor) -> _Held:
         held = self.saved.pack(t)
         # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
-        if t.untyped_storage().nbytes():
+        if size := nbytes(t):
             name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
             entry = (
-                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()),
+                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), size),
                 storage_key(t),
             )
             self._packed.append(entry)
@@ -245,6 +253,10 @@ class ForwardRecorder(TorchFunctionMode):
         self, func: Callable, types: object, args: Sequence = (), kwargs: dict | None = None
     ) -> object:
         kwargs = kwargs or {}
+        if torch._C._functorch.maybe_current_level() is not None:
+            # Inside a torch.func transform: its tensors are wrappers of the transform's own
+            # graph; the outer graph gets the transform's results, drawn by their nodes.
+            return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
         for a in _tensors((args, kwargs)):
@@ -252,6 +264,8 @@ class ForwardRecorder(TorchFunctionMode):
         raw = getattr(func, "__name__", str(func))
         name = raw.strip("_")
         in_place = _is_in_place(raw) or kwargs.get("out") is not None
+        if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
+            self._refuse_in_place(raw, self.copies[id(args[0])])
         self._keep_what_changes(name, in_place, args, kwargs)
         self._in_call = True
         try:
@@ -265,6 +279,18 @@ class ForwardRecorder(TorchFunctionMode):
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
                 self._record(t._base, name)
         return out
+
+    @staticmethod
+    def _refuse_in_place(op: str, name: str) -> None:
+        """An in-place op on an input vizlib made require grad: autograd would refuse it with
+        words about a leaf the user never made; say it in theirs, before the op runs."""
+        fix = f"{name} = {name}.{op.rstrip('_')}(...) rather than {name}.{op}(...)" if not op.startswith("__") else ""
+        raise VizlibValueError(
+            f"The function changes its input {name} in place ({op}). vizlib hands it a copy of {name} that "
+            f"requires grad, to show {name}'s gradient, and autograd cannot change such a tensor in place. "
+            f"Work on a copy inside the function ({name} = {name}.clone() first)"
+            + (f", or use the out-of-place op ({fix})." if fix else ".")
+        )
 
     def _keep_what_changes(self, name: str, in_place: bool, args: Sequence, kwargs: dict) -> None:
         """Hand the user's state an op is about to change to ``self.state``: the generator
@@ -292,13 +318,19 @@ class ForwardRecorder(TorchFunctionMode):
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                value=small_value(t),
-                value_stats=self.summaries.stats(t),
+                value=small_value(dense(t)),
+                value_stats=self.summaries.stats(dense(t)),
                 modules=self._scope,
                 saved=self._packed,
                 packed_by_call=op is not None and not self._packed_outside,
             )
             self._packed, self._packed_outside = [], False
+
+
+def dense(t: torch.Tensor) -> torch.Tensor:
+    """A sparse tensor as the dense one it stands for, so that its values can be summed up;
+    a strided (or nested) tensor as it is."""
+    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
 
 
 def _is_in_place(name: str) -> bool:
@@ -359,7 +391,7 @@ def hook_backward(
         def pre(grad_outputs: tuple[torch.Tensor | None, ...], i: int = i) -> None:
             saved.node_started()
             rec.order.append(i)
-            g = grad_outputs[0] if grad_outputs else None
+            g = dense(grad_outputs[0]) if grad_outputs and grad_outputs[0] is not None else None
             if g is not None:
                 rec.grads[i] = small_value(g)
                 rec.grad_stats[i] = summaries.stats(g, gradient=True)
@@ -371,7 +403,7 @@ def hook_backward(
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
-                    rec.edge_norms[(src, i, slot)] = summaries.norm(g)
+                    rec.edge_norms[(src, i, slot)] = summaries.norm(dense(g))
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles

@@ -137,8 +137,35 @@ def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None]:
 
 def storage_key(t: torch.Tensor) -> tuple:
     """Identifies the memory a tensor keeps alive, so shared storage is counted once."""
-    s = t.untyped_storage()
-    return (str(t.device), s.data_ptr(), s.nbytes())
+    parts = _memory_parts(t)
+    if len(parts) == 1 and parts[0] is t:
+        s = t.untyped_storage()
+        return (str(t.device), s.data_ptr(), s.nbytes())
+    return tuple(storage_key(p) for p in parts)
+
+
+def nbytes(t: torch.Tensor) -> int:
+    """Bytes of memory a tensor keeps alive: its storage's, or for a sparse or nested
+    tensor (which has no single storage) those of the dense tensors that make it."""
+    parts = _memory_parts(t)
+    if len(parts) == 1 and parts[0] is t:
+        return t.untyped_storage().nbytes()
+    return sum(nbytes(p) for p in parts)
+
+
+def _memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
+    """The strided tensors that hold ``t``'s memory: ``t`` itself when it is strided."""
+    if t.is_nested:
+        return [t.values()] if t.layout == torch.jagged else list(t.unbind())
+    if t.layout == torch.strided:
+        return [t]
+    if t.layout == torch.sparse_coo:
+        return [t._indices(), t._values()]
+    if t.layout in (torch.sparse_csr, torch.sparse_bsr):
+        return [t.crow_indices(), t.col_indices(), t.values()]
+    if t.layout in (torch.sparse_csc, torch.sparse_bsc):
+        return [t.ccol_indices(), t.row_indices(), t.values()]
+    return []
 
 
 def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
@@ -163,11 +190,11 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
         items = value if isinstance(value, (tuple, list)) else (value,)
         name = attr.removeprefix("_saved_")
         for k, t in enumerate(items):
-            if isinstance(t, torch.Tensor) and t.untyped_storage().nbytes():
+            if isinstance(t, torch.Tensor) and nbytes(t):
                 label = name if len(items) == 1 else f"{name}[{k}]"
                 found.append(
                     (
-                        SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()),
+                        SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), nbytes(t)),
                         storage_key(t),
                     )
                 )
