@@ -13,9 +13,11 @@ Two ways in, one GraphData out:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -182,19 +184,45 @@ def _record_call(
         return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
 
 
-@contextmanager
-def _eager() -> Iterator[None]:
+class _Eager:
     """Functions and modules wrapped by ``torch.compile`` run as plain PyTorch while recording:
     autograd's graph is the eager one (what the compiled code computes), and Dynamo never
-    traces vizlib's own hooks. Only once Dynamo is loaded: before that nothing is compiled."""
-    if "torch._dynamo" not in sys.modules:
-        yield
-        return
-    with torch.compiler.set_stance("force_eager"), warnings.catch_warnings():
-        # torch warns that a compiled module's hooks fire twice when global module hooks exist:
-        # vizlib's own, which note the module only once.
-        warnings.filterwarnings("ignore", message=r"Using `torch.compile\(module\)` when there are global hooks")
-        yield
+    traces vizlib's own hooks. Dynamo's stance is process-wide, so it is set when the first
+    thread starts recording and put back when the last one ends. Only once Dynamo is loaded:
+    before that nothing is compiled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._stance: contextlib.AbstractContextManager | None = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        if "torch._dynamo" not in sys.modules:
+            yield
+            return
+        with self._lock:
+            if self._users == 0:
+                self._stance = torch.compiler.set_stance("force_eager")
+                self._stance.__enter__()
+            self._users += 1
+        try:
+            with warnings.catch_warnings():
+                # torch warns that a compiled module's hooks fire twice when global module hooks
+                # exist: vizlib's own, which note the module only once.
+                warnings.filterwarnings(
+                    "ignore", message=r"Using `torch.compile\(module\)` when there are global hooks"
+                )
+                yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._stance is not None:
+                    self._stance.__exit__(None, None, None)
+                    self._stance = None
+
+
+_eager = _Eager()
 
 
 def _run_backward(
