@@ -8,6 +8,7 @@ ids handed out by a counter are deterministic and read naturally from top to bot
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass, field
 from typing import Any
@@ -174,9 +175,7 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
     Raises VizlibValueError if an earlier backward() already freed them.
     """
     found = []
-    for attr in dir(fn):
-        if not attr.startswith("_saved_"):
-            continue
+    for attr in _saved_attributes(type(fn)):
         try:
             value = getattr(fn, attr)
         except RuntimeError as err:
@@ -199,6 +198,13 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
                     )
                 )
     return found
+
+
+@functools.cache
+def _saved_attributes(node_type: type) -> tuple[str, ...]:
+    """The ``_saved_*`` attributes of an autograd node class: ``dir()`` once per class, not
+    once per node (a 10,000-step loop has 20,000 nodes of two classes)."""
+    return tuple(attr for attr in dir(node_type) if attr.startswith("_saved_"))
 
 
 def raise_if_freed(err: RuntimeError, advice: str) -> None:
