@@ -8,7 +8,6 @@ ids handed out by a counter are deterministic and read naturally from top to bot
 
 from __future__ import annotations
 
-import functools
 import heapq
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,11 +199,15 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
     return found
 
 
-@functools.cache
+_SAVED_ATTRIBUTES: dict[type, tuple[str, ...]] = {}
+
+
 def _saved_attributes(node_type: type) -> tuple[str, ...]:
     """The ``_saved_*`` attributes of an autograd node class: ``dir()`` once per class, not
     once per node (a 10,000-step loop has 20,000 nodes of two classes)."""
-    return tuple(attr for attr in dir(node_type) if attr.startswith("_saved_"))
+    if node_type not in _SAVED_ATTRIBUTES:
+        _SAVED_ATTRIBUTES[node_type] = tuple(attr for attr in dir(node_type) if attr.startswith("_saved_"))
+    return _SAVED_ATTRIBUTES[node_type]
 
 
 def raise_if_freed(err: RuntimeError, advice: str) -> None:
