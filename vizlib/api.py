@@ -22,7 +22,7 @@ from typing import Any
 
 from torch import nn
 
-from .capture import capture, capture_compiler_graph, is_compiler_graph
+from .capture import capture, capture_compiler_graph, collector_paused, is_compiler_graph
 from .capture import compiled_graphs as capture_compiled
 from .capture import joint_graph as capture_joint
 from .data import GraphData
@@ -128,8 +128,9 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
     named ``depth`` is the function's ``depth``."""
     o = OPTIONS | (options or {})
     check_options(o)
-    data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
-    return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+    with collector_paused():  # folding a big graph makes many objects too (see collector_paused)
+        data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
+        return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
 
 
 def check_options(options: dict[str, Any]) -> None:

@@ -51,7 +51,7 @@ def capture(
     """The autograd graph of ``target``: a tensor (or list of tensors) walked post-hoc, or a
     function or ``nn.Module`` run on ``args``/``kwargs`` while recording (see ``vz.graph``)."""
     kwargs = kwargs or {}
-    with _collector_paused():
+    with collector_paused():
         g = _capture(target, args, kwargs, params, grad_output, show_saved)
     g.show_saved = show_saved
     return g
@@ -76,7 +76,7 @@ def _capture(
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector held off while a graph is captured.
 
     A capture makes tens of thousands of small objects (records, hooks, statistics, nodes),

@@ -266,7 +266,8 @@ class ForwardRecorder(TorchFunctionMode):
         in_place = _is_in_place(raw) or kwargs.get("out") is not None
         if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
             self._refuse_in_place(raw, self.copies[id(args[0])])
-        self._keep_what_changes(name, in_place, args, kwargs)
+        if in_place or kwargs or name in _UPDATES_ARGS:
+            self._keep_what_changes(name, in_place, args, kwargs)
         self._in_call = True
         try:
             out = func(*args, **kwargs)

@@ -137,28 +137,24 @@ def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None]:
 
 def storage_key(t: torch.Tensor) -> tuple:
     """Identifies the memory a tensor keeps alive, so shared storage is counted once."""
-    parts = _memory_parts(t)
-    if len(parts) == 1 and parts[0] is t:
+    if t.layout == torch.strided and not t.is_nested:  # nearly every tensor: no list made
         s = t.untyped_storage()
         return (str(t.device), s.data_ptr(), s.nbytes())
-    return tuple(storage_key(p) for p in parts)
+    return tuple(storage_key(p) for p in _memory_parts(t))
 
 
 def nbytes(t: torch.Tensor) -> int:
     """Bytes of memory a tensor keeps alive: its storage's, or for a sparse or nested
     tensor (which has no single storage) those of the dense tensors that make it."""
-    parts = _memory_parts(t)
-    if len(parts) == 1 and parts[0] is t:
+    if t.layout == torch.strided and not t.is_nested:
         return t.untyped_storage().nbytes()
-    return sum(nbytes(p) for p in parts)
+    return sum(nbytes(p) for p in _memory_parts(t))
 
 
 def _memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
-    """The strided tensors that hold ``t``'s memory: ``t`` itself when it is strided."""
+    """The strided tensors that hold a sparse or nested tensor's memory."""
     if t.is_nested:
         return [t.values()] if t.layout == torch.jagged else list(t.unbind())
-    if t.layout == torch.strided:
-        return [t]
     if t.layout == torch.sparse_coo:
         return [t._indices(), t._values()]
     if t.layout in (torch.sparse_csr, torch.sparse_bsr):
