@@ -138,7 +138,7 @@ def check_options(options: dict[str, Any]) -> None:
     seconds, and its result would be thrown away by the error."""
     depth, max_nodes, show_saved = options["depth"], options["max_nodes"], options["show_saved"]
     for name, value, least, example, meaning in (
-        ("depth", depth, 0, 1, "the module nesting level drawn as boxes; 0 draws the outermost module as one"),
+        ("depth", depth, 0, 1, "the module nesting level drawn as boxes; 0 draws the outermost module as one box"),
         ("max_nodes", max_nodes, 1, 150, "the most nodes drawn before vizlib collapses the graph"),
     ):
         if value is None:
