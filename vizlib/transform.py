@@ -5,6 +5,10 @@ the chain of modules it ran in (``Node.modules``, outermost first), so collapsin
 depth is a group-by on one element of that chain. A deep model is mostly the same block
 again and again, so a run of identical blocks, each feeding the next, is then drawn as
 one box that says how many there are ("Block ×12"); a deeper ``depth`` opens them up.
+A loop written without modules has no chain to group by: there the same ops come again
+and again in the order they ran, and a run of them folds into one box ("mul → tanh",
+loop ×300), so that ``max_nodes`` holds and `dot` lays out a handful of nodes, not the
+thousands whose edges from one shared weight made its time grow with the square of the steps.
 """
 
 from __future__ import annotations
