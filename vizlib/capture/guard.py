@@ -107,7 +107,9 @@ class UserState:
             self._values[id(t)] = (t, t.detach().clone())
 
     def keep_grad(self, t: torch.Tensor) -> None:
-        if id(t) not in self._grads:
+        """A tensor whose ``.grad`` a backward may fill: a leaf, or one that retains its grad
+        (reading a plain non-leaf's ``.grad`` would only make torch warn)."""
+        if id(t) not in self._grads and (t.is_leaf or t.retains_grad):
             self._grads[id(t)] = (t, t.grad)
 
     def keep_generator(self, gen: torch.Generator) -> None:

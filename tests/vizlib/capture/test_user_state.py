@@ -5,6 +5,7 @@ tensors, the generators a call draws from, and torch's, Python's and NumPy's ran
 from __future__ import annotations
 
 import random
+import warnings
 
 import matplotlib
 
@@ -214,3 +215,12 @@ def test_state_is_put_back_when_the_function_raises(entry):
         getattr(vz, entry)(model, x)
     assert_unchanged(model, before)
     assert_same_random(randoms)
+
+
+def test_a_non_leaf_input_that_does_not_retain_its_grad_draws_without_a_warning():
+    a = torch.randn(3, requires_grad=True)
+    h = a * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = vz.graph(lambda h: (h * h).sum(), h)
+    assert g.find("SumBackward0") and a.grad is None
