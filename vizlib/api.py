@@ -22,11 +22,11 @@ from typing import Any
 
 from torch import nn
 
-from .capture import capture, capture_compiler_graph, is_compiler_graph
+from .capture import capture, capture_compiler_graph, collector_paused, is_compiler_graph
 from .capture import compiled_graphs as capture_compiled
 from .capture import joint_graph as capture_joint
 from .data import GraphData
-from .errors import VizlibError, VizlibValueError
+from .errors import VizlibError, VizlibTypeError, VizlibValueError
 from .render import save, to_dot, to_html, to_svg
 from .transform import simplify
 
@@ -113,6 +113,7 @@ def graph(
         "max_nodes": max_nodes,
     }
     if is_compiler_graph(target):
+        check_options(options)
         _refuse_autograd_options(target, options)
         data = capture_compiler_graph(target, args, kwargs)
         return Graph.of(simplify(data, depth, max_nodes))
@@ -126,8 +127,33 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
     OPTIONS' names; the defaults where absent): what ``vz.explore`` uses, so that a slider
     named ``depth`` is the function's ``depth``."""
     o = OPTIONS | (options or {})
-    data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
-    return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+    check_options(o)
+    with collector_paused():  # folding a big graph makes many objects too (see collector_paused)
+        data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
+        return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+
+
+def check_options(options: dict[str, Any]) -> None:
+    """Refuse an option of the wrong type or value before anything runs: a capture can take
+    seconds, and its result would be thrown away by the error."""
+    depth, max_nodes, show_saved = options["depth"], options["max_nodes"], options["show_saved"]
+    for name, value, least, example, meaning in (
+        ("depth", depth, 0, 1, "the module nesting level drawn as boxes; 0 draws the outermost module as one box"),
+        ("max_nodes", max_nodes, 1, 150, "the most nodes drawn before vizlib collapses the graph"),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise VizlibTypeError(
+                f"{name}= must be a whole number or None ({meaning}); got {type(value).__name__} {value!r}. "
+                f"Pass e.g. {name}={example}."
+            )
+        if value < least:
+            raise VizlibValueError(
+                f"{name}= must be at least {least}, or None ({meaning}); got {value}. Pass e.g. {name}={example}."
+            )
+    if not isinstance(show_saved, bool):
+        raise VizlibTypeError(f"show_saved= must be True or False; got {type(show_saved).__name__} {show_saved!r}.")
 
 
 def _refuse_clashes(fn: Any, args: tuple, options: dict[str, object]) -> None:

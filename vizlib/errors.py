@@ -20,3 +20,12 @@ class VizlibTypeError(VizlibError, TypeError):
 class VizlibValueError(VizlibError, ValueError):
     """An argument of the right type with a value vizlib cannot use, e.g. a tensor that
     does not require grad, or a graph whose saved tensors were freed."""
+
+
+class NotScalarResult(VizlibValueError):
+    """A recorded call's result is not one number and no ``grad_output`` was given; each
+    entry point says what to do in its own terms (``vz.explore`` takes no grad_output)."""
+
+    def __init__(self, message: str, shapes: list[list[int]]):
+        super().__init__(message)
+        self.shapes = shapes

@@ -5,6 +5,10 @@ the chain of modules it ran in (``Node.modules``, outermost first), so collapsin
 depth is a group-by on one element of that chain. A deep model is mostly the same block
 again and again, so a run of identical blocks, each feeding the next, is then drawn as
 one box that says how many there are ("Block ×12"); a deeper ``depth`` opens them up.
+A loop written without modules has no chain to group by: there the same ops come again
+and again in the order they ran, and a run of them folds into one box ("mul → tanh",
+loop ×300), so that ``max_nodes`` holds and `dot` lays out a handful of nodes, not the
+thousands whose edges from one shared weight made its time grow with the square of the steps.
 """
 
 from __future__ import annotations
@@ -55,18 +59,25 @@ def collapse(g: GraphData, depth: int) -> GraphData:
         members.setdefault(group[n.id], []).append(n)
     leaving = {s for s, d in g.edges if group[s] != group[d]}
 
-    new_id, nodes = {}, []
+    boxes = {}
     for k, ms in members.items():
         kind, name = k
-        if kind == "node":
-            nodes.append(ms[0])
-        elif kind == "run":
+        if kind == "run":
             run = runs[path_of[ms[0].id]]
-            nodes.append(_box(name, ms, depth, leaving, run.spec.type, len(run.paths)))
-        else:
+            boxes[k] = _box(name, ms, depth, leaving, run.spec.type, len(run.paths))
+        elif kind == "box":
             spec = _spec(g, name)
-            nodes.append(_box(name, ms, depth, leaving, spec.type if spec else None, 1))
-        new_id[k] = nodes[-1].id
+            boxes[k] = _box(name, ms, depth, leaving, spec.type if spec else None, 1)
+    return _merge(g, group, boxes)
+
+
+def _merge(g: GraphData, group: dict[int, tuple], boxes: dict[tuple, Node]) -> GraphData:
+    """``g`` with each group of nodes drawn as its box (``group[id]`` is ("node", id) for a
+    node that stays as it is); edges between groups kept once, in order."""
+    new_id = {k: box.id for k, box in boxes.items()}
+    nodes = [n for n in g.nodes if group[n.id] not in boxes] + list(boxes.values())
+    for n in g.nodes:
+        new_id.setdefault(group[n.id], n.id)
     nodes.sort(key=lambda n: n.id)
 
     edges, edge_grads, seen = [], [], set()
@@ -162,27 +173,156 @@ def _leaves_and_returns(g: GraphData, path_of: dict[int, str], paths: set[str]) 
 
 
 def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphData:
-    """Apply ``depth``; without one, collapse as little as needed to fit ``max_nodes``."""
+    """Apply ``depth``; without one, collapse as little as needed to fit ``max_nodes``:
+    modules first, deepest level first; then runs of repeated ops (loops) folded."""
     if depth is not None:
         return collapse(g, depth)
     if max_nodes is None or len(g.nodes) <= max_nodes:
         return g
     levels = max(len(n.modules) for n in g.nodes)
+    small, how = g, ""
     for d in range(levels - 1, -1, -1):
         small = collapse(g, d)
-        if len(small.nodes) <= max_nodes or d == 0:
-            small.notes.append(
-                f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, so modules nested {d} "
-                f"level{'s' if d != 1 else ''} deep are drawn as one box each "
-                f"({len(small.nodes)} nodes); pass depth= to choose, or max_nodes=None to see every op"
-            )
-            return small
-    g = replace(
-        g,
-        notes=g.notes
-        + [
-            f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, but no modules ran to collapse; "
-            "showing every op (pass max_nodes=None to silence this note)"
-        ],
+        how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
+        if len(small.nodes) <= max_nodes:
+            break
+    if len(small.nodes) > max_nodes:
+        folded = fold_repeats(small, max_nodes)
+        if len(folded.nodes) < len(small.nodes):
+            small = folded
+            how = f"{how} and " if how else ""
+            how += "ops repeated in a row (a loop) are drawn as one box each"
+    if not how:
+        how = "no modules ran and no ops repeat, so nothing could be collapsed"
+    small.notes.append(
+        f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, so {how} ({len(small.nodes)} nodes); "
+        "pass depth= to choose, or max_nodes=None to see every op"
     )
+    return small
+
+
+# ---------------------------------------------------------------- loops without modules
+
+LOOP = "loop"  # the module_type of a box that stands for ops repeated in a row
+_MAX_UNIT = 64  # the longest run of ops recognised as one turn of a loop
+
+
+def fold_repeats(g: GraphData, max_nodes: int) -> GraphData:
+    """Fold runs of the same ops again and again (a loop's turns, a recurrent cell called
+    in a loop) into one box each, the run saving most nodes first, until ``g`` fits
+    ``max_nodes`` or nothing repeats. Box ``mul → tanh`` with ``repeats=300`` stands for
+    300 turns of ``mul``, ``tanh``; a loop of loops folds again around the inner boxes.
+
+    The ops of a run are consecutive in a topological order (leaves aside, which have no
+    inputs), so no path leaves the box and comes back: folding never draws a cycle.
+    """
+    while len(g.nodes) > max_nodes:
+        found = _best_repeat(g)
+        if found is None:
+            break
+        g = _fold(g, *found)
     return g
+
+
+def _best_repeat(g: GraphData) -> tuple[list[Node], int] | None:
+    """The run of repeated ops that saves most nodes: its ops in order, and its turns."""
+    import numpy as np  # here: transform imports no NumPy until a graph needs folding
+
+    ops = [n for n in _topological(g) if n.kind != "leaf"]
+    codes_of: dict[tuple, int] = {}
+    codes = np.array([codes_of.setdefault(_signature(n), len(codes_of)) for n in ops], dtype=np.int64)
+    best: tuple[int, int, int, int] | None = None  # (saving, unit, start, turns)
+    for unit in range(1, min(_MAX_UNIT, len(ops) // 2) + 1):
+        same = np.concatenate(([0], (codes[:-unit] == codes[unit:]).astype(np.int8), [0]))
+        edges = np.diff(same)
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        if not len(starts):
+            continue
+        all_turns = (ends - starts + unit) // unit
+        k = int(np.argmax(all_turns))
+        saving = int(all_turns[k]) * unit - 1
+        if all_turns[k] >= 2 and (best is None or saving > best[0]):
+            best = (saving, unit, int(starts[k]), int(all_turns[k]))
+    if best is None:
+        return None
+    _, size, start, turns = best
+    return ops[start : start + size * turns], turns
+
+
+def _fold(g: GraphData, run: list[Node], turns: int) -> GraphData:
+    """``g`` with the ops of ``run`` (and the leaves only they use) drawn as one loop box."""
+    inside = {n.id for n in run}
+    consumers: dict[int, set[int]] = {}
+    for s, d in g.edges:
+        consumers.setdefault(s, set()).add(d)
+    # Leaves only the run uses go inside when each turn has its own (a weight per step);
+    # a few (the loop's input, a weight every turn shares) stay outside, with their gradients.
+    only_here = [n for n in g.nodes if n.kind == "leaf" and consumers.get(n.id) and consumers[n.id] <= inside]
+    members = run + (only_here if len(only_here) >= turns else [])
+    ids = {n.id for n in members}
+    unit = [_label(n) for n in run[: len(run) // turns]]
+    name = " → ".join(unit[:3]) + (" → …" if len(unit) > 3 else "")
+    leaving = [n for n in run if n.is_output or consumers.get(n.id, set()) - ids] or run
+    prefix = _common_prefix([n.modules for n in members])
+    box = replace(
+        leaving[-1],
+        id=min(ids),
+        kind="module",
+        name=name,
+        saved_bytes=sum(n.saved_bytes for n in members),
+        saved=[],
+        module=name,
+        modules=prefix + (name,),
+        members=sum(n.members for n in members),
+        module_type=LOOP,
+        repeats=turns,
+        is_output=any(n.is_output for n in members),
+    )
+    group: dict[int, tuple] = {n.id: ("loop", box.id) if n.id in ids else ("node", n.id) for n in g.nodes}
+    return _merge(g, group, {("loop", box.id): box})
+
+
+def _signature(n: Node) -> tuple:
+    """What makes two nodes the same step of a loop: the op, or the module (any call of it)."""
+    if n.kind == "module":
+        m = _CALL.fullmatch(n.name)
+        return ("module", m[1] if m else n.name, n.module_type, n.repeats)
+    return ("op", n.name, n.op)
+
+
+def _label(n: Node) -> str:
+    if n.kind == "module":
+        m = _CALL.fullmatch(n.name)
+        return m[1] if m else n.name
+    return n.op or n.name
+
+
+def _common_prefix(chains: list[tuple[str, ...]]) -> tuple[str, ...]:
+    first = chains[0] if chains else ()
+    k = 0
+    while k < len(first) and all(len(c) > k and c[k] == first[k] for c in chains):
+        k += 1
+    return first[:k]
+
+
+def _topological(g: GraphData) -> list[Node]:
+    """The nodes inputs first, ties broken by id (the order the ops ran)."""
+    import heapq
+
+    by_id = {n.id: n for n in g.nodes}
+    pending = {n.id: 0 for n in g.nodes}
+    consumers: dict[int, list[int]] = {}
+    for s, d in g.edges:
+        pending[d] += 1
+        consumers.setdefault(s, []).append(d)
+    ready = [i for i, k in pending.items() if k == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(by_id[i])
+        for d in consumers.get(i, ()):
+            pending[d] -= 1
+            if pending[d] == 0:
+                heapq.heappush(ready, d)
+    return order

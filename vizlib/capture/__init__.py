@@ -8,9 +8,16 @@ compiler stack holds are read, not recorded: ``fx`` (GraphModule, ExportedProgra
 (AOTAutograd's forward and backward graphs).
 """
 
-from .build import capture
+from .build import capture, collector_paused
 from .compiled import compiled_graphs
 from .fx import capture_compiler_graph, is_compiler_graph
 from .joint import joint_graph
 
-__all__ = ["capture", "capture_compiler_graph", "compiled_graphs", "is_compiler_graph", "joint_graph"]
+__all__ = [
+    "capture",
+    "collector_paused",
+    "capture_compiler_graph",
+    "compiled_graphs",
+    "is_compiler_graph",
+    "joint_graph",
+]

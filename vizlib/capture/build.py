@@ -6,15 +6,19 @@ Two ways in, one GraphData out:
   so op nodes know their shapes but not their values);
 - recorded: run the call inside a ForwardRecorder, then compute gradients with
   ``torch.autograd.grad`` under backward hooks. ``autograd.grad`` returns gradients
-  instead of accumulating them, so nobody's ``.grad`` changes; the RNG state and module
-  buffers (BatchNorm's running statistics) are restored afterwards, so drawing a model
-  never changes it.
+  instead of accumulating them; whatever else of the user's the call may change (buffers
+  of every module it reaches, ``.grad`` of retained tensors, generators, random states) is
+  put back by ``guard.UserState``, so drawing a model never changes it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
+import sys
+import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TypeGuard
@@ -24,9 +28,11 @@ from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
 from ..data import GraphData, Node, SavedTensor
-from ..errors import VizlibTypeError, VizlibValueError
+from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .record import ForwardRecorder, hook_backward
+from .compiled import uncompiled
+from .guard import UserState
+from .record import ForwardRecorder, dense, hook_backward
 from .summary import Summaries, small_value, stats
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
@@ -45,7 +51,7 @@ def capture(
     """The autograd graph of ``target``: a tensor (or list of tensors) walked post-hoc, or a
     function or ``nn.Module`` run on ``args``/``kwargs`` while recording (see ``vz.graph``)."""
     kwargs = kwargs or {}
-    with _collector_paused():
+    with collector_paused():
         g = _capture(target, args, kwargs, params, grad_output, show_saved)
     g.show_saved = show_saved
     return g
@@ -70,7 +76,7 @@ def _capture(
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector held off while a graph is captured.
 
     A capture makes tens of thousands of small objects (records, hooks, statistics, nodes),
@@ -117,7 +123,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         nodes.append(node)
     for t in roots:
         out = nodes[w.index[root_of(t)]]
-        out.is_output, out.value, out.value_stats = True, small_value(t), stats(t)
+        out.is_output, out.value, out.value_stats = True, small_value(dense(t)), stats(dense(t))
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
     if freed:
         g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
@@ -134,6 +140,26 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
 
 
 def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object) -> GraphData:
+    fn = uncompiled(fn)
+    try:
+        return _record_call(fn, args, kwargs, params, grad_output, save_hooks=True)
+    except RuntimeError as err:
+        if _SAVED_HOOKS_REFUSED not in str(err):
+            raise
+    # torch.func's grad, vjp, jacrev and hessian refuse to run under saved-tensor hooks: the
+    # call runs again without them (UserState put back what the first try changed), and what
+    # each node saved is read from the node afterwards, as for a graph drawn after the fact.
+    return _record_call(fn, args, kwargs, params, grad_output, save_hooks=False)
+
+
+# What torch says when a torch.func transform meets saved-tensor hooks (vizlib's, not the user's).
+_SAVED_HOOKS_REFUSED = "don't yet support saved tensor hooks"
+
+
+def _record_call(
+    fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, save_hooks: bool
+) -> GraphData:
+    user_args = (args, kwargs)
     args, kwargs, names = _prepare_inputs(fn, args, kwargs)
     param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
     param_names.update(_param_names(params))
@@ -142,24 +168,61 @@ def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_outp
         if isinstance(m, nn.Module):
             module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
     names.update(param_names)
-    buffers = _snapshot_buffers(fn, params)
-    try:
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
-            with ForwardRecorder(module_names) as rec:
-                result = fn(*args, **kwargs)
-            outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
-            for t in outs:
-                rec.adopt(t)
-            if not outs:
-                raise VizlibValueError(
-                    f"{_name(fn)} returned a result that does not depend on any tensor requiring grad, "
-                    "so there is no graph to draw. Return a tensor computed from the inputs."
+    given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
+    copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
+    with UserState(fn, params, user_args) as state, torch.enable_grad(), _eager():
+        with ForwardRecorder(module_names, state, save_hooks, copies) as rec:
+            result = fn(*args, **kwargs)
+        outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+        for t in outs:
+            rec.adopt(t)
+        if not outs:
+            raise VizlibValueError(_why_no_graph(fn, user_args))
+        seeds = _grad_outputs(outs, grad_output)
+        w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
+        return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
+
+
+class _Eager:
+    """Functions and modules wrapped by ``torch.compile`` run as plain PyTorch while recording:
+    autograd's graph is the eager one (what the compiled code computes), and Dynamo never
+    traces vizlib's own hooks. Dynamo's stance is process-wide, so it is set when the first
+    thread starts recording and put back when the last one ends. Only once Dynamo is loaded:
+    before that nothing is compiled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._stance: contextlib.AbstractContextManager | None = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        if "torch._dynamo" not in sys.modules:
+            yield
+            return
+        with self._lock:
+            if self._users == 0:
+                self._stance = torch.compiler.set_stance("force_eager")
+                self._stance.__enter__()
+            self._users += 1
+        try:
+            with warnings.catch_warnings():
+                # torch warns that a compiled module's hooks fire twice when global module hooks
+                # exist: vizlib's own, which note the module only once.
+                warnings.filterwarnings(
+                    "ignore", message=r"Using `torch.compile\(module\)` when there are global hooks"
                 )
-            seeds = _grad_outputs(outs, grad_output)
-            w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
-            return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
-    finally:
-        _restore_buffers(buffers)
+                yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._stance is not None:
+                    self._stance.__exit__(None, None, None)
+                    self._stance = None
+
+
+_eager = _Eager()
 
 
 def _run_backward(
@@ -185,11 +248,21 @@ def _run_backward(
     # Let go of the nodes no result depends on, and so of what they saved, as the forward
     # alone would have; then count what autograd still keeps.
     rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
-    kept = rec.kept_for_backward()
+    if rec.save_hooks:
+        kept = rec.kept_for_backward()
+    else:  # nothing went through vizlib's pack hook: each node says what it saved
+        for fn, r in rec.ops.items():
+            r.saved = _saved_or_none(fn)
+        kept = [s for fn in w.fns if w.leaf_tensor(w.index[fn]) is None for s in _saved_or_none(fn)]
     back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     try:
-        leaf_grads = torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+        if any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
+            leaf_grads = _grads_by_backward(outs, list(leaves.values()), seeds, rec.state)
+        else:
+            leaf_grads = list(
+                torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+            )
     except RuntimeError as err:
         raise_if_freed(
             err,
@@ -230,7 +303,7 @@ def _run_backward(
     for t in outs:
         nodes[w.index[root_of(t)]].is_output = True
     _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
-    _place_params(nodes, param_names)
+    _place_params(nodes, w.edges, param_names)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
     g = GraphData(
@@ -242,6 +315,28 @@ def _run_backward(
     )
     g.saved_bytes = _total_saved(kept)
     return g
+
+
+def _grads_by_backward(
+    outs: list[torch.Tensor], leaves: list[torch.Tensor], seeds: list[torch.Tensor], state: UserState
+) -> list[torch.Tensor | None]:
+    """The leaves' gradients from ``backward()`` rather than ``autograd.grad``, which
+    ``checkpoint(..., use_reentrant=True)`` does not support. Backward accumulates into
+    ``.grad`` of every leaf it reaches, inside the checkpointed blocks too: the leaves' and
+    every tensor ``state`` noted have theirs set aside meanwhile, and put back."""
+    for t in leaves:
+        state.keep_grad(t)
+    with state.grads_set_aside():
+        torch.autograd.backward(outs, seeds, retain_graph=True)
+        return [t.grad for t in leaves]
+
+
+def _saved_or_none(fn: object) -> list[tuple[SavedTensor, tuple]]:
+    """What node ``fn`` saved, or nothing when it cannot say (a node of torch.func's own)."""
+    try:
+        return saved_tensors(fn)
+    except (RuntimeError, VizlibValueError):
+        return []
 
 
 def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
@@ -320,12 +415,61 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | Non
         name=name,
         shape=tuple(leaf.shape),
         dtype=dtype_name(leaf.dtype),
-        value=small_value(leaf),
-        value_stats=summaries.stats(leaf),
+        value=small_value(dense(leaf)),
+        value_stats=summaries.stats(dense(leaf)),
     )
     if grad is not None:
+        grad = dense(grad)
         node.grad, node.grad_stats = small_value(grad), summaries.stats(grad, gradient=True)
     return node
+
+
+def _ones(shape: list[int]) -> str:
+    return f"torch.ones({', '.join(map(str, shape))})"
+
+
+def _why_no_graph(fn: Callable, user_args: tuple) -> str:
+    """Why a recorded call's result has no graph behind it, in the terms of what the user did."""
+    name = _name(fn)
+    if torch.is_inference_mode_enabled():
+        return (
+            f"vz.graph ran {name} under torch.inference_mode(), where autograd records nothing, so there "
+            "is no graph to draw. Call vz.graph outside the `with torch.inference_mode():` block."
+        )
+    leaves = tree_leaves(user_args)
+    holders = [v for v in leaves if _holds_tensors(v)]
+    if holders:
+        kind = type(holders[0]).__name__
+        return (
+            f"{name} returned a result that does not depend on any tensor requiring grad. vizlib makes float "
+            "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
+            f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
+            f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
+        )
+    floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
+    numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
+    if numbers and not floats:
+        got = ", ".join(
+            f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
+            for v in numbers[:3]
+        )
+        return (
+            f"{name}'s inputs ({got}) are integers, and autograd follows gradients only through "
+            "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
+            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
+        )
+    return (
+        f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
+        "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
+        "or from .detach()ed tensors has no graph)."
+    )
+
+
+def _holds_tensors(v: object) -> bool:
+    """An object that is not a tensor but keeps tensors in its fields (a dataclass, a plain object)."""
+    if isinstance(v, torch.Tensor) or not hasattr(v, "__dict__") or isinstance(v, (nn.Module, type)):
+        return False
+    return any(isinstance(x, torch.Tensor) for x in vars(v).values())
 
 
 def _name(fn: object) -> str:
@@ -334,14 +478,23 @@ def _name(fn: object) -> str:
 
 def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
     if grad_output is None:
-        for t in outs:
-            if t.numel() != 1:
-                raise VizlibValueError(
-                    f"The result has shape {list(t.shape)}, not a single number, so backward has no "
-                    "natural starting gradient. Pass grad_output= a tensor of that shape "
-                    f"(e.g. grad_output=torch.ones({', '.join(map(str, t.shape))})), "
-                    "or return a scalar such as y.sum()."
-                )
+        shapes = [list(t.shape) for t in outs]
+        if len(outs) == 1 and outs[0].numel() != 1:
+            raise NotScalarResult(
+                f"The result has shape {shapes[0]}, not a single number, so backward has no "
+                "natural starting gradient. Pass grad_output= a tensor of that shape "
+                f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
+                shapes,
+            )
+        if any(t.numel() != 1 for t in outs):
+            raise NotScalarResult(
+                f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
+                f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
+                "gradient. Pass grad_output= one tensor per result tensor, in order "
+                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one "
+                "scalar, e.g. vz.graph(lambda x: f(x)[0].sum(), x).",
+                shapes,
+            )
         return [torch.ones_like(t) for t in outs]
     given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
     seeds = [s for s in given if isinstance(s, torch.Tensor)]
@@ -354,28 +507,6 @@ def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.T
     if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     return seeds
-
-
-# ---------------------------------------------------------------- module state
-
-
-def _snapshot_buffers(*objs: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Copies of every module buffer, so a forward in train mode leaves no trace."""
-    seen, saved = set(), []
-    for m in objs:
-        if isinstance(m, nn.Module):
-            for b in m.buffers():
-                if id(b) not in seen:
-                    seen.add(id(b))
-                    saved.append((b, b.detach().clone()))
-    return saved
-
-
-def _restore_buffers(saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    with torch.no_grad():
-        for buf, copy in saved:
-            if not torch.equal(buf, copy):
-                buf.copy_(copy)
 
 
 # ---------------------------------------------------------------- graph details
@@ -401,15 +532,21 @@ def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
             n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
 
 
-def _place_params(nodes: list[Node], param_names: set[str]) -> None:
+def _place_params(nodes: list[Node], edges: list[tuple[int, int, int]], param_names: set[str]) -> None:
     """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
-    'blocks.0.attn.c_attn', a parameter of the model itself to the model."""
+    'blocks.0.attn.c_attn', a parameter of the model itself to the model. A parameter
+    used outside its owner (a tied weight: registered under the head, used first by the
+    embedding) goes to the innermost module holding its owner and every op that uses it,
+    so that no collapsed box feeds a box that feeds it back."""
     chains: dict[str, tuple[str, ...]] = {}
     for n in nodes:
         for k in range(len(n.modules)):
             chains.setdefault(n.modules[k], n.modules[: k + 1])
     if not chains:
         return
+    consumers: dict[int, list[int]] = {}
+    for s, d, _ in edges:
+        consumers.setdefault(s, []).append(d)
     root = next(iter(chains.values()))[:1]
     for n in nodes:
         if n.kind != "leaf" or n.name not in param_names:
@@ -420,3 +557,12 @@ def _place_params(nodes: list[Node], param_names: set[str]) -> None:
             if path in chains:
                 n.modules = chains[path]
                 break
+        for d in consumers.get(n.id, ()):
+            n.modules = _common_prefix(n.modules, nodes[d].modules)
+
+
+def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    k = 0
+    while k < min(len(a), len(b)) and a[k] == b[k]:
+        k += 1
+    return a[:k]

@@ -10,8 +10,8 @@ record ``torch._dynamo.explain`` reports), and runs the graph as it is.
 Dynamo caches compiled code on the function's code object, so an earlier
 ``torch.compile`` of the same function would hand back its cached graphs and none would
 reach this backend: Dynamo is reset before (and after, so that none of vizlib's graphs
-stay cached). The call runs on copies of the tensor arguments, with the RNG state and
-module buffers restored afterwards; Dynamo's own log of each break is held back while it
+stay cached). The call runs on copies of the tensor arguments, and whatever else of the
+user's it may change is put back (``guard.UserState``); Dynamo's own log of each break is held back while it
 runs, since the Graphs say the same.
 """
 
@@ -30,8 +30,8 @@ from torch.utils._pytree import tree_map
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
-from .build import _restore_buffers, _snapshot_buffers
 from .fx import graph_module_data
+from .guard import UserState
 
 
 def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
@@ -45,18 +45,17 @@ def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
         captured.append((gm, getattr(gm, "compile_subgraph_reason", None)))
         return gm.forward
 
+    state = UserState(fn, args, kwargs)
     args, kwargs = tree_map(copy_tensor, (args, kwargs))
-    buffers = _snapshot_buffers(fn)
     torch._dynamo.reset()
     try:
-        with quiet_compiler(), torch.random.fork_rng(devices=[]):
+        with state, quiet_compiler():
             torch.compile(fn, backend=keep)(*args, **kwargs)
     except Exception as err:
         raise_clearly(err, fn, "torch.compile")
         raise
     finally:
         torch._dynamo.reset()
-        _restore_buffers(buffers)
     if not captured:
         raise VizlibValueError(
             f"torch.compile captured no graph from {_name(fn)}: it ran no tensor operation Dynamo "

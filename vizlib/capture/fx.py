@@ -29,7 +29,7 @@ from torch.export.graph_signature import InputKind
 from ..data import GraphData, Node, SavedTensor, Shape
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .build import _restore_buffers, _snapshot_buffers
+from .guard import UserState
 from .summary import small_value, stats
 
 # What an ExportedProgram's input kinds are called in the picture.
@@ -327,10 +327,7 @@ def _run(gm: fx.GraphModule, args: tuple, kwargs: dict) -> dict[str, Any]:
             results[n.name] = out = super().run_node(n)
             return out
 
-    buffers = _snapshot_buffers(gm)  # a BatchNorm in training mode would update its statistics
-    try:
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            Recorder(gm).run(*args)
-    finally:
-        _restore_buffers(buffers)
+    # A BatchNorm in training mode would update its statistics: UserState puts them back.
+    with UserState(gm, args), torch.no_grad():
+        Recorder(gm).run(*args)
     return results

@@ -33,9 +33,10 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
-from .build import _prepare_inputs, _restore_buffers, _snapshot_buffers
+from .build import _prepare_inputs
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
+from .guard import UserState, outside_state
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -52,11 +53,12 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     args, kwargs, arg_names = _prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
-    if isinstance(fn, nn.Module):
-        params, buffers = dict(fn.named_parameters()), dict(fn.named_buffers())
+    holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)
+    if holder is not None:
+        params, buffers = dict(holder.named_parameters()), dict(holder.named_buffers())
         names |= {id(t): (n, "parameter") for n, t in params.items()}
         names |= {id(t): (n, "buffer") for n, t in buffers.items()}
-        call, call_args = _functional(fn), (params, buffers, *args)
+        call, call_args = _functional(holder), (params, buffers, *args)
     placeholder_names = {}
     placeholder_roles = {}
     for k, leaf in enumerate(tree_leaves((call_args, kwargs))):
@@ -104,9 +106,8 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
         return compiler
 
     compiled = aot_function(call, keep("forward"), keep("backward"), partition_fn=min_cut_rematerialization_partition)
-    buffers = _snapshot_buffers(fn)
     try:
-        with quiet_compiler(), torch.random.fork_rng(devices=[]), torch.enable_grad():
+        with UserState(fn, call_args, kwargs), quiet_compiler(), torch.enable_grad():
             result = compiled(*call_args, **kwargs)
             outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
             if not outs or "forward" not in graphs:
@@ -125,14 +126,46 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
         )
         raise_clearly(err, fn, "AOTAutograd", hint)
         raise
-    finally:
-        _restore_buffers(buffers)
     if "backward" not in graphs:
         raise VizlibValueError(
             f"AOTAutograd made no backward graph for {_name(fn)}: no input requires grad. "
             "Pass float tensor inputs (vizlib makes copies of them require grad) or a module with parameters."
         )
     return graphs["forward"], graphs["backward"]
+
+
+class _Closure(nn.Module):
+    """A function and the modules it takes from outside its arguments, as one module, so
+    that ``functional_call`` swaps their parameters and buffers for graph inputs: the
+    closure reaches the very same module objects, whose tensors it swaps in place."""
+
+    def __init__(self, fn: Callable, modules: dict[str, nn.Module]):
+        super().__init__()
+        self.fn = fn
+        for name, module in modules.items():
+            self.add_module(name, module)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        return self.fn(*args, **kwargs)
+
+
+def _closure_modules(fn: Callable) -> _Closure | None:
+    """``fn`` with the modules it uses from a closure or a global, or None when it uses none.
+
+    AOTAutograd traces with fake tensors made from the call's inputs; a tensor that is
+    neither an input nor a module's (a closure's constant) would fail deep in the tracer,
+    so it is refused before the call, with the way to pass it in instead."""
+    outside = outside_state(fn)
+    tensors = [name for name, value in outside if isinstance(value, torch.Tensor)]
+    if tensors:
+        name = tensors[0]
+        raise VizlibValueError(
+            f"{_name(fn)} uses the tensor {name!r} from outside its arguments, but AOTAutograd traces only "
+            f"the call's inputs and the parameters and buffers of its modules. To draw it, pass it as an "
+            f"argument: vz.joint_graph(lambda x, {name}: ..., x, {name})."
+        )
+    modules = {name: value for name, value in outside if isinstance(value, nn.Module)}
+    return _Closure(fn, modules) if modules else None
 
 
 def _gradients(forward: fx.GraphModule, backward: fx.GraphModule, names: dict[str, str]) -> str:

@@ -3,7 +3,9 @@
 Forward: a TorchFunctionMode sees every torch call and notes, for the autograd node that
 made each output, the call's name, the output's shape, dtype and values (reduced to
 plain numbers at once, so no activation is kept), and the module scope it ran in (from
-global module hooks). A saved-tensor pack hook attributes what each call saved for
+module hooks: one pair of global hooks, there only while some thread records, that hands
+each module call to the recorder of the thread it runs on, so two threads drawing at once
+never see each other's modules). A saved-tensor pack hook attributes what each call saved for
 backward, and holds those tensors so that backward can let each go once its node has run.
 Every tensor it packs is also noted with a weak reference to its holder: a holder still
 alive once the forward has returned is one autograd keeps, whichever object keeps it
@@ -26,12 +28,74 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
 from ..data import ModuleSpec, SavedTensor, Stats, Value
+from ..errors import VizlibValueError
 from ..text import dtype_name
+from .guard import UserState
 from .summary import Summaries, small_value
-from .walk import storage_key
+from .walk import nbytes, storage_key
 
-# Calls that change their first argument in place but return nothing useful.
-_SETITEM = {"__setitem__"}
+# Calls that change their first argument in place but return nothing useful (the name as
+# recorded: dunders stripped of their underscores).
+_SETITEM = {"setitem"}
+_IN_PLACE_DUNDERS = (
+    {"__setitem__"}
+    | {f"__i{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor")}
+    | {"__ilshift__", "__irshift__"}
+)
+# Calls that update tensors they are given besides their first argument: the running
+# statistics of a batch norm in training.
+_UPDATES_ARGS = {"batch_norm": (1, 2), "instance_norm": (1, 2)}
+
+
+class _ModuleHooks:
+    """The global module hooks, installed while at least one thread records, each call
+    handed to the innermost recorder of the thread it runs on (none: ignored)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._handles: list[RemovableHandle] = []
+        self._local = threading.local()  # .recorders: this thread's recorders, innermost last
+
+    def push(self, rec: ForwardRecorder) -> None:
+        with self._lock:
+            if self._users == 0:
+                self._handles = [
+                    register_module_forward_pre_hook(self._pre),
+                    register_module_forward_hook(self._post, always_call=True),
+                ]
+            self._users += 1
+        self._stack().append(rec)
+
+    def pop(self, rec: ForwardRecorder) -> None:
+        stack = self._stack()
+        if rec in stack:
+            stack.remove(rec)
+        with self._lock:
+            self._users -= 1
+            if self._users == 0:
+                for h in self._handles:
+                    h.remove()
+                self._handles = []
+
+    def _stack(self) -> list[ForwardRecorder]:
+        stack = getattr(self._local, "recorders", None)
+        if stack is None:
+            stack = self._local.recorders = []
+        return stack
+
+    def _pre(self, module: nn.Module, args: object) -> None:
+        stack = getattr(self._local, "recorders", None)
+        if stack:
+            stack[-1].enter_module(module)
+
+    def _post(self, module: nn.Module, args: object, output: object) -> None:
+        stack = getattr(self._local, "recorders", None)
+        if stack:
+            stack[-1].leave_module(module)
+
+
+_MODULE_HOOKS = _ModuleHooks()
 
 
 @dataclass
@@ -104,8 +168,18 @@ class SavedForBackward:
 class ForwardRecorder(TorchFunctionMode):
     """Context manager recording every autograd node created by torch calls inside it."""
 
-    def __init__(self, module_names: dict):
+    def __init__(
+        self,
+        module_names: dict,
+        state: UserState | None = None,
+        save_hooks: bool = True,
+        copies: dict[int, str] | None = None,
+    ):
         super().__init__()
+        self.copies = copies or {}  # id -> name of the inputs vizlib copied to require grad
+        self.state = state if state is not None else UserState()  # what the call may change of the user's
+        self.save_hooks = save_hooks  # False: torch.func transforms refuse saved-tensor hooks
+        self._made: dict[int, weakref.ref] = {}  # id -> tensor made by a call of this recording
         self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
         self.ops: dict = {}  # autograd node -> OpRecord
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
@@ -117,30 +191,28 @@ class ForwardRecorder(TorchFunctionMode):
         self._packed_outside = False  # some pending pack was made outside any torch call
         self._in_call = False
         self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
-        self._hooks: list[RemovableHandle] = []
         self.saved = SavedForBackward()
         self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self) -> ForwardRecorder:
-        self._hooks = [
-            register_module_forward_pre_hook(self._enter_module),
-            register_module_forward_hook(self._leave_module, always_call=True),
-        ]
-        self._saved_hooks.__enter__()
+        _MODULE_HOOKS.push(self)
+        if self.save_hooks:
+            self._saved_hooks.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         try:
             super().__exit__(*exc)
         finally:
-            self._saved_hooks.__exit__(*exc)
-            for h in self._hooks:
-                h.remove()
+            if self.save_hooks:
+                self._saved_hooks.__exit__(*exc)
+            _MODULE_HOOKS.pop(self)
             # Read once the mode is off: inside it, every parameter's .shape is a torch call.
             self.module_specs = {path: _spec(module) for path, module in self._entered.items()}
 
-    def _enter_module(self, module: nn.Module, args: object) -> None:
+    def enter_module(self, module: nn.Module) -> None:
+        self.state.keep_module(module)  # before it runs: its buffers as the user left them
         # A module run several times (an RNN cell) is a separate box per call: one box for
         # all calls would draw a cycle.
         path = self.module_names.get(module) or type(module).__name__
@@ -149,16 +221,16 @@ class ForwardRecorder(TorchFunctionMode):
             self._entered[path] = module
         self._scope += (path if calls == 1 else f"{path} (call {calls})",)
 
-    def _leave_module(self, module: nn.Module, args: object, output: object) -> None:
+    def leave_module(self, module: nn.Module) -> None:
         self._scope = self._scope[:-1]
 
     def _pack(self, t: torch.Tensor) -> _Held:
         held = self.saved.pack(t)
         # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
-        if t.untyped_storage().nbytes():
+        if size := nbytes(t):
             name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
             entry = (
-                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), t.untyped_storage().nbytes()),
+                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), size),
                 storage_key(t),
             )
             self._packed.append(entry)
@@ -181,19 +253,60 @@ class ForwardRecorder(TorchFunctionMode):
         self, func: Callable, types: object, args: Sequence = (), kwargs: dict | None = None
     ) -> object:
         kwargs = kwargs or {}
+        if torch._C._functorch.maybe_current_level() is not None:
+            # Inside a torch.func transform: its tensors are wrappers of the transform's own
+            # graph; the outer graph gets the transform's results, drawn by their nodes.
+            return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
         for a in _tensors((args, kwargs)):
             self.adopt(a)
+        raw = getattr(func, "__name__", str(func))
+        name = raw.strip("_")
+        in_place = _is_in_place(raw) or kwargs.get("out") is not None
+        if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
+            self._refuse_in_place(raw, self.copies[id(args[0])])
+        if in_place or kwargs or name in _UPDATES_ARGS:
+            self._keep_what_changes(name, in_place, args, kwargs)
         self._in_call = True
         try:
             out = func(*args, **kwargs)
         finally:
             self._in_call = False
-        name = getattr(func, "__name__", str(func)).strip("_")
-        for t in _tensors(args[0] if name in _SETITEM and args else out):
+        made = _tensors(args[0] if name in _SETITEM and args else out)
+        for t in made:
+            self._made[id(t)] = weakref.ref(t)
             self._record(t, name)
+            if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
+                self._record(t._base, name)
         return out
+
+    @staticmethod
+    def _refuse_in_place(op: str, name: str) -> None:
+        """An in-place op on an input vizlib made require grad: autograd would refuse it with
+        words about a leaf the user never made; say it in theirs, before the op runs."""
+        fix = f"{name} = {name}.{op.rstrip('_')}(...) rather than {name}.{op}(...)" if not op.startswith("__") else ""
+        raise VizlibValueError(
+            f"The function changes its input {name} in place ({op}). vizlib hands it a copy of {name} that "
+            f"requires grad, to show {name}'s gradient, and autograd cannot change such a tensor in place. "
+            f"Work on a copy inside the function ({name} = {name}.clone() first)"
+            + (f", or use the out-of-place op ({fix})." if fix else ".")
+        )
+
+    def _keep_what_changes(self, name: str, in_place: bool, args: Sequence, kwargs: dict) -> None:
+        """Hand the user's state an op is about to change to ``self.state``: the generator
+        it draws from, the tensor (made before the call) it changes in place."""
+        gen = kwargs.get("generator")
+        if isinstance(gen, torch.Generator):
+            self.state.keep_generator(gen)
+        targets = [args[0]] if in_place and args else []
+        targets += [kwargs.get("out")]
+        targets += [args[k] for k in _UPDATES_ARGS.get(name, ()) if k < len(args)]
+        for t in _tensors(targets):
+            base = t._base if t._base is not None else t
+            ref = self._made.get(id(base))
+            if ref is None or ref() is not base:
+                self.state.keep_value(base)
 
     def adopt(self, t: torch.Tensor) -> None:
         """Record a tensor whose autograd node no call of ours produced (named by its node)."""
@@ -206,13 +319,26 @@ class ForwardRecorder(TorchFunctionMode):
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                value=small_value(t),
-                value_stats=self.summaries.stats(t),
+                value=small_value(dense(t)),
+                value_stats=self.summaries.stats(dense(t)),
                 modules=self._scope,
                 saved=self._packed,
                 packed_by_call=op is not None and not self._packed_outside,
             )
             self._packed, self._packed_outside = [], False
+
+
+def dense(t: torch.Tensor) -> torch.Tensor:
+    """A sparse tensor as the dense one it stands for, so that its values can be summed up;
+    a strided (or nested) tensor as it is."""
+    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
+
+
+def _is_in_place(name: str) -> bool:
+    """``add_``, ``__iadd__``, ``__setitem__``: a call that changes its first argument."""
+    if name.startswith("__"):
+        return name in _IN_PLACE_DUNDERS
+    return name.endswith("_") and not name.startswith("_")
 
 
 def _spec(module: nn.Module) -> ModuleSpec:
@@ -266,7 +392,7 @@ def hook_backward(
         def pre(grad_outputs: tuple[torch.Tensor | None, ...], i: int = i) -> None:
             saved.node_started()
             rec.order.append(i)
-            g = grad_outputs[0] if grad_outputs else None
+            g = dense(grad_outputs[0]) if grad_outputs and grad_outputs[0] is not None else None
             if g is not None:
                 rec.grads[i] = small_value(g)
                 rec.grad_stats[i] = summaries.stats(g, gradient=True)
@@ -278,7 +404,7 @@ def hook_backward(
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
-                    rec.edge_norms[(src, i, slot)] = summaries.norm(g)
+                    rec.edge_norms[(src, i, slot)] = summaries.norm(dense(g))
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles

@@ -104,6 +104,12 @@ def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
                 f"tensor_layout expects tensors, but {what} is of type {type(x).__name__}. "
                 "Pass tensors, e.g. vz.tensor_layout(x, x.T, x[1])."
             )
+        if x.is_nested:
+            raise VizlibValueError(
+                f"tensor_layout draws one shape and one set of strides over a storage, but {what} is a nested "
+                "tensor: its pieces have different shapes. Draw its pieces instead: vz.tensor_layout(*nt.unbind()) "
+                "for a nested tensor nt."
+            )
         if x.layout != torch.strided:
             raise VizlibValueError(
                 f"tensor_layout draws strided tensors, but {what} has layout {x.layout}, which has "

@@ -31,6 +31,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -223,8 +224,31 @@ def dot_to(dot_source: str, fmt_name: str) -> bytes:
 def _run_program(exe: str, name: str, dot_source: str, fmt_name: str) -> bytes:
     proc = subprocess.run([exe, f"-T{fmt_name}"], input=dot_source.encode(), capture_output=True)
     if proc.returncode != 0:
-        raise VizlibError(f"Graphviz's {name} failed: {proc.stderr.decode(errors='replace').strip()}")
+        raise VizlibError(f"Graphviz's {name} failed: {failure(proc.returncode, proc.stderr)}")
     return proc.stdout
+
+
+def failure(returncode: int, stderr: bytes) -> str:
+    """Why a renderer process failed, in words: the signal that ended it (and what that
+    usually means), what it wrote to stderr, and what to do about a graph too big to lay out."""
+    said = stderr.decode(errors="replace").strip()
+    if returncode < 0:
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:
+            sig = f"signal {-returncode}"
+        why = f"it was killed by {sig}"
+        if sig in ("SIGKILL", "SIGSEGV", "SIGABRT", "SIGBUS"):
+            why += ", which for a big graph usually means it ran out of memory"
+    else:
+        why = f"it exited with status {returncode}"
+    if "out of memory" in said.lower() or "cannot allocate" in said.lower():
+        why += " (out of memory)"
+    said = f"; it said: {said}" if said else "; it wrote nothing to stderr"
+    return (
+        f"{why}{said}. If the graph is big, draw fewer nodes: vz.graph(..., depth=1) or a smaller max_nodes= "
+        "(the default, 150, folds modules and loops)."
+    )
 
 
 def _run_pygraphviz(dot_source: str, fmt_name: str) -> bytes:

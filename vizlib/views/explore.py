@@ -21,7 +21,7 @@ import ipywidgets as widgets
 import torch
 
 from ..api import Graph, graph_of_call
-from ..errors import VizlibTypeError, VizlibValueError
+from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..render import LayoutCache, to_dot
 from ..text import fmt
 from .widgets import GRAPH_CLASS, StaticFallback, error_html, svg_for_html
@@ -55,7 +55,15 @@ class Explorer(StaticFallback, widgets.VBox):
         return {name: round(s.value, _decimals(s.step)) for name, s in self._sliders.items()}
 
     def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
-        g = graph_of_call(self._fn, kwargs=values)  # values bind to fn's own parameters
+        try:
+            g = graph_of_call(self._fn, kwargs=values)  # values bind to fn's own parameters
+        except NotScalarResult as err:  # vz.graph's advice (grad_output=) does not apply here
+            shapes = ", ".join(map(str, err.shapes))
+            raise VizlibValueError(
+                f"vz.explore draws a function that returns a single number, but {_name(self._fn)} returned "
+                f"{'a tensor' if len(err.shapes) == 1 else 'tensors'} of shape {shapes}. Return a scalar, "
+                f"e.g. vz.explore(lambda {', '.join(values)}: f({', '.join(values)}).sum(), ...) for a function f."
+            ) from None
         return g, self._layout.svg(to_dot(g))
 
     def _on_slide(self, change: dict) -> None:

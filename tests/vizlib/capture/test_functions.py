@@ -201,6 +201,17 @@ def test_in_place_ops():
     assert g.find("ReluBackward0") and g.find("CopySlices")
 
 
+def test_item_assignment_and_in_place_ops_on_views_keep_their_op_names():
+    def f(x, v):
+        y = x * 1
+        y[0] = v  # Tensor.__setitem__: y's node becomes CopySlices
+        y[1:].mul_(3)  # an in-place op on a view rewrites its base's node: CopySlices again
+        return y.sum()
+
+    g, _ = autograd_ref.check(f, torch.tensor([1.0, 2.0, 3.0]), torch.tensor(5.0))
+    assert [n.op for n in g.find("CopySlices")] == ["setitem", "mul"]
+
+
 def test_views():
     def f(x):
         a = x.t()[1]  # TBackward0, SelectBackward0

@@ -206,3 +206,27 @@ def test_max_nodes_on_a_long_function_without_modules_still_says_so():
     g = vz.graph(f, torch.ones(2), max_nodes=50)
     assert g.notes, "more than max_nodes nodes and nothing to collapse: the reader is told"
     assert len(g.nodes) <= 50 or any("max_nodes" in n for n in g.notes)
+
+
+class TiedLM(nn.Module):
+    """Weight tying as language models do it: the head is created first, so the shared
+    weight is registered as ``head.weight``, but the embedding uses it first."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(4, 10, bias=False)
+        self.emb = nn.Embedding(10, 4)
+        self.emb.weight = self.head.weight
+        self.mix = nn.Linear(4, 4)
+
+    def forward(self, tokens):
+        return self.head(torch.tanh(self.mix(self.emb(tokens)))).logsumexp(-1).sum()
+
+
+@pytest.mark.parametrize("depth", [None, 0, 1, 2])
+def test_a_tied_weight_draws_no_cycle(depth):
+    g = vz.graph(TiedLM(), torch.tensor([1, 2, 3]), depth=depth)
+    assert acyclic(g)
+    if depth != 0:  # at depth 0 the whole model is one box
+        weight = g.find("head.weight")
+        assert len(weight) == 1 and weight[0].kind == "leaf", "the shared weight stays a leaf outside both boxes"

@@ -159,3 +159,29 @@ def test_pygraphviz_keeps_graphvizs_notes_out_of_the_cell_and_explains_failures(
     with pytest.raises(vz.VizlibError, match=r"Graphviz \(pygraphviz\) failed:.*syntax error"):
         dot_to("digraph { a -> }", "svg")
     assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    "script, said",
+    [
+        (
+            "kill -KILL $$",
+            r"killed by SIGKILL, which for a big graph usually means it ran out of memory.*nothing to stderr",
+        ),
+        (
+            "echo 'Error: out of memory' >&2; exit 1",
+            r"exited with status 1 \(out of memory\); it said: Error: out of memory",
+        ),
+    ],
+    ids=["killed", "out of memory"],
+)
+def test_a_renderer_that_dies_says_why(monkeypatch, tmp_path, script, said):
+    """A `dot` killed by the kernel (as when it runs out of memory) or failing with a message:
+    the error names the signal or the status, what it wrote, and how to draw fewer nodes."""
+    fake = tmp_path / "dot"
+    fake.write_text(f"#!/bin/sh\ncat > /dev/null\n{script}\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    with pytest.raises(vz.VizlibError, match=said) as info:
+        tanh_graph().to_svg()
+    assert "depth=1" in str(info.value)

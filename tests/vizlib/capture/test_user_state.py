@@ -1,0 +1,226 @@
+"""Drawing changes nothing of the user's, on every entry point and every side path: buffers
+of every module the call reaches (through a closure too), ``.grad`` of retained non-leaf
+tensors, the generators a call draws from, and torch's, Python's and NumPy's random states."""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+
+
+def bn_model() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+
+
+def state_of(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def assert_unchanged(model: nn.Module, before: dict[str, torch.Tensor]) -> None:
+    after = model.state_dict()
+    changed = [k for k, v in before.items() if not torch.equal(v, after[k])]
+    assert not changed, f"changed by drawing: {changed}"
+
+
+def random_states() -> tuple:
+    return torch.get_rng_state(), random.getstate(), np.random.get_state()[1].copy()
+
+
+def assert_same_random(before: tuple) -> None:
+    torch_state, py_state, np_state = random_states()
+    assert torch.equal(before[0], torch_state), "torch's random state advanced"
+    assert before[1] == py_state, "Python's random state advanced"
+    assert np.array_equal(before[2], np_state), "NumPy's random state advanced"
+
+
+def draws_from_everything(gen: torch.Generator):
+    """A function that draws from a generator, torch's, Python's and NumPy's random state."""
+
+    def f(x):
+        noise = torch.rand(x.shape, generator=gen) + torch.rand(x.shape)
+        return (x * noise * random.random() * float(np.random.rand())).sum()
+
+    return f
+
+
+# ---------------------------------------------------------------- vz.graph
+
+
+def test_graph_of_a_closure_over_a_model_keeps_its_batchnorm_statistics():
+    model, x = bn_model(), torch.randn(5, 3)
+    before = state_of(model)
+    g = vz.graph(lambda i: model(i).pow(2).sum(), x)
+    assert g.find("BatchNorm1d") or any("BatchNorm1d" in n.modules for n in g.nodes)
+    assert_unchanged(model, before)
+
+
+def test_graph_keeps_the_grad_of_a_retained_non_leaf():
+    a = torch.randn(3, requires_grad=True)
+    h = a * 2
+    h.retain_grad()
+    g = vz.graph(lambda h: (h * h).sum(), h)
+    assert h.grad is None and a.grad is None
+    assert g.find("SumBackward0"), "the graph itself was drawn"
+
+
+def test_graph_keeps_an_existing_grad_of_a_retained_non_leaf():
+    a = torch.randn(3, requires_grad=True)
+    h = a * 2
+    h.retain_grad()
+    (h * 3).sum().backward(retain_graph=True)
+    grad = h.grad
+    vz.graph(lambda h: (h * h).sum(), h)
+    assert h.grad is grad and torch.equal(grad, torch.full((3,), 3.0))
+
+
+def test_graph_keeps_generators_and_random_states():
+    gen = torch.Generator().manual_seed(1)
+    gen_state = gen.get_state()
+    before = random_states()
+    vz.graph(draws_from_everything(gen), torch.ones(3))
+    assert torch.equal(gen.get_state(), gen_state), "the user's generator advanced"
+    assert_same_random(before)
+
+
+def test_graph_keeps_a_tensor_the_function_changes_in_place():
+    counter = torch.zeros(3)  # state of the user's, outside any module
+
+    def f(x):
+        counter.add_(1)
+        return (x * counter).sum()
+
+    vz.graph(f, torch.ones(3))
+    assert torch.equal(counter, torch.zeros(3))
+
+
+def test_graph_keeps_running_statistics_given_to_functional_batch_norm():
+    mean, var = torch.zeros(4), torch.ones(4)
+    vz.graph(lambda x: nn.functional.batch_norm(x, mean, var, training=True).pow(2).sum(), torch.randn(5, 4))
+    assert torch.equal(mean, torch.zeros(4)) and torch.equal(var, torch.ones(4))
+
+
+def test_graph_of_a_bound_method_keeps_the_models_it_holds():
+    class Trainer:
+        def __init__(self):
+            self.model = bn_model()
+
+        def loss(self, x):
+            return self.model(x).pow(2).sum()
+
+    trainer, x = Trainer(), torch.randn(5, 3)
+    before = state_of(trainer.model)
+    vz.graph(trainer.loss, x)
+    assert_unchanged(trainer.model, before)
+
+
+# ---------------------------------------------------------------- vz.explore and vz.replay
+
+
+def test_explore_keeps_the_batchnorm_statistics_of_a_model_it_reaches():
+    model, x = bn_model(), torch.randn(5, 3)
+    before = state_of(model)
+    explorer = vz.explore(lambda s: model(x * s).pow(2).sum(), s=1.0)
+    slider = explorer.children[0]
+    slider.value = slider.value + slider.step  # redraws: the function runs again
+    assert_unchanged(model, before)
+    assert explorer.graph.find("SumBackward0")
+
+
+def test_explore_keeps_generators_and_random_states():
+    gen = torch.Generator().manual_seed(1)
+    gen_state = gen.get_state()
+    before = random_states()
+    vz.explore(lambda s: draws_from_everything(gen)(torch.ones(3) * s), s=1.0)
+    assert torch.equal(gen.get_state(), gen_state)
+    assert_same_random(before)
+
+
+def test_replay_changes_nothing():
+    model, x = bn_model(), torch.randn(5, 3)
+    g = vz.graph(lambda i: model(i).pow(2).sum(), x)
+    before, randoms = state_of(model), random_states()
+    player = vz.replay(g)
+    player.step_svg(len(g.backward_order))
+    assert_unchanged(model, before)
+    assert_same_random(randoms)
+    assert all(p.grad is None for p in model.parameters())
+
+
+# ---------------------------------------------------------------- vz.grad_flow
+
+
+def test_grad_flow_changes_nothing():
+    model = bn_model()
+    model(torch.randn(5, 3)).pow(2).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    before, randoms = state_of(model), random_states()
+    vz.grad_flow(model)
+    assert_unchanged(model, before)
+    assert_same_random(randoms)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads, strict=True))
+
+
+# ---------------------------------------------------------------- compiler graphs
+
+
+def test_compiled_graphs_of_a_closure_keeps_batchnorm_statistics_and_random_states():
+    model, x = bn_model(), torch.randn(5, 3)
+    before, randoms = state_of(model), random_states()
+    graphs = vz.compiled_graphs(lambda i: model(i).pow(2).sum(), x)
+    assert graphs and graphs[0].nodes
+    assert_unchanged(model, before)
+    assert_same_random(randoms)
+
+
+def test_joint_graph_of_a_model_keeps_batchnorm_statistics_and_random_states():
+    model, x = bn_model(), torch.randn(5, 3)
+    before, randoms = state_of(model), random_states()
+    g = vz.joint_graph(model, x)
+    assert g.nodes
+    assert_unchanged(model, before)
+    assert_same_random(randoms)
+    assert all(p.grad is None for p in model.parameters())
+
+
+class Broken(nn.Module):
+    """Runs a BatchNorm in training and draws a random number, then fails."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = bn_model()
+
+    def forward(self, x):
+        random.random()
+        self.inner(x)
+        raise KeyError("learner bug")
+
+
+@pytest.mark.parametrize("entry", ["graph", "compiled_graphs", "joint_graph"])
+def test_state_is_put_back_when_the_function_raises(entry):
+    model, x = Broken(), torch.randn(5, 3)
+    before, randoms = state_of(model), random_states()
+    with pytest.raises(KeyError):
+        getattr(vz, entry)(model, x)
+    assert_unchanged(model, before)
+    assert_same_random(randoms)
+
+
+def test_a_non_leaf_input_that_does_not_retain_its_grad_draws_without_a_warning():
+    a = torch.randn(3, requires_grad=True)
+    h = a * 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g = vz.graph(lambda h: (h * h).sum(), h)
+    assert g.find("SumBackward0") and a.grad is None

@@ -1,0 +1,97 @@
+"""Loops without modules fold so that max_nodes holds: ops repeated in a row become one box
+("mul → tanh", loop ×300), the loop's inputs and shared weights stay outside with their
+gradients, and no fold draws a cycle."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+
+from .graph_checks import acyclic
+
+
+def shared_weight_loop(steps):
+    def f(x, w):
+        for _ in range(steps):
+            x = torch.tanh(x * w)
+        return x.sum()
+
+    return f
+
+
+def test_a_loop_reusing_one_weight_fits_max_nodes_and_keeps_the_weights_gradient():
+    x, w = torch.tensor([0.5, -0.2, 0.1]), torch.tensor([1.1, 0.9, -1.2])
+    f = shared_weight_loop(300)
+    g = vz.graph(f, x, w)
+    assert len(g.nodes) <= 150 and acyclic(g)
+    (box,) = [n for n in g.nodes if n.repeats > 1]
+    assert (box.name, box.module_type, box.repeats) == ("mul → tanh", "loop", 300)
+    ww = w.clone().requires_grad_(True)
+    (expected,) = torch.autograd.grad(f(x, ww), ww)
+    assert g.find("w")[0].grad == pytest.approx(expected.tolist())
+    assert "loop" in repr(g) and "ops repeated in a row" in " ".join(g.notes)
+
+
+@pytest.mark.parametrize("max_nodes", [10, 150])
+def test_max_nodes_holds_for_a_loop_over_a_module(max_nodes):
+    torch.manual_seed(0)
+    cell = nn.Linear(3, 3)
+
+    def f(x):
+        for _ in range(100):
+            x = cell(x).tanh()
+        return x.sum()
+
+    g = vz.graph(f, torch.randn(3), max_nodes=max_nodes)
+    assert len(g.nodes) <= max_nodes and acyclic(g)
+    assert [n.repeats for n in g.nodes if n.kind == "module"] == [100]
+
+
+def test_a_loop_of_loops_fits():
+    def f(x, w):
+        for _ in range(40):
+            for _ in range(10):
+                x = torch.sin(x * w)
+            x = x / x.norm()
+        return x.sum()
+
+    g = vz.graph(f, torch.tensor([0.3, 0.2]), torch.tensor([1.0, 0.5]))
+    assert len(g.nodes) <= 150 and acyclic(g)
+
+
+def test_two_loops_side_by_side_fold_without_a_cycle():
+    def f(x, y, w):
+        for _ in range(120):
+            x = torch.tanh(x * w)
+            y = torch.sin(y + w)
+        return (x * y).sum()
+
+    g = vz.graph(f, torch.ones(2), torch.ones(2), torch.tensor([0.5, 0.25]), max_nodes=30)
+    assert len(g.nodes) <= 30 and acyclic(g)
+    assert g.find("w") and g.find("w")[0].grad is not None
+
+
+def test_per_step_weights_go_inside_the_box():
+    ws = [torch.full((2,), 0.1 * k) for k in range(200)]
+
+    def f(x, ws):
+        for w in ws:
+            x = torch.tanh(x * w)
+        return x.sum()
+
+    g = vz.graph(f, torch.ones(2), ws)
+    assert len(g.nodes) <= 150 and acyclic(g)
+
+
+def test_a_graph_without_repeats_or_modules_says_why_it_is_not_smaller():
+    def f(x):
+        ops = [torch.sin, torch.cos, torch.exp, torch.tanh, torch.sigmoid, torch.relu, torch.abs, torch.neg]
+        for op in ops:
+            x = op(x)
+        return x.sum()
+
+    g = vz.graph(f, torch.ones(2), max_nodes=3)
+    assert "nothing could be collapsed" in " ".join(g.notes)

@@ -1,0 +1,107 @@
+"""Messages in the user's terms: options checked before anything runs, and a result with no
+graph or no single number explained by what the user did, with advice that can be followed."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+
+
+class Counted:
+    """A function that counts its calls: an option refused before capture never runs it."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return (x * 2).sum()
+
+
+BAD_OPTIONS = {
+    "depth=-1": ({"depth": -1}, ValueError, "depth= must be at least 0"),
+    "depth='1'": ({"depth": "1"}, TypeError, "depth= must be a whole number"),
+    "depth=1.5": ({"depth": 1.5}, TypeError, "depth= must be a whole number"),
+    "depth=True": ({"depth": True}, TypeError, "depth= must be a whole number"),
+    "max_nodes='10'": ({"max_nodes": "10"}, TypeError, "max_nodes= must be a whole number"),
+    "max_nodes=0": ({"max_nodes": 0}, ValueError, "max_nodes= must be at least 1"),
+    "show_saved='yes'": ({"show_saved": "yes"}, TypeError, "show_saved= must be True or False"),
+}
+
+
+@pytest.mark.parametrize("options, error, message", BAD_OPTIONS.values(), ids=BAD_OPTIONS)
+def test_options_are_checked_before_the_call_runs(options, error, message):
+    fn = Counted()
+    with pytest.raises(error, match=message) as info:
+        vz.graph(fn, torch.ones(3), **options)
+    assert isinstance(info.value, vz.VizlibError)
+    assert fn.calls == 0, "the call ran before the option was refused"
+
+
+@pytest.mark.parametrize("options, error, message", BAD_OPTIONS.values(), ids=BAD_OPTIONS)
+def test_options_are_checked_for_a_tensor_and_a_compiler_graph_too(options, error, message):
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(error, match=message):
+        vz.graph((x * 2).sum(), **options)
+    gm = torch.fx.symbolic_trace(nn.Linear(2, 2))
+    if "show_saved" not in options:
+        with pytest.raises(error, match=message):
+            vz.graph(gm, **options)
+
+
+def test_a_call_under_inference_mode_is_told_to_leave_it():
+    with torch.inference_mode(), pytest.raises(vz.VizlibError, match="outside the `with torch.inference_mode"):
+        vz.graph(lambda x: (x * 2).sum(), torch.ones(3))
+
+
+def test_inputs_made_under_inference_mode_are_drawn_from_copies():
+    with torch.inference_mode():
+        x = torch.ones(3)
+    g = vz.graph(lambda x: (x * 2).sum(), x)
+    assert g.find("x")[0].grad == [2.0, 2.0, 2.0]
+
+
+@dataclasses.dataclass
+class Batch:
+    x: torch.Tensor
+
+
+def test_tensors_inside_a_dataclass_are_explained():
+    with pytest.raises(vz.VizlibError, match="inside the Batch argument") as info:
+        vz.graph(lambda b: (b.x * 2).sum(), Batch(torch.ones(3)))
+    assert "Return a tensor computed from the inputs" not in str(info.value)
+
+
+def test_integer_inputs_are_told_to_be_floats():
+    with pytest.raises(vz.VizlibError, match=r"integers.*Pass floats: 2.0 rather than 2"):
+        vz.graph(lambda a, b: a * b, 2, 3)
+    with pytest.raises(vz.VizlibError, match="integers"):
+        vz.graph(lambda a: (a * 2).sum(), torch.tensor([1, 2]))
+
+
+def test_the_suggested_grad_output_for_several_results_works():
+    torch.manual_seed(0)
+    gru, x = nn.GRU(3, 4), torch.randn(2, 1, 3)
+    with pytest.raises(vz.VizlibError, match="one tensor per result tensor") as info:
+        vz.graph(gru, x)
+    suggested = str(info.value).split("(grad_output=", 1)[1].split("), or", 1)[0]
+    g = vz.graph(gru, x, grad_output=eval(suggested, {"torch": torch}))  # the advice, followed as written
+    assert len([n for n in g.nodes if n.is_output]) == 2
+
+
+def test_the_suggested_grad_output_for_one_result_works():
+    with pytest.raises(vz.VizlibError, match="grad_output=") as info:
+        vz.graph(lambda x: x * 2, torch.ones(2, 3))
+    suggested = str(info.value).split("(e.g. grad_output=", 1)[1].split("), or", 1)[0]
+    assert vz.graph(lambda x: x * 2, torch.ones(2, 3), grad_output=eval(suggested, {"torch": torch})).nodes
+
+
+def test_explore_of_a_non_scalar_function_does_not_suggest_grad_output():
+    with pytest.raises(vz.VizlibError, match=r"returns a single number.*\.sum\(\)") as info:
+        vz.explore(lambda x: torch.stack([torch.tensor(x), torch.tensor(x) * 2]) * x, x=1.0)
+    assert "grad_output" not in str(info.value)
