@@ -144,6 +144,10 @@ MASK_OF_FLOAT32 = MY_DROPOUT.replace(
 OWN_GENERATOR = MY_DROPOUT.replace(
     "        self.p = p\n", "        self.p = p\n        self.gen = torch.Generator().manual_seed(0)\n"
 ).replace("torch.rand_like(x) >= self.p", "torch.rand(x.shape, generator=self.gen, dtype=x.dtype) >= self.p")
+# One mask value per feature, shared by every row: the fraction of zeros is p, but not element by element.
+MASK_PER_FEATURE = MY_DROPOUT.replace(
+    "torch.rand_like(x) >= self.p", "torch.rand(x.shape[-1], device=x.device, dtype=x.dtype) >= self.p"
+)
 # The mask drawn on the CPU whatever x's device: fails for a tensor on a GPU.
 CPU_MASK = MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "torch.rand(x.shape, dtype=x.dtype) >= self.p")
 DROPOUT_IN_A_THREAD = F_DROPOUT.replace(
@@ -211,6 +215,25 @@ def causal_attention(q, k, v):
     worker.start()
     worker.join()
     return out[0]
+"""
+# Batch and heads merged with .view: fails on the transposed q, k, v that split_heads gives.
+HEADS_MERGED_WITH_VIEW = """\
+def causal_attention(q, k, v):
+    B, H, T, d = q.shape
+    q2, k2, v2 = (t.view(B * H, T, d) for t in (q, k, v))
+    scores = torch.bmm(q2, k2.transpose(1, 2)) / math.sqrt(d)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return torch.bmm(weights, v2).view(B, H, T, d)
+"""
+FLEX_ATTENTION = """\
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+
+def causal_attention(q, k, v):
+    T = q.size(-2)
+    mask = create_block_mask(lambda b, h, i, j: j <= i, None, None, T, T, device=str(q.device))
+    return flex_attention(q, k, v, block_mask=mask)
 """
 ATEN_SDPA_MATH = """\
 def causal_attention(q, k, v):
@@ -447,6 +470,7 @@ class MyDropout(nn.Module):
                 hint="same mask",
                 code=OWN_GENERATOR,
             ),
+            Wrong("One mask value per feature, shared by all rows.", hint="on its own", code=MASK_PER_FEATURE),
             Wrong("The mask drawn on the CPU: fails for an input on a GPU.", hint="device of its input", code=CPU_MASK),
             Wrong("F.dropout in a worker thread.", hint="started a thread", code=DROPOUT_IN_A_THREAD),
             Wrong("torch.ops.aten.dropout.", hint="ready-made dropout", code=ATEN_DROPOUT),
@@ -481,6 +505,8 @@ def causal_attention(q, k, v):
                 code=ADDITIVE_FLOAT32_MASK,
             ),
             Wrong("-1e9 instead of -inf: leaks when scores go beyond -1e9.", hint="however large", code=MINUS_1E9),
+            Wrong("Batch and heads merged with .view.", hint="not contiguous", code=HEADS_MERGED_WITH_VIEW),
+            Wrong("flex_attention with a causal block mask.", hint="flex_attention", code=FLEX_ATTENTION),
             Wrong("SDPA in a worker thread.", hint="started a thread", code=SDPA_IN_A_THREAD),
             Wrong(
                 "torch.ops.aten._scaled_dot_product_attention_math.",

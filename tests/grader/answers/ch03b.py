@@ -76,6 +76,10 @@ EVAL_WHILE_SAVING = SAVE_AND_LOAD.replace(
 EVAL_AFTER_LOADING = SAVE_AND_LOAD.replace(
     '    model.load_state_dict(state["model"])\n', '    model.load_state_dict(state["model"])\n    model.eval()\n'
 )
+# load_state pops what it loads: the same checkpoint cannot be loaded twice.
+CONSUMES_THE_DICT = SAVE_AND_LOAD.replace('(state["model"])', '(state.pop("model"))').replace(
+    '(state["optimizer"])', '(state.pop("optimizer"))'
+)
 # The state kept in this process, the dict a key to it: torch.save then writes a key, nothing else.
 KEY_ONLY = """\
 _SAVED = {}
@@ -394,6 +398,9 @@ def load_state(state, model, optimizer, scheduler):
             ),
             Wrong("save_state leaves the model in eval mode.", hint="training mode", code=EVAL_WHILE_SAVING),
             Wrong("load_state leaves the model in eval mode.", hint="training mode", code=EVAL_AFTER_LOADING),
+            Wrong(
+                "load_state pops the entries it loads.", hint="changed the dict it was given", code=CONSUMES_THE_DICT
+            ),
             Wrong(
                 "The state kept in this process, the dict only a key to it.",
                 hint="from the dict it was given",
