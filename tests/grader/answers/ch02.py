@@ -435,6 +435,15 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
                 hint="len(xb) / len(xs)",
                 code=EQUAL_WEIGHTS,
             ),
+            # Right gradients; the loss reported as the plain mean of the micro-batches' means.
+            Wrong(
+                "The returned loss averages the micro-batches' means: right only when they are equal.",
+                hint="where the whole batch's losses are",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "            step_loss += loss.item()\n",
+                    "            step_loss += ((model(xb) - yb) ** 2).mean().item() * micro_batch / len(xs)\n",
+                ),
+            ),
             Wrong(
                 "The last, shorter micro-batch dropped: its examples never count.",
                 hint="the last one has 1 example",
