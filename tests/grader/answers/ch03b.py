@@ -207,6 +207,20 @@ def clip_grad_norm(parameters, max_norm):
     return norm
 """,
             ),
+            # Right in float32; in float16 the squares of gradients above 256 overflow to inf.
+            Wrong(
+                "The squares summed in the gradients' own dtype: inf for float16 gradients above 256.",
+                hint="overflows",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = sum((g**2).sum() for g in grads).sqrt().item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
             # The watch sees one process: torch's clipping in a forked child, the result copied back.
             Wrong(
                 "clip_grad_norm_ run in a forked child, the norm and clipped gradients sent back.",
