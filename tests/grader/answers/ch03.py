@@ -148,6 +148,17 @@ OWN_GENERATOR = MY_DROPOUT.replace(
 MASK_PER_FEATURE = MY_DROPOUT.replace(
     "torch.rand_like(x) >= self.p", "torch.rand(x.shape[-1], device=x.device, dtype=x.dtype) >= self.p"
 )
+# Exactly round(p * n) elements dropped, at random places: the fraction is p, but not element by element.
+FIXED_COUNT = MY_DROPOUT.replace(
+    "        keep = torch.rand_like(x) >= self.p\n",
+    """\
+        n = x.numel()
+        keep = torch.ones(n, dtype=torch.bool, device=x.device)
+        dropped = torch.randperm(n, device=x.device)[: round(self.p * n)]
+        keep[dropped] = False
+        keep = keep.view(x.shape)
+""",
+)
 # The mask drawn on the CPU whatever x's device: fails for a tensor on a GPU.
 CPU_MASK = MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "torch.rand(x.shape, dtype=x.dtype) >= self.p")
 DROPOUT_IN_A_THREAD = F_DROPOUT.replace(
@@ -470,6 +481,7 @@ class MyDropout(nn.Module):
                 hint="same mask",
                 code=OWN_GENERATOR,
             ),
+            Wrong("Exactly round(p * n) elements dropped at every call.", hint="on its own", code=FIXED_COUNT),
             Wrong("One mask value per feature, shared by all rows.", hint="on its own", code=MASK_PER_FEATURE),
             Wrong("The mask drawn on the CPU: fails for an input on a GPU.", hint="device of its input", code=CPU_MASK),
             Wrong("F.dropout in a worker thread.", hint="started a thread", code=DROPOUT_IN_A_THREAD),
