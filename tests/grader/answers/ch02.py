@@ -359,6 +359,15 @@ def manual_grads(X, y, W1, b1, W2):
                     "    dout = 2 * (out - y) / out.numel()\n", "    dout = y.sub_(out).mul_(-2 / out.numel())\n"
                 ),
             ),
+            # Right while N > 1: squeeze() turns a single example's (1, 1) output into a 0-d tensor.
+            Wrong(
+                "The output squeezed to a vector: breaks for a single example (N = 1).",
+                hint="no squeeze()",
+                code=MANUAL_GRADS.replace(
+                    "    out = a @ W2\n    dout = 2 * (out - y) / out.numel()\n",
+                    "    out = (a @ W2).squeeze()\n    dout = (2 * (out - y.squeeze()) / out.numel())[:, None]\n",
+                ),
+            ),
             # The watch sees one process: a forked child's autograd.grad would be out of its sight.
             Wrong(
                 "autograd.grad run in a forked child, the numbers sent back through a pipe.",
