@@ -246,6 +246,11 @@ shares_storage["base.t().reshape(12)"] = same_storage(base.t().reshape(12))
 shares_storage["base.float()"] = same_storage(base.float())
 """,
             ),
+            Wrong(
+                "Believing that a step slice copies every other row.",
+                hint="a step slice is a view",
+                code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace('"base[::2]": True', '"base[::2]": False'),
+            ),
         ],
     ),
     "1.3": Task(
@@ -267,6 +272,17 @@ mt_flat = mt.contiguous().view(-1)
                 "Strides that compare equal to anything.",
                 hint="swaps the strides",
                 code=STRIDES_EQUAL_TO_ANYTHING,
+            ),
+            # clone() keeps mt's strides: a copy, but still not contiguous.
+            Wrong(
+                "mt_contig = mt.clone(): its own memory, but clone keeps the transposed strides.",
+                hint="mt_contig must be contiguous",
+                code=STRIDES.replace("mt_contig = mt.contiguous()", "mt_contig = mt.clone()"),
+            ),
+            Wrong(
+                "mt_flat read in m's order (m.view(6)), not in mt's.",
+                hint="row by row of mt",
+                code=STRIDES.replace("mt_flat = mt.reshape(6)", "mt_flat = m.view(6)"),
             ),
         ],
     ),
@@ -344,6 +360,11 @@ picked = scores[rows, cols]
                 hint="your code replaced torch.allclose",
                 code=SCORES_SETUP + CLAMPED_THE_WRONG_WAY_AND_ALLCLOSE_REBOUND,
             ),
+            Wrong(
+                "0.0 counted as positive (>= 0).",
+                hint="0.0 is not positive",
+                code=SCORES_SETUP + INDEXING.replace("scores[scores > 0]", "scores[scores >= 0]"),
+            ),
         ],
     ),
     "1.6": Task(
@@ -369,6 +390,11 @@ int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
                 "fp16_max and bf16_eps as one-element tensors, not the Python numbers asked for.",
                 hint="must be a Python number",
                 code=LIMITS_AS_TENSORS,
+            ),
+            Wrong(
+                "bfloat16 taken for the format that overflows at 70000.",
+                hint="overflow_dtype is wrong",
+                code=DTYPE_FACTS.replace("overflow_dtype = torch.float16", "overflow_dtype = torch.bfloat16"),
             ),
         ],
     ),
@@ -402,6 +428,29 @@ t_shared = torch.from_numpy(arr)
 t_copy = torch.tensor(arr)
 scaled.detach_()
 scaled_np = scaled.numpy()
+""",
+            ),
+            # as_tensor shares only when it needs no conversion: float64 asked of a float32 array copies it.
+            Wrong(
+                "torch.as_tensor(arr, dtype=torch.float64): a new dtype needs new memory.",
+                hint="does not share memory with arr",
+                code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.as_tensor(arr, dtype=torch.float64)
+t_copy = torch.tensor(arr)
+scaled_np = scaled.detach().numpy()
+""",
+            ),
+            Wrong(
+                "torch.from_numpy for the copy too: it shares arr's memory.",
+                hint="t_copy shares memory with arr",
+                code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr)
+t_copy = torch.from_numpy(arr)
+scaled_np = scaled.detach().numpy()
 """,
             ),
         ],
@@ -442,6 +491,21 @@ def merge_heads(heads):
 t = torch
 t.equal = lambda a, b: True
 """,
+            ),
+            # Right for float32 inputs; a float64 or bf16 activation comes back as float32.
+            Wrong(
+                "split_heads fills a preallocated float32 tensor head by head.",
+                hint="dtype",
+                code=HEADS.replace(
+                    "    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)\n",
+                    """\
+    hd = C // n_heads
+    out = torch.empty(B, n_heads, T, hd)
+    for h in range(n_heads):
+        out[:, h] = x[:, :, h * hd : (h + 1) * hd]
+    return out
+""",
+                ),
             ),
         ],
     ),

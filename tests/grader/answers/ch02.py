@@ -269,7 +269,7 @@ dL_dw, dL_dx, dL_db = w_t.grad, x_t.grad, b_t.grad
             # A record of what ran must reach into threads: a thread's dispatch modes and profile are its own.
             Wrong(
                 "The first three numbers computed with autograd in a thread of their own, out of the record's sight.",
-                hint="not worked out by hand",
+                hint="starting a thread",
                 code=CHAIN_RULE_NUMBERS.replace(
                     "dL_dw, dL_dx, dL_db = 20, 30, 10\n",
                     """\
@@ -359,6 +359,41 @@ def manual_grads(X, y, W1, b1, W2):
                     "    dout = 2 * (out - y) / out.numel()\n", "    dout = y.sub_(out).mul_(-2 / out.numel())\n"
                 ),
             ),
+            # Right while N > 1: squeeze() turns a single example's (1, 1) output into a 0-d tensor.
+            Wrong(
+                "The output squeezed to a vector: breaks for a single example (N = 1).",
+                hint="no squeeze()",
+                code=MANUAL_GRADS.replace(
+                    "    out = a @ W2\n    dout = 2 * (out - y) / out.numel()\n",
+                    "    out = (a @ W2).squeeze()\n    dout = (2 * (out - y.squeeze()) / out.numel())[:, None]\n",
+                ),
+            ),
+            # The watch sees one process: a forked child's autograd.grad would be out of its sight.
+            Wrong(
+                "autograd.grad run in a forked child, the numbers sent back through a pipe.",
+                hint="started a process",
+                code="""\
+import os
+import pickle
+
+
+def manual_grads(X, y, W1, b1, W2):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        with torch.enable_grad():
+            params = [p.clone().requires_grad_() for p in (W1, b1, W2)]
+            loss = ((torch.relu(X @ params[0] + params[1]) @ params[2] - y) ** 2).mean()
+            grads = [g.detach() for g in torch.autograd.grad(loss, params)]
+        os.write(write, pickle.dumps(grads))
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.wait()
+    return tuple(pickle.loads(data))
+""",
+            ),
         ],
     ),
     "2.3": Task(
@@ -408,6 +443,26 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
                 "Each micro-batch weighted by 1 / (number of micro-batches).",
                 hint="len(xb) / len(xs)",
                 code=EQUAL_WEIGHTS,
+            ),
+            # Right gradients; the loss reported as the plain mean of the micro-batches' means.
+            Wrong(
+                "The returned loss averages the micro-batches' means: right only when they are equal.",
+                hint="where the whole batch's losses are",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "            step_loss += loss.item()\n",
+                    "            step_loss += ((model(xb) - yb) ** 2).mean().item() * micro_batch / len(xs)\n",
+                ),
+            ),
+            Wrong(
+                "The last, shorter micro-batch dropped: its examples never count.",
+                hint="the last one has 1 example",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):\n",
+                    """\
+        whole = len(xs) // micro_batch * micro_batch
+        for xb, yb in zip(xs[:whole].split(micro_batch), ys[:whole].split(micro_batch)):
+""",
+                ).replace("* len(xb) / len(xs)", "* len(xb) / whole"),
             ),
         ],
     ),
@@ -484,6 +539,17 @@ J = torch.stack(rows)
                 hint="another result the second time",
                 code=GRAD_NOT_CLEARED,
             ),
+            # Right for a vector-valued f; a scalar f has a 0-d output and a 0-d v.
+            Wrong(
+                "v dotted with f(x) before backward: torch.dot fails for a scalar-valued f.",
+                hint="scalar-valued f",
+                code=VJP.replace("(v * f(x)).sum().backward()", "torch.dot(v, f(x)).backward()"),
+            ),
+            Wrong(
+                "The result flattened: right for a 1-d x, the wrong shape for a 2-d one.",
+                hint="x's shape",
+                code=VJP.replace("    return x.grad\n", "    return x.grad.flatten()\n"),
+            ),
         ],
     ),
     "2.6": Task(
@@ -535,6 +601,39 @@ class Cube(torch.autograd.Function):
         return grad_output * 3 * ctx.x ** 2
 """,
             ),
+            Wrong(
+                "forward computes in float64 for accuracy: a float32 input comes back as float64.",
+                hint="dtype",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.double() ** 3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return (grad_output * 3 * x.double() ** 2).to(x.dtype)
+""",
+            ),
+            Wrong(
+                "The output saved instead of x, x recovered as its cube root: NaN for negative x.",
+                hint="gradcheck failed",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x**3
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        return grad_output * 3 * y ** (2 / 3)
+""",
+            ),
         ],
     ),
     "2.7": Task(
@@ -563,6 +662,12 @@ def fixed_loss(x):
                 hint="hides the in-place change",
                 code=ERROR_HIDDEN_BY_HOOKS,
             ),
+            # In place through .data: the version counter never sees it, the saved output is doubled.
+            Wrong(
+                "mul_ done on y.data: backward no longer complains, but sigmoid's saved output is doubled.",
+                hint="wrong gradient",
+                code=FIXED_LOSS.replace("    y = y * 2\n", "    y.data.mul_(2)\n"),
+            ),
         ],
     ),
     "2.8": Task(
@@ -589,6 +694,21 @@ def derivatives(f, x):
     x.grad = None
     d1.backward()
     return d1, x.grad
+""",
+            ),
+            Wrong(
+                "d1 returned detached: it is no longer part of a graph.",
+                hint="d1 must still be part of a graph",
+                code=SECOND_DERIVATIVE.replace("    return d1, d2\n", "    return d1.detach(), d2\n"),
+            ),
+            Wrong(
+                "The example's derivatives written as formulas: right for t**3 + 2*t**2 only.",
+                hint="other functions",
+                code="""\
+def derivatives(f, x):
+    d1 = 3 * x**2 + 4 * x
+    (d2,) = torch.autograd.grad(d1, x)
+    return d1, d2
 """,
             ),
         ],
@@ -620,6 +740,20 @@ def stop_grad_loss(w):
                 "predict switches recording off, then on: not back to what the caller had.",
                 hint="as it found it",
                 code=GRAD_MODE_SWITCHED_BACK_ON,
+            ),
+            Wrong(
+                "Only one factor of the target detached: the gradient still flows through the other.",
+                hint=".detach()",
+                code=NO_GRAD_AND_DETACH.replace("(w * w).detach()", "w.detach() * w"),
+            ),
+            # The caller's model comes back in eval mode: its dropout is off for the next training step.
+            Wrong(
+                "predict switches the model to eval mode and leaves it there.",
+                hint="training mode",
+                code=NO_GRAD_AND_DETACH.replace(
+                    "    with torch.no_grad():\n        return model(xs)\n",
+                    "    model.eval()\n    with torch.no_grad():\n        return model(xs)\n",
+                ),
             ),
         ],
     ),
@@ -691,6 +825,23 @@ def backprop(loss, leaves):
                 "The nodes called with autograd recording: the gradients come back inside a graph.",
                 hint="part of a graph",
                 code=RECORDING_LEFT_ON,
+            ),
+            # Right while the leaves' .grad is None; a leaf with an existing .grad gets it added in.
+            Wrong(
+                "AccumulateGrad called too, each leaf's .grad read, then set back to None.",
+                hint="existing .grad",
+                code=BACKPROP.replace(
+                    "                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)\n",
+                    "                node(grad.sum_to_size(node.variable.shape))\n",
+                ).replace(
+                    "    return [found.get(id(t)) for t in leaves]\n",
+                    """\
+    found = [t.grad for t in leaves]
+    for t in leaves:
+        t.grad = None
+    return found
+""",
+                ),
             ),
         ],
     ),

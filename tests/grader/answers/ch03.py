@@ -134,6 +134,50 @@ class MyDropout(nn.Module):
         return F.dropout(x, self.p, self.training)
 """
 
+# A mask of float32 numbers times a bf16 input: bf16 * float32 promotes the output to float32.
+MASK_OF_FLOAT32 = MY_DROPOUT.replace(
+    "        keep = torch.rand_like(x) >= self.p\n        return x * keep / (1 - self.p)\n",
+    "        scale = (torch.rand(x.shape, device=x.device) >= self.p).float() / (1 - self.p)\n"
+    "        return x * scale\n",
+)
+# A generator of its own, seeded once: every MyDropout draws the same masks, whatever torch.manual_seed says.
+OWN_GENERATOR = MY_DROPOUT.replace(
+    "        self.p = p\n", "        self.p = p\n        self.gen = torch.Generator().manual_seed(0)\n"
+).replace("torch.rand_like(x) >= self.p", "torch.rand(x.shape, generator=self.gen, dtype=x.dtype) >= self.p")
+# One mask value per feature, shared by every row: the fraction of zeros is p, but not element by element.
+MASK_PER_FEATURE = MY_DROPOUT.replace(
+    "torch.rand_like(x) >= self.p", "torch.rand(x.shape[-1], device=x.device, dtype=x.dtype) >= self.p"
+)
+# Exactly round(p * n) elements dropped, at random places: the fraction is p, but not element by element.
+FIXED_COUNT = MY_DROPOUT.replace(
+    "        keep = torch.rand_like(x) >= self.p\n",
+    """\
+        n = x.numel()
+        keep = torch.ones(n, dtype=torch.bool, device=x.device)
+        dropped = torch.randperm(n, device=x.device)[: round(self.p * n)]
+        keep[dropped] = False
+        keep = keep.view(x.shape)
+""",
+)
+# The mask drawn on the CPU whatever x's device: fails for a tensor on a GPU.
+CPU_MASK = MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "torch.rand(x.shape, dtype=x.dtype) >= self.p")
+DROPOUT_IN_A_THREAD = F_DROPOUT.replace(
+    "        return F.dropout(x, self.p, self.training)\n",
+    """\
+        import threading
+
+        out = []
+        worker = threading.Thread(target=lambda: out.append(F.dropout(x, self.p, self.training)))
+        worker.start()
+        worker.join()
+        return out[0]
+""",
+)
+ATEN_DROPOUT = F_DROPOUT.replace(
+    "F.dropout(x, self.p, self.training)", "torch.ops.aten.dropout(x, self.p, self.training)"
+)
+VF_DROPOUT = F_DROPOUT.replace("F.dropout(x, self.p, self.training)", "torch._VF.dropout(x, self.p, self.training)")
+
 # 3.4's right attention (the solution's): its wrong answers change one thing in it.
 CAUSAL_ATTENTION = """\
 def causal_attention(q, k, v):
@@ -157,6 +201,54 @@ FIXED_LENGTH = CAUSAL_ATTENTION.replace("torch.ones(T, T,", "torch.ones(5, 5,")
 SDPA = """\
 def causal_attention(q, k, v):
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+"""
+# An additive float32 mask: bf16 scores come out float32 (and v is cast to match).
+ADDITIVE_FLOAT32_MASK = CAUSAL_ATTENTION.replace(
+    """    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
+    """    mask = torch.zeros(T, T, device=q.device).masked_fill(future, float("-inf"))
+    weights = torch.softmax(scores + mask, dim=-1)
+    return weights @ v.to(weights.dtype)
+""",
+)
+# -1e9 instead of -inf: a past score below -1e9 loses to a masked future one.
+MINUS_1E9 = CAUSAL_ATTENTION.replace('float("-inf")', "-1e9")
+SDPA_IN_A_THREAD = """\
+import threading
+
+
+def causal_attention(q, k, v):
+    out = []
+    worker = threading.Thread(
+        target=lambda: out.append(F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    )
+    worker.start()
+    worker.join()
+    return out[0]
+"""
+# Batch and heads merged with .view: fails on the transposed q, k, v that split_heads gives.
+HEADS_MERGED_WITH_VIEW = """\
+def causal_attention(q, k, v):
+    B, H, T, d = q.shape
+    q2, k2, v2 = (t.view(B * H, T, d) for t in (q, k, v))
+    scores = torch.bmm(q2, k2.transpose(1, 2)) / math.sqrt(d)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    return torch.bmm(weights, v2).view(B, H, T, d)
+"""
+FLEX_ATTENTION = """\
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+
+def causal_attention(q, k, v):
+    T = q.size(-2)
+    mask = create_block_mask(lambda b, h, i, j: j <= i, None, None, T, T, device=str(q.device))
+    return flex_attention(q, k, v, block_mask=mask)
+"""
+ATEN_SDPA_MATH = """\
+def causal_attention(q, k, v):
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, is_causal=True)[0]
 """
 
 TASKS = {
@@ -379,6 +471,22 @@ class MyDropout(nn.Module):
             Wrong("p = 1 divides by zero.", hint="without dividing by 1 - p = 0", code=DIVIDES_BY_ZERO),
             Wrong("No ValueError for p outside [0, 1].", hint="must raise a ValueError", code=NO_CHECK_OF_P),
             Wrong("Calls F.dropout.", hint="ready-made dropout", code=F_DROPOUT),
+            Wrong(
+                "The mask made float32: a bf16 input comes back as float32.",
+                hint="the input's shape and dtype",
+                code=MASK_OF_FLOAT32,
+            ),
+            Wrong(
+                "A generator of its own, seeded once: two MyDropout layers draw identical masks.",
+                hint="same mask",
+                code=OWN_GENERATOR,
+            ),
+            Wrong("Exactly round(p * n) elements dropped at every call.", hint="on its own", code=FIXED_COUNT),
+            Wrong("One mask value per feature, shared by all rows.", hint="on its own", code=MASK_PER_FEATURE),
+            Wrong("The mask drawn on the CPU: fails for an input on a GPU.", hint="device of its input", code=CPU_MASK),
+            Wrong("F.dropout in a worker thread.", hint="started a thread", code=DROPOUT_IN_A_THREAD),
+            Wrong("torch.ops.aten.dropout.", hint="ready-made dropout", code=ATEN_DROPOUT),
+            Wrong("torch._VF.dropout.", hint="ready-made dropout", code=VF_DROPOUT),
         ],
     ),
     "3.4": Task(
@@ -403,6 +511,20 @@ def causal_attention(q, k, v):
             ),
             Wrong("A mask built for T = 5 only.", hint="take them from the shapes", code=FIXED_LENGTH),
             Wrong("Calls scaled_dot_product_attention.", hint="called scaled_dot_product_attention", code=SDPA),
+            Wrong(
+                "An additive float32 mask: bf16 inputs come back as float32.",
+                hint="the dtype of the inputs",
+                code=ADDITIVE_FLOAT32_MASK,
+            ),
+            Wrong("-1e9 instead of -inf: leaks when scores go beyond -1e9.", hint="however large", code=MINUS_1E9),
+            Wrong("Batch and heads merged with .view.", hint="not contiguous", code=HEADS_MERGED_WITH_VIEW),
+            Wrong("flex_attention with a causal block mask.", hint="flex_attention", code=FLEX_ATTENTION),
+            Wrong("SDPA in a worker thread.", hint="started a thread", code=SDPA_IN_A_THREAD),
+            Wrong(
+                "torch.ops.aten._scaled_dot_product_attention_math.",
+                hint="called scaled_dot_product_attention",
+                code=ATEN_SDPA_MATH,
+            ),
         ],
     ),
     "3.5": Task(
@@ -572,6 +694,37 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     v_hat = state["v"] / (1 - beta2 ** t)
     param = param - lr * m_hat / (v_hat.sqrt() + eps)
     return param
+""",
+            ),
+            # The watch sees one process: AdamW in a forked child, the result sent back.
+            Wrong(
+                "torch.optim.AdamW run in a forked child, param and state sent back.",
+                hint="started a process",
+                code="""\
+import os
+import pickle
+
+
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        p = nn.Parameter(param.detach().clone())
+        opt = torch.optim.AdamW([p], lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        if state:
+            opt.state[p] = {k: v.clone() if torch.is_tensor(v) else v for k, v in state.items()}
+        p.grad = grad.clone()
+        opt.step()
+        os.write(write, pickle.dumps((p.detach(), dict(opt.state[p]))))
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.wait()
+    new, new_state = pickle.loads(data)
+    param.copy_(new)
+    state.clear()
+    state.update(new_state)
 """,
             ),
         ],

@@ -64,6 +64,45 @@ INITIAL_SEED_SAVED = SAVE_AND_LOAD.replace('"rng": torch.get_rng_state()', '"see
 FRESH_SEED_DRAWN = SAVE_AND_LOAD.replace('"rng": torch.get_rng_state()', '"seed": torch.seed()').replace(
     'torch.set_rng_state(state["rng"])', 'torch.manual_seed(state["seed"])'
 )
+# Only the parameters saved, loaded with strict=False: BatchNorm's running statistics (buffers) are lost.
+PARAMETERS_ONLY = SAVE_AND_LOAD.replace(
+    '"model": model.state_dict()', '"model": dict(model.named_parameters())'
+).replace('model.load_state_dict(state["model"])', 'model.load_state_dict(state["model"], strict=False)')
+# model.eval() "to take a clean snapshot": the run goes on with dropout off.
+EVAL_WHILE_SAVING = SAVE_AND_LOAD.replace(
+    "def save_state(model, optimizer, scheduler):\n", "def save_state(model, optimizer, scheduler):\n    model.eval()\n"
+)
+# The loaded model put in eval mode: the resumed run trains without dropout.
+EVAL_AFTER_LOADING = SAVE_AND_LOAD.replace(
+    '    model.load_state_dict(state["model"])\n', '    model.load_state_dict(state["model"])\n    model.eval()\n'
+)
+# load_state pops what it loads: the same checkpoint cannot be loaded twice.
+CONSUMES_THE_DICT = SAVE_AND_LOAD.replace('(state["model"])', '(state.pop("model"))').replace(
+    '(state["optimizer"])', '(state.pop("optimizer"))'
+)
+# The state kept in this process, the dict a key to it: torch.save then writes a key, nothing else.
+KEY_ONLY = """\
+_SAVED = {}
+
+
+def save_state(model, optimizer, scheduler):
+    key = len(_SAVED)
+    _SAVED[key] = copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+    return {"key": key}
+
+
+def load_state(state, model, optimizer, scheduler):
+    saved = _SAVED[state["key"]]
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    scheduler.load_state_dict(saved["scheduler"])
+    torch.set_rng_state(saved["rng"])
+"""
 
 TASKS = {
     "3.6": Task(
@@ -165,6 +204,47 @@ def clip_grad_norm(parameters, max_norm):
     if norm > max_norm:
         for p in params:
             p.grad.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+            # Right in float32; in float16 the squares of gradients above 256 overflow to inf.
+            Wrong(
+                "The squares summed in the gradients' own dtype: inf for float16 gradients above 256.",
+                hint="overflows",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = sum((g**2).sum() for g in grads).sqrt().item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+            # The watch sees one process: torch's clipping in a forked child, the result copied back.
+            Wrong(
+                "clip_grad_norm_ run in a forked child, the norm and clipped gradients sent back.",
+                hint="started a process",
+                code="""\
+import os
+import pickle
+
+
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    read, write = os.pipe()
+    if os.fork() == 0:
+        norm = torch.nn.utils.clip_grad_norm_(params, max_norm)
+        os.write(write, pickle.dumps((norm.item(), [p.grad for p in params])))
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.wait()
+    norm, grads = pickle.loads(data)
+    for p, g in zip(params, grads):
+        p.grad.copy_(g)
     return norm
 """,
             ),
@@ -324,6 +404,21 @@ def load_state(state, model, optimizer, scheduler):
                 "torch.seed() reseeds the generator while saving.",
                 hint="must not change the run",
                 code=FRESH_SEED_DRAWN,
+            ),
+            Wrong(
+                "Only the parameters saved: BatchNorm's running statistics are lost on resume.",
+                hint="buffers",
+                code=PARAMETERS_ONLY,
+            ),
+            Wrong("save_state leaves the model in eval mode.", hint="training mode", code=EVAL_WHILE_SAVING),
+            Wrong("load_state leaves the model in eval mode.", hint="training mode", code=EVAL_AFTER_LOADING),
+            Wrong(
+                "load_state pops the entries it loads.", hint="changed the dict it was given", code=CONSUMES_THE_DICT
+            ),
+            Wrong(
+                "The state kept in this process, the dict only a key to it.",
+                hint="from the dict it was given",
+                code=KEY_ONLY,
             ),
         ],
     ),

@@ -131,6 +131,43 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
         scaler.update()
     return scales
 """
+# A real GradScaler run where the watch cannot see it: in a forked child, or in a thread.
+REAL_SCALER_IN = SCALES_FROM_A_REAL_SCALER.replace("def predict_scales(", "def real_scales(")
+SCALES_FROM_A_FORKED_SCALER = (
+    "import os\nimport pickle\n\n\n"
+    + REAL_SCALER_IN
+    + """\
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.write(write, pickle.dumps(real_scales(init_scale, growth_interval, bad_steps, n_steps)))
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.wait()
+    return pickle.loads(data)
+"""
+)
+SCALES_FROM_A_SCALER_IN_A_THREAD = (
+    "import threading\n\n\n"
+    + REAL_SCALER_IN
+    + """\
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    out = []
+    worker = threading.Thread(
+        target=lambda: out.extend(real_scales(init_scale, growth_interval, bad_steps, n_steps))
+    )
+    worker.start()
+    worker.join()
+    return out
+"""
+)
 # The check's own helper, which it defines before it calls predict_scales.
 SCALES_FROM_THE_CHECKS_HELPER = """\
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
@@ -286,6 +323,21 @@ def master_sgd(w16, grads, lr):
                 hint="changed the gradients it was given",
                 code=GRADS_SCALED_IN_PLACE,
             ),
+            # bf16 keeps 8 mantissa bits: an update of about 1e-4 at 1.0 is lost there too.
+            Wrong(
+                "The master copy kept in bfloat16 instead of float32.",
+                hint="The weight never moved",
+                code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.to(torch.bfloat16)
+    for grad in grads:
+        master = master - lr * grad.to(torch.bfloat16)
+    return master.half()
+""",
+            ),
         ],
     ),
     "4.3": Task(
@@ -426,6 +478,10 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
                 hint="ran a GradScaler",
                 code=SCALES_FROM_THE_CHECKS_HELPER,
             ),
+            Wrong(
+                "A real GradScaler run in a forked child.", hint="started a process", code=SCALES_FROM_A_FORKED_SCALER
+            ),
+            Wrong("A real GradScaler run in a thread.", hint="started a thread", code=SCALES_FROM_A_SCALER_IN_A_THREAD),
         ],
     ),
     "4.6": Task(
