@@ -161,7 +161,8 @@ def _assigned(node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete, mod
     targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
     for target in targets:
         for leaf in ast.walk(target):
-            if isinstance(leaf, (ast.Attribute, ast.Subscript)):
+            # Only what is stored or deleted: `keep[torch.randperm(n)[:k]] = False` only reads torch.
+            if isinstance(leaf, (ast.Attribute, ast.Subscript)) and isinstance(leaf.ctx, (ast.Store, ast.Del)):
                 root = _root(leaf)
                 if isinstance(root, ast.Name) and root.id in modules:
                     found.append(f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")

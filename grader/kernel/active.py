@@ -12,6 +12,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 class Recording(Protocol):
     _active: bool
+    refuse: bool
     escaped: list[str]
     tampered: str | None
 

@@ -92,12 +92,14 @@ def grader_profile() -> Iterator[None]:
 
 
 def starting(what: str) -> None:
-    """Refuse to start ``what`` while a Watch records; each Watch then fails its task."""
+    """Refuse to start ``what`` while a Watch records; each Watch then fails its task. (A cell
+    recorded for its footprint only notes it: the check reads it there.)"""
     watching = list(active.WATCHING)
     if not watching or _from_compiler():
         return
     _escaped(what)
-    raise PermissionError(f"the grader stopped your code from starting {what} while a check runs: {ADVICE}")
+    if any(watch.refuse for watch in watching):
+        raise PermissionError(f"the grader stopped your code from starting {what} while a check runs: {ADVICE}")
 
 
 def live_threads() -> set[int]:

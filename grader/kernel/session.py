@@ -192,6 +192,7 @@ class Grading:
                 found.add(f"code that set {name} out of sight")
             else:
                 found.update(watch - beyond if beyond is not None else watch.anything())
+                found.update(f"code starting {what}" for what in watch.escaped)
         return sorted(found)
 
     # -- keeping ----------------------------------------------------------------------------
@@ -323,7 +324,7 @@ class Grading:
             raw, check, used, recorded, before=dict(self.namespace), escapes_before=len(containment.ESCAPES)
         )
         if recorded:
-            self._cell.watch = Watch(self.namespace)
+            self._cell.watch = Watch(self.namespace, refuse=False)  # the check reads what it started
             self._cell.watch.start()
 
     def _post_run_cell(self, result: Any) -> None:

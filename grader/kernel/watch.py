@@ -139,7 +139,8 @@ class Watch:
     code: set[str] = field(default_factory=set)
     steps: int = 0
     tampered: str | None = None
-    escaped: list[str] = field(default_factory=list)  # processes and threads refused (containment.py)
+    escaped: list[str] = field(default_factory=list)  # processes and threads started (containment.py)
+    refuse: bool = True  # refuse them (a check's call) or only note them (a recorded cell)
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
     _mode: _OpRecorder | None = field(default=None, repr=False)

@@ -407,6 +407,19 @@ def test_what_ran_in_a_recorded_cell_is_kept(shell):
     assert shell.user_ns["_grading"].ran_while_setting("guess") == ["torch.functional:broadcast_shapes"]
 
 
+def test_a_thread_started_in_a_recorded_cell_is_part_of_its_footprint(shell):
+    """A prediction set by work done in another thread: the cell runs (the learner sees no
+    error there), and the check reads that the cell started a thread."""
+    cell = (
+        "import threading\nfound = []\n"
+        "thread = threading.Thread(target=lambda: found.append(tuple((torch.ones(3, 1) + torch.ones(4)).shape)))\n"
+        "thread.start()\nthread.join()\nguess = found[0]"
+    )
+    assert error_of(shell.run_cell(cell)) == ""
+    assert "code starting a thread" in shell.user_ns["_grading"].ran_while_setting("guess")
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.9')")) == ""  # the next check is its own
+
+
 def test_removing_the_graders_hooks_fails_the_next_check(shell):
     shell.run_cell("[v for k, v in globals().items() if k == 'get_' + 'ipython'][0]().ast_transformers.clear()")
     error = error_of(shell.run_cell("_grading.passed('9.7')"))

@@ -270,6 +270,7 @@ def test_scan_flags_reaching_into_the_checks(code, reason):
         "        super().__init__()\n        self.fc = nn.Linear(2, 2)",
         "import sys\nprint('progress', file=sys.stderr)\nsys.stdout.flush()",
         "%time y = 2 * 3",
+        "import torch\nkeep = torch.ones(4, dtype=torch.bool)\nkeep[torch.randperm(4)[:2]] = False",
         "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
     ],
 )
