@@ -8,11 +8,11 @@
 - ``launch``: ``torchrun(script, ...)`` from a notebook (chapter 05): output streamed, a time
   limit, no process left behind, one ``LaunchError`` naming the rank that failed or hung;
 - ``ranks``: ``run_ranks(fn)`` runs a function defined in a cell on forked CPU processes
-  joined by gloo (chapter 05 and 05b: demos and exercise checks), with the same guarantees;
+  joined by gloo (chapters 05, 05b and 05c: demos and exercise checks), with the same guarantees;
 - ``draw_ranks``: pictures of each rank's tensor before and after a collective, and of a
   ring all-reduce step by step;
 - ``memory``: the bytes a model and its optimizer hold, by role and dtype (a DTensor by its
-  local shard, padding included), for chapter 05b's bytes-per-parameter and ZeRO counts;
+  local shard, padding included), for chapter 05c's bytes-per-parameter and ZeRO counts;
 - ``comms``: ``CollectiveLog``, the collectives a block of code really issues (DDP's,
   FSDP's, ``dist.*``) with the bytes each moves under the ring algorithm;
 - ``generated_code``: the forward and backward modules Inductor wrote for one small function

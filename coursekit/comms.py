@@ -1,10 +1,11 @@
 """Count the collectives a piece of code really issues, and the bytes each one moves.
 
-Chapter 05b compares what DDP and FSDP send per training step. Both issue their collectives
-through the c10d operators (``c10d.allreduce_``, ``c10d._allgather_base_``, ...) that every
-``torch.distributed`` call dispatches to, DDP from its C++ reducer, FSDP2 from Python, so a
-``TorchDispatchMode`` sees each one whatever issued it, on any backend. (The functional
-collectives of DTensor redistributions and compiled code are other operators, not counted.)
+Chapter 05c compares what DDP and FSDP send per training step (05b reads DDP's collectives
+with it). Both issue their collectives through the c10d operators (``c10d.allreduce_``,
+``c10d._allgather_base_``, ...) that every ``torch.distributed`` call dispatches to, DDP from
+its C++ reducer, FSDP2 from Python, so a ``TorchDispatchMode`` sees each one whatever issued
+it, on any backend. (The functional collectives of DTensor redistributions and compiled code
+are other operators, not counted.)
 
 Each call is kept with the size of the *whole* tensor it is about (the all-reduced tensor,
 the all-gathered output, the reduce-scattered input), and ``ring_bytes_sent`` turns that

@@ -1,6 +1,6 @@
 """What a training process keeps in memory between steps, counted from its real tensors.
 
-Chapter 05b reconciles the figures you will read ("16 bytes per parameter", ZeRO's
+Chapter 05c reconciles the figures you will read ("16 bytes per parameter", ZeRO's
 ``16 Ψ / N``) with what a model and its optimizer really hold. Counting ``numel() *
 element_size()`` of each tensor gets two things wrong, so the count here goes by storage,
 the block of memory behind a tensor:

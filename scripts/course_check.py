@@ -45,7 +45,13 @@ from harness.paths import COURSE, REPO, SOLUTIONS  # noqa: E402
 CELL_TIMEOUT = 600
 ON_PURPOSE = "raises-exception"
 # Started first, so that two at a time end together (bench/RESULTS.md: the slowest chapters).
-SLOWEST_FIRST = ("06_compile", "05_distributed", "05b_distributed_at_scale", "03b_training")
+SLOWEST_FIRST = (
+    "06_compile",
+    "05_distributed",
+    "05b_distributed_at_scale",
+    "05c_memory_at_scale",
+    "03b_training",
+)
 
 
 @dataclass

@@ -16,6 +16,7 @@ import pytest
 FIRST = (
     "TestChapter05b",
     "TestChapter05",
+    "TestChapter05c",
     "TestChapter06",
     "TestChapter01",
     "TestChapter03",

@@ -1,4 +1,4 @@
-"""The claims chapters 05 and 05b make about DDP and FSDP2, held to torch on real gloo ranks.
+"""The claims chapters 05, 05b and 05c make about DDP and FSDP2, held to torch on real gloo ranks.
 
 The chapters' cells print the evidence; these tests hold each claim to the installed torch
 on its own: when DDP broadcasts buffers, what SyncBatchNorm exchanges, that

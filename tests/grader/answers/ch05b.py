@@ -49,29 +49,6 @@ def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b
     return [[len(param_bytes) - 1 - i for i in bucket] for bucket in buckets]
 """
 
-# 5.8's right count, stage by stage: each wrong answer changes one stage or the shard.
-ZERO_BYTES = """\
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = -(-n_params // world_size)
-    if stage == 0:
-        return 16 * n_params
-    if stage == 1:
-        return 4 * n_params + 12 * shard
-    if stage == 2:
-        return 2 * n_params + 14 * shard
-    return 16 * shard
-"""
-STAGE_1_SHARDS_THE_WEIGHTS = ZERO_BYTES.replace("4 * n_params + 12 * shard", "2 * n_params + 14 * shard")
-# Adam's m and v counted, the fp32 master weights forgotten: 12 bytes a parameter.
-WITHOUT_MASTER_WEIGHTS = (
-    ZERO_BYTES.replace("16 * n_params", "12 * n_params")
-    .replace("12 * shard", "8 * shard")
-    .replace("14 * shard", "10 * shard")
-    .replace("16 * shard", "12 * shard")
-)
-SHARD_ROUNDED_DOWN = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params // world_size")
-SHARD_AS_A_FLOAT = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params / world_size")
-
 # 5.9's right accumulation (no_sync around all but the last micro-batch, each loss / k).
 ACCUMULATE = """\
 def accumulate(ddp, micro_batches, loss_fn):
@@ -107,33 +84,6 @@ def accumulate(ddp, micro_batches, loss_fn):
     (loss_fn(ddp(x), y) / k).backward()
 """
 LOSS_NOT_DIVIDED = ACCUMULATE.replace("(loss_fn(ddp(x), y) / k)", "loss_fn(ddp(x), y)")
-
-# 5.10: dcp.load into the model's own tensors is right; each wrong answer loads otherwise.
-TORCH_LOAD_OF_ONE_FILE = """\
-def load_unsharded(folder, model):
-    model.load_state_dict(torch.load(os.path.join(folder, "__0_0.distcp"), weights_only=True))
-    return model
-"""
-LOADED_INTO_A_COPY = """\
-def load_unsharded(folder, model):
-    state = {key: value.clone() for key, value in model.state_dict().items()}
-    dcp.load(state, checkpoint_id=folder)
-    return model
-"""
-PROCESS_GROUP_LEFT_BEHIND = """\
-def load_unsharded(folder, model):
-    if not dist.is_initialized():
-        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
-    dcp.load(model.state_dict(), checkpoint_id=folder)
-    return model
-"""
-PARAMETERS_REPLACED = """\
-def load_unsharded(folder, model):
-    state = {key: torch.empty_like(value) for key, value in model.state_dict().items()}
-    dcp.load(state, checkpoint_id=folder)
-    model.load_state_dict(state, assign=True)
-    return model
-"""
 
 
 # 5.11's right walk (the solution's): its wrong answers change one thing in it.
@@ -224,39 +174,6 @@ def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b
             ),
         ],
     ),
-    "5.8": Task(
-        alternative="""\
-def zero_bytes_per_rank(n_params, world_size, stage):
-    per_rank = (n_params + world_size - 1) // world_size
-    sizes = [("optimizer state", 12), ("gradients", 2), ("weights", 2)]
-    total = 0
-    for k, (part, size) in enumerate(sizes):
-        total += size * (per_rank if k < stage else n_params)
-    return total
-""",
-        wrong=[
-            Wrong(
-                "Stage 1 shards the fp16 weights along with the optimizer state.",
-                hint="Stage 1 shards only the optimizer state",
-                code=STAGE_1_SHARDS_THE_WEIGHTS,
-            ),
-            Wrong(
-                "Forgets Adam's fp32 master weights: 12 bytes per parameter instead of 16.",
-                hint="a master copy of the weights",
-                code=WITHOUT_MASTER_WEIGHTS,
-            ),
-            Wrong(
-                "Rounds the shard down: the padding forgotten.",
-                hint="round n_params / world_size up",
-                code=SHARD_ROUNDED_DOWN,
-            ),
-            Wrong(
-                "Divides with /: a float.",
-                hint="must return a Python int",
-                code=SHARD_AS_A_FLOAT,
-            ),
-        ],
-    ),
     "5.9": Task(
         alternative="""\
 import contextlib
@@ -290,42 +207,6 @@ def accumulate(ddp, micro_batches, loss_fn):
                 "Each micro-batch's loss not divided by k: gradients k times too large.",
                 hint="times too large",
                 code=LOSS_NOT_DIVIDED,
-            ),
-        ],
-    ),
-    "5.10": Task(
-        # DCP's own converter to a torch.save file, then an ordinary load.
-        alternative="""\
-from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
-
-
-def load_unsharded(folder, model):
-    with tempfile.TemporaryDirectory() as scratch:
-        path = os.path.join(scratch, "model.pt")
-        dcp_to_torch_save(folder, path)
-        model.load_state_dict(torch.load(path, weights_only=True))
-    return model
-""",
-        wrong=[
-            Wrong(
-                "torch.load of one rank's .distcp file.",
-                hint="load_unsharded used torch.load",
-                code=TORCH_LOAD_OF_ONE_FILE,
-            ),
-            Wrong(
-                "dcp.load into a copy of the state dict, never loaded into the model.",
-                hint="does not hold the checkpoint's weights",
-                code=LOADED_INTO_A_COPY,
-            ),
-            Wrong(
-                "Starts a 1-rank process group and leaves it.",
-                hint="left a process group behind",
-                code=PROCESS_GROUP_LEFT_BEHIND,
-            ),
-            Wrong(
-                "load_state_dict(assign=True): new tensors replace the model's parameters.",
-                hint="replaced by new tensors",
-                code=PARAMETERS_REPLACED,
             ),
         ],
     ),
