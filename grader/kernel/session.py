@@ -184,7 +184,9 @@ class Grading:
     def ran_while_setting(self, *names: str, beyond: Watch | None = None) -> list[str]:
         """What ran (see Watch.anything) in the cells that set ``names``, beyond what ran in
         ``beyond`` (the code given with the task); a name set where the grader did not see
-        it (not by its cell's own code) counts as having run something."""
+        it (not by its cell's own code) counts as having run something. A process or thread
+        such a cell started comes first: the work it hid is not in the record."""
+        started: set[str] = set()
         found: set[str] = set()
         for name in names:
             watch = self._footprints.get(name)
@@ -192,8 +194,8 @@ class Grading:
                 found.add(f"code that set {name} out of sight")
             else:
                 found.update(watch - beyond if beyond is not None else watch.anything())
-                found.update(f"code starting {what}" for what in watch.escaped)
-        return sorted(found)
+                started.update(f"code starting {what}" for what in watch.escaped)
+        return sorted(started) + sorted(found)
 
     # -- keeping ----------------------------------------------------------------------------
     def _keep_names(self, names: Iterable[str]) -> None:
