@@ -18,7 +18,7 @@ from __future__ import annotations
 import itertools
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -308,20 +308,31 @@ def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner
         at = lay.storage_index(index) * itemsize // owner_itemsize
         panel.cell(cx, cy, _colour(lay.storage, at, owner.storage_numel), _show(values[index].item()), f"@{at}")
 
-    top = panel.y + 0.1
     if x.dim() <= 1:
-        cols = min(x.numel(), MAX_COLS_1D)
-        for j in range(cols):
-            cell((j,) if x.dim() else (), MARGIN + j * CELL, top)
-        if cols < x.numel():
-            panel.label(MARGIN + cols * CELL + 0.1, top + 0.5, f"… {x.numel() - cols} more")
-        panel.y = top + CELL + MARGIN
-        return panel
+        _draw_row(panel, x, cell)
+    else:
+        _draw_slices(panel, x, cell)
+    return panel
 
+
+def _draw_row(panel: _Canvas, x: torch.Tensor, cell: Callable[[tuple[int, ...], float, float], None]) -> None:
+    """A 0-d or 1-d tensor: its elements in one row, the first MAX_COLS_1D of them."""
+    top = panel.y + 0.1
+    cols = min(x.numel(), MAX_COLS_1D)
+    for j in range(cols):
+        cell((j,) if x.dim() else (), MARGIN + j * CELL, top)
+    if cols < x.numel():
+        panel.label(MARGIN + cols * CELL + 0.1, top + 0.5, f"… {x.numel() - cols} more")
+    panel.y = top + CELL + MARGIN
+
+
+def _draw_slices(panel: _Canvas, x: torch.Tensor, cell: Callable[[tuple[int, ...], float, float], None]) -> None:
+    """A tensor of 2 or more dimensions: its 2-d slices side by side, wrapping to keep the
+    panel narrow, each cut to MAX_ROWS x MAX_COLS, with a line saying what was left out."""
+    top = panel.y + 0.1
     leading = x.shape[:-2]
     slices = list(itertools.islice(itertools.product(*map(range, leading)), MAX_SLICES))
     rows, cols = min(x.shape[-2], MAX_ROWS), min(x.shape[-1], MAX_COLS)
-    # Slices of a >2-d tensor go side by side, wrapping to keep the panel narrow.
     slice_width = (cols + 0.8) * CELL
     slice_height = (0.6 if leading else 0.0) + (rows + (rows < x.shape[-2])) * CELL + 0.3
     per_row = max(1, int(SLICES_WIDTH // slice_width))
@@ -347,4 +358,3 @@ def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner
     for part in dropped:
         panel.line(part, color="dimgrey")
     panel.y += MARGIN
-    return panel
