@@ -23,11 +23,12 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..data import GraphData, Node, SavedTensor
+from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .devices import device_notes
 from .record import ForwardRecorder, hook_backward
-from .summary import Summaries, small_value, stats
+from .summary import Pending, Summaries
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
@@ -100,13 +101,14 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     w = walk([root_of(t) for t in roots])
     names = _param_names(params)
     nodes, freed, summaries = [], False, Summaries()
+    later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
         leaf = w.leaf_tensor(i)
         if leaf is not None:
-            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries))
+            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries, later))
             continue
-        shape, dtype = output_meta(fn)
-        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+        shape, dtype, device = output_meta(fn)
+        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
         if not freed:
             try:
                 _attach_saved(node, saved_tensors(fn))
@@ -117,8 +119,11 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         nodes.append(node)
     for t in roots:
         out = nodes[w.index[root_of(t)]]
-        out.is_output, out.value, out.value_stats = True, small_value(t), stats(t)
+        out.is_output = True
+        later += [(out, "value", summaries.value(t)), (out, "value_stats", summaries.stats(t))]
+    _fill_in(summaries, later)
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
+    g.notes += device_notes(nodes, summaries.devices, recorded=False)
     if freed:
         g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
         for n in nodes:
@@ -186,10 +191,19 @@ def _run_backward(
     # alone would have; then count what autograd still keeps.
     rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
     kept = rec.kept_for_backward()
-    back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
+    # A tensor on the meta device has a shape and a dtype but no values: no gradient to
+    # compute (a copy back to the CPU could not even run), so backward is left out.
+    summaries = rec.summaries
+    summaries.devices.update(str(t.device) for t in leaves.values())
+    on_meta = "meta" in summaries.devices
+    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries)
     try:
-        leaf_grads = torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+        leaf_grads = (
+            [None] * len(leaves)
+            if on_meta
+            else torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
+        )
     except RuntimeError as err:
         raise_if_freed(
             err,
@@ -204,14 +218,15 @@ def _run_backward(
 
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
     nodes = []
+    later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
         if i in grads:
-            nodes.append(_leaf_node(i, leaves[i], names, grads[i], rec.summaries))
+            nodes.append(_leaf_node(i, leaves[i], names, grads[i], summaries, later))
             continue
         r = rec.ops.get(fn)
         if r is None:
-            shape, dtype = output_meta(fn)
-            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+            shape, dtype, device = output_meta(fn)
+            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
         else:
             node = Node(
                 id=i,
@@ -219,14 +234,15 @@ def _run_backward(
                 name=type(fn).__name__,
                 shape=r.shape,
                 dtype=r.dtype,
+                device=r.device,
                 op=r.op,
-                value=r.value,
-                value_stats=r.value_stats,
                 modules=r.modules,
             )
+            later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
             _attach_saved(node, r.saved)
-        node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
+        later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
         nodes.append(node)
+    _fill_in(summaries, later)
     for t in outs:
         nodes[w.index[root_of(t)]].is_output = True
     _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
@@ -236,12 +252,28 @@ def _run_backward(
     g = GraphData(
         nodes=nodes,
         edges=[(s, d) for s, d, _ in w.edges],
-        edge_grads=[back.edge_norms.get(e) for e in w.edges],
-        backward_order=_with_leaves(back.order, leaf_pos, w),
+        edge_grads=[_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges],
+        backward_order=[] if on_meta else _with_leaves(back.order, leaf_pos, w),
         module_specs=dict(rec.module_specs),
     )
+    g.notes += device_notes(nodes, summaries.devices, recorded=True)
     g.saved_bytes = _total_saved(kept)
     return g
+
+
+def _fill_in(summaries: Summaries, later: list[tuple[Node, str, Pending | None]]) -> None:
+    """Read every number the summaries kept on the device (one transfer per device and
+    dtype) and put each into its node's field."""
+    summaries.fetch()
+    for node, attr, pending in later:
+        if attr in ("value", "grad"):
+            setattr(node, attr, Summaries.value_of(pending))
+        else:
+            setattr(node, attr, Summaries.result(pending))
+
+
+def _norm(st: Stats | None) -> float | None:
+    return None if st is None else st.norm
 
 
 def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
@@ -311,20 +343,23 @@ def _param_names(params: Params) -> dict[int, str]:
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
-def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None, summaries: Summaries) -> Node:
-    """A leaf's node; ``summaries`` knows a parameter's gradient from its TBackward node."""
+def _leaf_node(
+    i: int,
+    leaf: torch.Tensor,
+    names: dict,
+    grad: torch.Tensor | None,
+    summaries: Summaries,
+    later: list[tuple[Node, str, Pending | None]],
+) -> Node:
+    """A leaf's node, its numbers asked of ``summaries`` (which knows a parameter's
+    gradient from its TBackward node) and filled in ``later``."""
     name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
     node = Node(
-        id=i,
-        kind="leaf",
-        name=name,
-        shape=tuple(leaf.shape),
-        dtype=dtype_name(leaf.dtype),
-        value=small_value(leaf),
-        value_stats=summaries.stats(leaf),
+        id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
     )
+    later += [(node, "value", summaries.value(leaf)), (node, "value_stats", summaries.stats(leaf))]
     if grad is not None:
-        node.grad, node.grad_stats = small_value(grad), summaries.stats(grad, gradient=True)
+        later += [(node, "grad", summaries.value(grad)), (node, "grad_stats", summaries.stats(grad, gradient=True))]
     return node
 
 
@@ -372,10 +407,23 @@ def _snapshot_buffers(*objs: object) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 
 def _restore_buffers(saved: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Put back each buffer the call changed (only those: a copy bumps the version counter).
+
+    Compared on the device and read in one transfer per device: ``torch.equal`` per buffer
+    would wait for the GPU once per buffer. A meta buffer has no values to put back.
+    """
+    by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+    for buf, copy in saved:
+        if not buf.is_meta:
+            by_device.setdefault(buf.device, []).append((buf, copy))
     with torch.no_grad():
-        for buf, copy in saved:
-            if not torch.equal(buf, copy):
-                buf.copy_(copy)
+        for pairs in by_device.values():
+            same_shape = [b.shape == c.shape and b.dtype == c.dtype for b, c in pairs]
+            differ = [(b != c).any() for (b, c), ok in zip(pairs, same_shape, strict=True) if ok]
+            changed = iter(torch.stack(differ).tolist() if differ else [])
+            for (buf, copy), ok in zip(pairs, same_shape, strict=True):
+                if not ok or next(changed):
+                    buf.copy_(copy)
 
 
 # ---------------------------------------------------------------- graph details

@@ -25,9 +25,9 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
-from ..data import ModuleSpec, SavedTensor, Stats, Value
+from ..data import ModuleSpec, SavedTensor
 from ..text import dtype_name
-from .summary import Summaries, small_value
+from .summary import Pending, Summaries
 from .walk import storage_key
 
 # Calls that change their first argument in place but return nothing useful.
@@ -41,8 +41,9 @@ class OpRecord:
     op: str | None  # None: made outside any torch call we saw (a custom Function)
     shape: tuple[int, ...]
     dtype: str
-    value: Value
-    value_stats: Stats | None
+    device: str
+    value: Pending | None  # Summaries' numbers, read once the recording is over
+    value_stats: Pending | None
     modules: tuple[str, ...]
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
     # True when the call that made this node packed all of ``saved`` itself: then its
@@ -206,7 +207,8 @@ class ForwardRecorder(TorchFunctionMode):
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                value=small_value(t),
+                device=str(t.device),
+                value=self.summaries.value(t),
                 value_stats=self.summaries.stats(t),
                 modules=self._scope,
                 saved=self._packed,
@@ -238,12 +240,13 @@ def _tensors(tree: object) -> list[torch.Tensor]:
 
 @dataclass
 class BackwardRecord:
-    """What the backward pass reported: order of execution, gradients per node and per edge."""
+    """What the backward pass reported: order of execution, gradients per node and per edge
+    (Summaries' numbers, read once the recording is over)."""
 
     order: list[int] = field(default_factory=list)  # positions in Walked.fns
-    grads: dict[int, Value] = field(default_factory=dict)  # small copies only
-    grad_stats: dict[int, Stats | None] = field(default_factory=dict)
-    edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
+    grads: dict[int, Pending | None] = field(default_factory=dict)  # small copies only
+    grad_stats: dict[int, Pending | None] = field(default_factory=dict)
+    edge_norms: dict[tuple[int, int, int], Pending | None] = field(default_factory=dict)
 
 
 def hook_backward(
@@ -268,7 +271,7 @@ def hook_backward(
             rec.order.append(i)
             g = grad_outputs[0] if grad_outputs else None
             if g is not None:
-                rec.grads[i] = small_value(g)
+                rec.grads[i] = summaries.value(g)
                 rec.grad_stats[i] = summaries.stats(g, gradient=True)
 
         def post(

@@ -126,13 +126,13 @@ def _inputs(fn: AutogradNode) -> list[AutogradNode]:
     return [nxt for nxt, _ in fn.next_functions if nxt is not None]
 
 
-def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None]:
-    """Shape and dtype of an op's (first) forward output, from the node's own metadata."""
+def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, str | None]:
+    """Shape, dtype and device of an op's (first) forward output, from the node's own metadata."""
     try:
         meta = fn._input_metadata[0]
-        return tuple(meta.shape), dtype_name(meta.dtype)
+        return tuple(meta.shape), dtype_name(meta.dtype), str(meta.device)
     except (AttributeError, IndexError, RuntimeError):
-        return None, None
+        return None, None, None
 
 
 def storage_key(t: torch.Tensor) -> tuple:
