@@ -28,11 +28,15 @@ from ..data import Stats, Value
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
 
-# Elements per piece. On a CPU a piece and its float64 copy stay in a core's L2 cache
-# (256 KiB + 512 KiB halves on two cores), so the later passes over it cost little; on
-# an accelerator a piece bounds the float32 copy of a half-precision tensor (16 MiB).
-_PIECE = {"cpu": 1 << 16}
+# Elements per piece of a tensor read through a copy (a cast, a centring): the largest
+# temporary a reduction makes, 1 MiB of float32 on a CPU, 16 MiB on an accelerator.
+_PIECE = {"cpu": 1 << 18}
 _DEVICE_PIECE = 1 << 22
+# Up to this many elements a piece is read as float64: exact enough for any data, and
+# free at that size. Bigger float32 pieces are read as they are (a float64 copy would
+# cost more than the statistics themselves); their squares overflow only for elements
+# above about 1.8e19.
+_FLOAT64_UP_TO = 4096
 
 
 def small_value(t: torch.Tensor) -> Value:
@@ -64,8 +68,8 @@ class Pending:
     """Numbers of one tensor still on its device; ``Summaries.fetch`` turns them into
     ``result`` (a ``Stats`` for statistics, a Python value for a small tensor's copy)."""
 
-    # "cpu": value rows [sum, min, max, centred squares]; "device": [mean, variance, min,
-    # max]; "squares": gradient rows [sum of squares]; "norms": [norm]; "value": a copy.
+    # "values": rows [sum, min, max, squares around the piece's mean] per piece;
+    # "squares": a gradient's [sum of squares]; "norms": [norm]; "value": a small copy.
     kind: str
     numel: int  # elements of the tensor described (an expanded tensor counts its repeats)
     rows: list[tuple[tuple, int, int]] = field(default_factory=list)  # (group, offset, length)
@@ -174,13 +178,15 @@ class Summaries:
 
     # -- the reductions --
     def _stats(self, x: torch.Tensor, n: int, gradient: bool) -> Pending:
-        """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``."""
-        on_cpu = x.device.type == "cpu"
-        limit = _PIECE.get(x.device.type, _DEVICE_PIECE)
-        kind = ("squares" if on_cpu else "norms") if gradient else ("cpu" if on_cpu else "device")
-        reduce = _cpu_row if on_cpu else _device_row
-        rows = [(reduce(piece, gradient), piece.numel()) for piece in _pieces(x, limit)]
-        return self._queue(Pending(kind, n), rows)
+        """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
+
+        A gradient of float32 or float64 in one block of memory is read whole, by one
+        ``dot`` that makes no copy; anything read through a copy is read in pieces.
+        """
+        whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and x.numel() > _FLOAT64_UP_TO
+        limit = x.numel() if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
+        rows = [(_row(piece, gradient), piece.numel()) for piece in _pieces(x, limit)]
+        return self._queue(Pending("squares" if gradient else "values", n), rows)
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
         for row, count in rows:
@@ -194,36 +200,24 @@ class Summaries:
         return p
 
 
-def _cpu_row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
-    """One piece's numbers on a CPU, in float64: of a gradient, [sum of squares]; of a
-    value, [sum, min, max, sum of squares around the piece's mean].
+def _row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
+    """One piece's numbers, on its device: of a gradient, [sum of squares]; of a value,
+    [sum, min, max, sum of squares around the piece's mean].
 
-    A float64 copy of a piece sums exactly enough and never overflows (float32 squares do
-    above about 1.8e19); centring it on its own mean keeps the variance of data far from
-    zero (1000 + 0.01 * noise) from cancelling to nothing, as sum(x^2)/n - mean^2 would.
-    The copy is centred in place, so a value's piece costs one copy however many passes.
+    Centring on the mean (computed on the device, so nothing waits) keeps the variance of
+    data far from zero (1000 + 0.01 * noise) from cancelling to nothing, as the one-pass
+    sum(x^2)/n - mean^2 would; ``var_mean`` would too, but on a CPU it is many times
+    slower than a sum. Half precision and integers are read as float32, small pieces as
+    float64 (see ``_FLOAT64_UP_TO``), a piece at a time.
     """
-    copied = piece.dtype != torch.float64 or not piece.is_contiguous()
-    x = piece.to(torch.float64, memory_format=torch.contiguous_format).view(-1)
+    wide = piece.dtype == torch.float64 or piece.numel() <= _FLOAT64_UP_TO
+    x = piece.to(torch.float64 if wide else torch.float32).reshape(-1)  # one copy at most
     if gradient:
         return torch.dot(x, x).view(1)
     total = x.sum()
     lo, hi = torch.aminmax(x)
-    d = x.sub_(total / x.numel()) if copied else x - total / x.numel()
+    d = x - total / x.numel()
     return torch.stack([total, lo, hi, torch.dot(d, d)])
-
-
-def _device_row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
-    """One piece's numbers on an accelerator: of a gradient, [norm]; of a value, [mean,
-    variance, min, max]. ``var_mean`` is one fused pass there (Welford's, which does not
-    cancel), where on a CPU it is many times slower than a sum. Half precision is read
-    as float32, a piece at a time, as the CPU's float64 copy is."""
-    x = piece if piece.dtype in (torch.float32, torch.float64) else piece.float()
-    if gradient:
-        return torch.linalg.vector_norm(x).view(1)
-    var, mean = torch.var_mean(x, correction=0)
-    lo, hi = torch.aminmax(x)
-    return torch.stack([mean, var, lo, hi])
 
 
 def _finish(p: Pending, parts: list[list]) -> Stats | Value:
@@ -235,16 +229,10 @@ def _finish(p: Pending, parts: list[list]) -> Stats | Value:
     if p.kind in ("squares", "norms"):
         squares = sum(row[0] ** 2 if p.kind == "norms" else row[0] for row in parts)
         return Stats(p.numel, None, None, math.sqrt(squares * repeat))
-    if p.kind == "cpu":  # [sum, min, max, centred squares] per piece
-        sums = [row[0] for row in parts]
-        lows, highs = [row[1] for row in parts], [row[2] for row in parts]
-        means = [s / k for s, k in zip(sums, p.counts, strict=True)]
-        centred = [row[3] for row in parts]
-    else:  # [mean, variance, min, max] per piece
-        means = [row[0] for row in parts]
-        sums = [m * k for m, k in zip(means, p.counts, strict=True)]
-        lows, highs = [row[2] for row in parts], [row[3] for row in parts]
-        centred = [row[1] * k for row, k in zip(parts, p.counts, strict=True)]
+    sums = [row[0] for row in parts]
+    lows, highs = [row[1] for row in parts], [row[2] for row in parts]
+    means = [total / k for total, k in zip(sums, p.counts, strict=True)]
+    centred = [row[3] for row in parts]
     mean = sum(sums) / distinct
     # Chan's combination: each piece's squares around its own mean, plus its mean's
     # distance from the whole tensor's.
