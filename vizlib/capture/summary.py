@@ -216,7 +216,8 @@ def _row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
         return torch.dot(x, x).view(1)
     total = x.sum()
     lo, hi = torch.aminmax(x)
-    d = x - total / x.numel()
+    mean = total / x.numel()
+    d = x.sub_(mean) if x.data_ptr() != piece.data_ptr() else x - mean  # a copy is centred in place
     return torch.stack([total, lo, hi, torch.dot(d, d)])
 
 

@@ -136,9 +136,13 @@ def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, s
 
 
 def storage_key(t: torch.Tensor) -> tuple:
-    """Identifies the memory a tensor keeps alive, so shared storage is counted once."""
+    """Identifies the memory a tensor keeps alive, so shared storage is counted once.
+
+    A meta tensor's storage has no address (every one says 0): it is named by the
+    storage object itself, which lives as long as the tensors on it.
+    """
     s = t.untyped_storage()
-    return (str(t.device), s.data_ptr(), s.nbytes())
+    return (str(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
 
 
 def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:

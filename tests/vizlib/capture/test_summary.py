@@ -18,6 +18,7 @@ from vizlib.capture import summary
 from vizlib.capture.record import _tensors
 from vizlib.capture.summary import Summaries, stats
 
+
 def read(m: Summaries, pending):
     """What ``pending`` holds once ``m`` has brought its numbers to the host."""
     m.fetch()
