@@ -1,8 +1,9 @@
 """Record a forward call and its backward: what each autograd node did, and in what order.
 
 Forward: a TorchFunctionMode sees every torch call and notes, for the autograd node that
-made each output, the call's name, the output's shape, dtype and values (reduced to
-plain numbers at once, so no activation is kept), and the module scope it ran in (from
+made each output, the call's name, the output's shape, dtype, device and values (reduced
+at once to a few numbers on the device, read when the recording ends, so no activation
+is kept and nothing waits for the device), and the module scope it ran in (from
 global module hooks). A saved-tensor pack hook attributes what each call saved for
 backward, and holds those tensors so that backward can let each go once its node has run.
 Every tensor it packs is also noted with a weak reference to its holder: a holder still
