@@ -198,7 +198,7 @@ def main() -> None:
 
     big = llama()
     stage("llama")
-    ops += [per_op(500, numel, args.repeats) for numel in (16, 4096, 1 << 18)]
+    ops += [per_op(500, numel, args.repeats) for numel in (16, 4096, 1 << 16)]
     stage("per op")
     mem = memory_and_reads(12)
     stage("memory")
