@@ -80,6 +80,7 @@ class Node:
     name: str  # "MulBackward0", a parameter/argument name, or a module path
     shape: Shape | None = None
     dtype: str | None = None
+    device: str | None = None  # where the tensor lives: "cpu", "cuda:0", "meta"
     value: Value = None
     grad: Value = None
     value_stats: Stats | None = None

@@ -2,7 +2,8 @@
 
 The only stage that touches autograd: ``walk`` reads the graph behind tensors,
 ``record`` watches a call's forward ops and backward nodes, ``summary`` reduces tensors
-to plain numbers at once, and ``build`` puts these together in ``capture``. Graphs the
+to a few numbers on their device at once (read together at the end), ``devices`` says
+where tensors live, and ``build`` puts these together in ``capture``. Graphs the
 compiler stack holds are read, not recorded: ``fx`` (GraphModule, ExportedProgram),
 ``compiled`` (the graphs torch.compile captures between graph breaks) and ``joint``
 (AOTAutograd's forward and backward graphs).

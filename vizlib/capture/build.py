@@ -27,13 +27,14 @@ import torch
 from torch import nn
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..data import GraphData, Node, SavedTensor
+from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .compiled import uncompiled
+from .devices import device_notes
 from .guard import UserState
 from .record import ForwardRecorder, dense, hook_backward
-from .summary import Summaries, small_value, stats
+from .summary import Pending, Summaries
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
@@ -106,13 +107,14 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     w = walk([root_of(t) for t in roots])
     names = _param_names(params)
     nodes, freed, summaries = [], False, Summaries()
+    later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
         leaf = w.leaf_tensor(i)
         if leaf is not None:
-            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries))
+            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries, later))
             continue
-        shape, dtype = output_meta(fn)
-        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+        shape, dtype, device = output_meta(fn)
+        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
         if not freed:
             try:
                 _attach_saved(node, saved_tensors(fn))
@@ -123,8 +125,11 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         nodes.append(node)
     for t in roots:
         out = nodes[w.index[root_of(t)]]
-        out.is_output, out.value, out.value_stats = True, small_value(dense(t)), stats(dense(t))
+        out.is_output = True
+        later += [(out, "value", summaries.value(dense(t))), (out, "value_stats", summaries.stats(dense(t)))]
+    _fill_in(summaries, later)
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
+    g.notes += device_notes(nodes, summaries.devices, recorded=False)
     if freed:
         g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
         for n in nodes:
@@ -254,10 +259,17 @@ def _run_backward(
         for fn, r in rec.ops.items():
             r.saved = _saved_or_none(fn)
         kept = [s for fn in w.fns if w.leaf_tensor(w.index[fn]) is None for s in _saved_or_none(fn)]
-    back, handles = hook_backward(w.fns, edges_of, rec.saved, rec.summaries)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
+    # A tensor on the meta device has a shape and a dtype but no values: no gradient to
+    # compute (a copy back to the CPU could not even run), so backward is left out.
+    summaries = rec.summaries
+    summaries.devices.update(str(t.device) for t in leaves.values())
+    on_meta = "meta" in summaries.devices
+    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries)
     try:
-        if any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
+        if on_meta:
+            leaf_grads: list[torch.Tensor | None] = [None] * len(leaves)
+        elif any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
             leaf_grads = _grads_by_backward(outs, list(leaves.values()), seeds, rec.state)
         else:
             leaf_grads = list(
@@ -277,14 +289,15 @@ def _run_backward(
 
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
     nodes = []
+    later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
         if i in grads:
-            nodes.append(_leaf_node(i, leaves[i], names, grads[i], rec.summaries))
+            nodes.append(_leaf_node(i, leaves[i], names, grads[i], summaries, later))
             continue
         r = rec.ops.get(fn)
         if r is None:
-            shape, dtype = output_meta(fn)
-            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype)
+            shape, dtype, device = output_meta(fn)
+            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
         else:
             node = Node(
                 id=i,
@@ -292,14 +305,15 @@ def _run_backward(
                 name=type(fn).__name__,
                 shape=r.shape,
                 dtype=r.dtype,
+                device=r.device,
                 op=r.op,
-                value=r.value,
-                value_stats=r.value_stats,
                 modules=r.modules,
             )
+            later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
             _attach_saved(node, r.saved)
-        node.grad, node.grad_stats = back.grads.get(i), back.grad_stats.get(i)
+        later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
         nodes.append(node)
+    _fill_in(summaries, later)
     for t in outs:
         nodes[w.index[root_of(t)]].is_output = True
     _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
@@ -309,10 +323,11 @@ def _run_backward(
     g = GraphData(
         nodes=nodes,
         edges=[(s, d) for s, d, _ in w.edges],
-        edge_grads=[back.edge_norms.get(e) for e in w.edges],
-        backward_order=_with_leaves(back.order, leaf_pos, w),
+        edge_grads=[_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges],
+        backward_order=[] if on_meta else _with_leaves(back.order, leaf_pos, w),
         module_specs=dict(rec.module_specs),
     )
+    g.notes += device_notes(nodes, summaries.devices, recorded=True)
     g.saved_bytes = _total_saved(kept)
     return g
 
@@ -337,6 +352,21 @@ def _saved_or_none(fn: object) -> list[tuple[SavedTensor, tuple]]:
         return saved_tensors(fn)
     except (RuntimeError, VizlibValueError):
         return []
+
+
+def _fill_in(summaries: Summaries, later: list[tuple[Node, str, Pending | None]]) -> None:
+    """Read every number the summaries kept on the device (one transfer per device and
+    dtype) and put each into its node's field."""
+    summaries.fetch()
+    for node, attr, pending in later:
+        if attr in ("value", "grad"):
+            setattr(node, attr, Summaries.value_of(pending))
+        else:
+            setattr(node, attr, Summaries.result(pending))
+
+
+def _norm(st: Stats | None) -> float | None:
+    return None if st is None else st.norm
 
 
 def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
@@ -406,21 +436,24 @@ def _param_names(params: Params) -> dict[int, str]:
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
-def _leaf_node(i: int, leaf: torch.Tensor, names: dict, grad: torch.Tensor | None, summaries: Summaries) -> Node:
-    """A leaf's node; ``summaries`` knows a parameter's gradient from its TBackward node."""
+def _leaf_node(
+    i: int,
+    leaf: torch.Tensor,
+    names: dict,
+    grad: torch.Tensor | None,
+    summaries: Summaries,
+    later: list[tuple[Node, str, Pending | None]],
+) -> Node:
+    """A leaf's node, its numbers asked of ``summaries`` (which knows a parameter's
+    gradient from its TBackward node) and filled in ``later``."""
     name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
     node = Node(
-        id=i,
-        kind="leaf",
-        name=name,
-        shape=tuple(leaf.shape),
-        dtype=dtype_name(leaf.dtype),
-        value=small_value(dense(leaf)),
-        value_stats=summaries.stats(dense(leaf)),
+        id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
     )
+    later += [(node, "value", summaries.value(dense(leaf))), (node, "value_stats", summaries.stats(dense(leaf)))]
     if grad is not None:
         grad = dense(grad)
-        node.grad, node.grad_stats = small_value(grad), summaries.stats(grad, gradient=True)
+        later += [(node, "grad", summaries.value(grad)), (node, "grad_stats", summaries.stats(grad, gradient=True))]
     return node
 
 

@@ -58,10 +58,7 @@ class UserState:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        with torch.no_grad():
-            for t, copy in self._values.values():
-                if t.shape == copy.shape and not torch.equal(t, copy):
-                    t.copy_(copy)
+        _put_back(list(self._values.values()))
         for t, grad in self._grads.values():
             if t.grad is not grad:
                 t.grad = grad
@@ -103,7 +100,8 @@ class UserState:
 
     def keep_value(self, t: torch.Tensor) -> None:
         """A tensor whose values may change (a buffer, the target of an in-place op)."""
-        if id(t) not in self._values and t.layout == torch.strided and not t.is_inference():
+        # A meta tensor has no values to change or put back.
+        if id(t) not in self._values and t.layout == torch.strided and not t.is_inference() and not t.is_meta:
             self._values[id(t)] = (t, t.detach().clone())
 
     def keep_grad(self, t: torch.Tensor) -> None:
@@ -132,6 +130,22 @@ class UserState:
             return
         for child in _children(obj):
             self._walk(child, depth + 1, budget)
+
+
+def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """Copy back each tensor whose values changed (only those: a copy bumps the version
+    counter). Compared on the device and read in one transfer per device: ``torch.equal``
+    per tensor would wait for a GPU once per tensor."""
+    by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+    for t, copy in kept:
+        if t.shape == copy.shape and t.dtype == copy.dtype:
+            by_device.setdefault(t.device, []).append((t, copy))
+    with torch.no_grad():
+        for pairs in by_device.values():
+            changed = torch.stack([(t != copy).any() for t, copy in pairs]).tolist()
+            for (t, copy), differs in zip(pairs, changed, strict=True):
+                if differs:
+                    t.copy_(copy)
 
 
 def outside_state(fn: object) -> list[tuple[str, object]]:

@@ -1,10 +1,11 @@
 """Record a forward call and its backward: what each autograd node did, and in what order.
 
 Forward: a TorchFunctionMode sees every torch call and notes, for the autograd node that
-made each output, the call's name, the output's shape, dtype and values (reduced to
-plain numbers at once, so no activation is kept), and the module scope it ran in (from
-module hooks: one pair of global hooks, there only while some thread records, that hands
-each module call to the recorder of the thread it runs on, so two threads drawing at once
+made each output, the call's name, the output's shape, dtype, device and values (reduced
+at once to a few numbers on the device, read when the recording ends, so no activation
+is kept and nothing waits for the device), and the module scope it ran in (from module
+hooks: one pair of global hooks, there only while some thread records, that hands each
+module call to the recorder of the thread it runs on, so two threads drawing at once
 never see each other's modules). A saved-tensor pack hook attributes what each call saved for
 backward, and holds those tensors so that backward can let each go once its node has run.
 Every tensor it packs is also noted with a weak reference to its holder: a holder still
@@ -27,11 +28,11 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
-from ..data import ModuleSpec, SavedTensor, Stats, Value
+from ..data import ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
 from ..text import dtype_name
 from .guard import UserState
-from .summary import Summaries, small_value
+from .summary import Pending, Summaries
 from .walk import nbytes, storage_key
 
 # Calls that change their first argument in place but return nothing useful (the name as
@@ -105,8 +106,9 @@ class OpRecord:
     op: str | None  # None: made outside any torch call we saw (a custom Function)
     shape: tuple[int, ...]
     dtype: str
-    value: Value
-    value_stats: Stats | None
+    device: str
+    value: Pending | None  # Summaries' numbers, read once the recording is over
+    value_stats: Pending | None
     modules: tuple[str, ...]
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
     # True when the call that made this node packed all of ``saved`` itself: then its
@@ -319,7 +321,8 @@ class ForwardRecorder(TorchFunctionMode):
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                value=small_value(dense(t)),
+                device=str(t.device),
+                value=self.summaries.value(dense(t)),
                 value_stats=self.summaries.stats(dense(t)),
                 modules=self._scope,
                 saved=self._packed,
@@ -364,12 +367,13 @@ def _tensors(tree: object) -> list[torch.Tensor]:
 
 @dataclass
 class BackwardRecord:
-    """What the backward pass reported: order of execution, gradients per node and per edge."""
+    """What the backward pass reported: order of execution, gradients per node and per edge
+    (Summaries' numbers, read once the recording is over)."""
 
     order: list[int] = field(default_factory=list)  # positions in Walked.fns
-    grads: dict[int, Value] = field(default_factory=dict)  # small copies only
-    grad_stats: dict[int, Stats | None] = field(default_factory=dict)
-    edge_norms: dict[tuple[int, int, int], float] = field(default_factory=dict)
+    grads: dict[int, Pending | None] = field(default_factory=dict)  # small copies only
+    grad_stats: dict[int, Pending | None] = field(default_factory=dict)
+    edge_norms: dict[tuple[int, int, int], Pending | None] = field(default_factory=dict)
 
 
 def hook_backward(
@@ -394,7 +398,7 @@ def hook_backward(
             rec.order.append(i)
             g = dense(grad_outputs[0]) if grad_outputs and grad_outputs[0] is not None else None
             if g is not None:
-                rec.grads[i] = small_value(g)
+                rec.grads[i] = summaries.value(g)
                 rec.grad_stats[i] = summaries.stats(g, gradient=True)
 
         def post(

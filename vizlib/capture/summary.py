@@ -1,16 +1,25 @@
-"""Turn a tensor into plain numbers that can outlive it.
+"""Turn a tensor into plain numbers that can outlive it, without waiting for the device.
 
 A Graph must not keep activations alive, so every tensor it describes is reduced at
 capture time: small tensors are copied exactly (``value``), every tensor gets a few
-statistics (``Stats``), every gradient along an edge its norm. A recording reduces the
-same memory many times over (a gradient passes unchanged through chains of views), so
-``Summaries`` reduces each piece of memory once.
+statistics (``Stats``), every gradient along an edge its norm. Reading a number from a
+GPU waits for everything queued before it; a recording that read each op's statistics
+at once would wait thousands of times per step. So ``Summaries`` leaves each reduction
+on the tensor's device as a few numbers (a "row"), and ``fetch`` brings all rows to the
+host at the end of the recording in one transfer per device and dtype. A recording
+reduces the same memory many times over (a gradient passes unchanged through chains of
+views), so ``Summaries`` also reduces each piece of memory once.
+
+No reduction makes a copy of the whole tensor: a tensor is read in pieces, each cast
+(half precision, integers) or centred on its mean on its own, so the largest temporary
+is one piece (``_PIECE``).
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+from dataclasses import dataclass, field
 
 import torch
 
@@ -19,73 +28,60 @@ from ..data import Stats, Value
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
 
+# Elements per piece of a tensor read through a copy (a cast, a centring): the largest
+# temporary a reduction makes, 1 MiB of float32 on a CPU, 16 MiB on an accelerator.
+_PIECE = {"cpu": 1 << 18}
+_DEVICE_PIECE = 1 << 22
+# Up to this many elements a piece is read as float64: exact enough for any data, and
+# free at that size. Bigger float32 pieces are read as they are (a float64 copy would
+# cost more than the statistics themselves); their squares overflow only for elements
+# above about 1.8e19.
+_FLOAT64_UP_TO = 4096
+
 
 def small_value(t: torch.Tensor) -> Value:
-    """An exact Python copy of a small tensor (a number for 0-d), else None."""
-    if t.numel() > SMALL_NUMEL or t.is_complex():
+    """An exact Python copy of a small tensor (a number for 0-d), else None; read at once
+    (the ways in that record a whole call use ``Summaries.value`` instead)."""
+    if not _small(t):
         return None
     return t.detach().cpu().tolist()
-
-
-# Below this fraction of the mean square, the one-pass variance has lost too many digits.
-_CANCELLATION = 1 / 64
 
 
 def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
     """Mean, std, L2 norm, min and max of a real tensor; of a gradient, its L2 norm only.
 
-    None for empty or complex tensors. Recording a transformer summarises thousands of
-    tensors, so this reads each one a few times with cheap kernels (sum, dot, aminmax)
-    instead of std_mean, which on CPU is about sixty times slower than a sum, and makes
-    no copy of it. The one-pass variance sum(x^2)/n - mean^2 cancels catastrophically
-    for data far from zero (1000 + 0.01*noise would get std 0), so when the mean
-    dominates, the squares are summed again around the mean. A gradient gets one pass, a
-    dot: its norm is what tells vanishing from exploding, and the sums and extremes of
-    every gradient cost GPT-12's recording about a tenth of a plain forward + backward
-    (bench/RESULTS.md).
+    None for empty, complex and meta tensors. Read at once (one transfer); a recording
+    uses ``Summaries``, which reads all of its tensors' statistics together.
     """
-    if t.numel() == 0 or t.is_complex():
-        return None
-    return _stats(_unexpanded(t.detach()), t.numel(), gradient)
+    s = Summaries()
+    pending = s.stats(t, gradient)
+    s.fetch()
+    return s.result(pending)
 
 
-def _stats(x: torch.Tensor, n: int, gradient: bool) -> Stats:
-    """``stats`` of a tensor of ``n`` elements whose distinct elements are ``x``."""
-    if x.dtype not in (torch.float32, torch.float64):
-        x = x.float()
-    flat = _flat(x)
-    repeat = n / x.numel()
-    if gradient:
-        return Stats(n, None, None, math.sqrt(_squares(flat, torch.dot(flat, flat).item()) * repeat))
-    total, squares, lo, hi = torch.stack([flat.sum(), torch.dot(flat, flat), *torch.aminmax(flat)]).tolist()
-    total, squares = total * repeat, _squares(flat, squares) * repeat
-    mean = total / n
-    variance = squares / n - mean * mean
-    if math.isfinite(squares) and variance < _CANCELLATION * squares / n:
-        d = flat - mean
-        variance = torch.dot(d, d).item() * repeat / n
-    std = math.sqrt(max(variance, 0.0)) if math.isfinite(squares) else math.nan
-    return Stats(n, mean, std, math.sqrt(squares), lo, hi)
+def _small(t: torch.Tensor) -> bool:
+    return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta
 
 
-def _squares(flat: torch.Tensor, squares: float) -> float:
-    """The sum of squares ``squares`` that float32 computed, again in float64 where it
-    overflowed (finite values above about 1.8e19 square past float32's range)."""
-    if math.isinf(squares) and flat.dtype == torch.float32:
-        return torch.dot(flat.double(), flat.double()).item()
-    return squares
+@dataclass(eq=False)
+class Pending:
+    """Numbers of one tensor still on its device; ``Summaries.fetch`` turns them into
+    ``result`` (a ``Stats`` for statistics, a Python value for a small tensor's copy)."""
 
-
-def norm(g: torch.Tensor) -> float:
-    """L2 norm of a gradient that ``stats`` has no numbers for: a complex one (the norm of
-    its magnitudes, as casting it to float would drop the imaginary part and PyTorch would
-    warn the learner about vizlib's own cast) or an empty one."""
-    g = g.detach()
-    return torch.linalg.vector_norm(g.abs() if g.is_complex() else g.float()).item()
+    # "values": rows [sum, min, max, squares around the piece's mean] per piece;
+    # "squares": a gradient's [sum of squares]; "norms": [norm]; "value": a small copy.
+    kind: str
+    numel: int  # elements of the tensor described (an expanded tensor counts its repeats)
+    rows: list[tuple[tuple, int, int]] = field(default_factory=list)  # (group, offset, length)
+    counts: list[int] = field(default_factory=list)  # elements read for each row
+    shape: tuple[int, ...] = ()  # "value": the copy's shape
+    result: Stats | Value = None
+    done: bool = False
 
 
 class Summaries:
-    """``stats`` and gradient norms for one recording, each computed once per piece of memory.
+    """``stats``, gradient norms and small values for one recording, kept on the device
+    until ``fetch``, each statistic computed once per piece of memory.
 
     A gradient reaches a view node (view, transpose, t, expand...), goes down the edge
     below it as a view of the same memory, and reaches the next node again; a
@@ -102,34 +98,198 @@ class Summaries:
     """
 
     def __init__(self) -> None:
-        self._done: dict[tuple, tuple[weakref.ref, Stats]] = {}
+        self._done: dict[tuple, tuple[weakref.ref, Pending]] = {}
+        self._groups: dict[tuple, list[torch.Tensor]] = {}  # (device, dtype) -> rows on it
+        self._sizes: dict[tuple, int] = {}  # (device, dtype) -> elements in its rows so far
+        self._pending: list[Pending] = []
+        self.devices: set[str] = set()  # every device a summarised tensor lived on
 
-    def stats(self, t: torch.Tensor, gradient: bool = False) -> Stats | None:
+    # -- asking: each returns at once, the numbers stay on the device --
+    def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
-        if t.numel() == 0 or t.is_complex():
+        self.devices.add(str(t.device))
+        if t.numel() == 0 or t.is_complex() or t.is_meta:
             return None
         x = _unexpanded(t.detach())
         memory = _memory(x)
         if memory is None:
-            return _stats(x, t.numel(), gradient)
+            return self._stats(x, t.numel(), gradient)
         storage, elements = memory
         key = elements + (t.numel(), gradient)
         held = self._done.get(key)
         if held is not None and held[0]() is storage:
             return held[1]
-        result = self._done[key] = weakref.ref(storage), _stats(x, t.numel(), gradient)
-        return result[1]
+        pending = self._stats(x, t.numel(), gradient)
+        self._done[key] = weakref.ref(storage), pending
+        return pending
 
-    def norm(self, g: torch.Tensor) -> float:
-        """L2 norm of the gradient going down an edge.
+    def norm(self, g: torch.Tensor) -> Pending | None:
+        """L2 norm of the gradient going down an edge (``result(...).norm``).
 
         The norm of its statistics: the node the gradient reaches reads them from the same
-        memory anyway, so the edge costs nothing more, and the two numbers agree. A sum of
-        squares by ``dot`` is also the closer one in float32: for GPT-12's lm_head gradient
-        (768,000 elements) it is 1.7e-5 off the float64 norm, ``vector_norm`` 1.1e-4.
+        memory anyway, so the edge costs nothing more, and the two numbers agree. A complex
+        gradient gets the norm of its magnitudes (``vector_norm`` reads complex tensors
+        as they are: casting one to float would drop the imaginary part, and PyTorch would
+        warn the learner about vizlib's own cast); an empty one 0; a meta one none.
         """
-        st = self.stats(g, gradient=True)
-        return st.norm if st is not None else norm(g)
+        pending = self.stats(g, gradient=True)
+        if pending is not None or g.is_meta:
+            return pending
+        if g.numel() == 0:
+            return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)
+        return self._queue(Pending("norms", g.numel()), [(torch.linalg.vector_norm(g.detach()).view(1), g.numel())])
+
+    def value(self, t: torch.Tensor) -> Pending | None:
+        """An exact copy of a small tensor (see ``small_value``), else None."""
+        if not _small(t):
+            return None
+        copy = t.detach().clone().reshape(-1)  # a copy: the tensor may change in place later
+        return self._queue(Pending("value", t.numel(), shape=tuple(t.shape)), [(copy, t.numel())])
+
+    # -- reading: once, at the end --
+    def fetch(self) -> None:
+        """Bring every row to the host: one transfer per device and dtype, whatever the
+        number of tensors summarised."""
+        host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
+        for p in self._pending:
+            parts = [host[group][offset : offset + length] for group, offset, length in p.rows]
+            p.result, p.done = _finish(p, parts), True
+        self._groups, self._sizes, self._pending = {}, {}, []
+
+    @staticmethod
+    def result(p: Pending | None) -> Stats | None:
+        """The statistics ``stats`` or ``norm`` asked for, once fetched (None for none)."""
+        if p is None:
+            return None
+        if not p.done:
+            raise RuntimeError("vizlib: statistics read before Summaries.fetch()")
+        assert p.result is None or isinstance(p.result, Stats)
+        return p.result
+
+    @staticmethod
+    def value_of(p: Pending | None) -> Value:
+        """The copy ``value`` asked for, once fetched (None for a big tensor)."""
+        if p is None:
+            return None
+        if not p.done:
+            raise RuntimeError("vizlib: value read before Summaries.fetch()")
+        assert not isinstance(p.result, Stats)
+        return p.result
+
+    # -- the reductions --
+    def _stats(self, x: torch.Tensor, n: int, gradient: bool) -> Pending:
+        """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
+
+        A gradient of float32 or float64 in one block of memory is read whole, by one
+        ``dot`` that makes no copy; anything read through a copy is read in pieces.
+        """
+        whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and x.numel() > _FLOAT64_UP_TO
+        limit = x.numel() if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
+        rows = [(_row(piece, gradient), piece.numel()) for piece in _pieces(x, limit)]
+        return self._queue(Pending("squares" if gradient else "values", n), rows)
+
+    def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
+        for row, count in rows:
+            group = (row.device, row.dtype)
+            offset = self._sizes.get(group, 0)
+            self._groups.setdefault(group, []).append(row)
+            self._sizes[group] = offset + row.numel()
+            p.rows.append((group, offset, row.numel()))
+            p.counts.append(count)
+        self._pending.append(p)
+        return p
+
+
+def _row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
+    """One piece's numbers, on its device: of a gradient, [sum of squares]; of a value,
+    [sum, min, max, sum of squares around the piece's mean].
+
+    Centring on the mean (computed on the device, so nothing waits) keeps the variance of
+    data far from zero (1000 + 0.01 * noise) from cancelling to nothing, as the one-pass
+    sum(x^2)/n - mean^2 would; ``var_mean`` would too, but on a CPU it is many times
+    slower than a sum. Half precision and integers are read as float32, small pieces as
+    float64 (see ``_FLOAT64_UP_TO``), a piece at a time.
+    """
+    wide = piece.dtype == torch.float64 or piece.numel() <= _FLOAT64_UP_TO
+    x = piece.to(torch.float64 if wide else torch.float32).reshape(-1)  # one copy at most
+    if gradient:
+        return _squares(x).view(1)
+    total = x.sum()
+    lo, hi = torch.aminmax(x)
+    mean = total / x.numel()
+    d = x.sub_(mean) if x.data_ptr() != piece.data_ptr() else x - mean  # a copy is centred in place
+    return torch.stack([total, lo, hi, _squares(d)])
+
+
+def _squares(x: torch.Tensor) -> torch.Tensor:
+    """The sum of squares of a 1-D tensor: ``dot`` without a copy, but a small float64
+    one by multiplying, since MKL's float64 ``dot`` starts its threads from a few
+    thousand elements and on a busy machine waits milliseconds for them."""
+    return (x * x).sum() if x.numel() <= _FLOAT64_UP_TO else torch.dot(x, x)
+
+
+def _finish(p: Pending, parts: list[list]) -> Stats | Value:
+    """The host's side: one tensor's rows combined into its ``Stats`` (or its value)."""
+    if p.kind == "value":
+        return _nest(parts[0], p.shape)
+    distinct = sum(p.counts)
+    repeat = p.numel / distinct
+    if p.kind in ("squares", "norms"):
+        squares = sum(row[0] ** 2 if p.kind == "norms" else row[0] for row in parts)
+        return Stats(p.numel, None, None, math.sqrt(squares * repeat))
+    sums = [row[0] for row in parts]
+    lows, highs = [row[1] for row in parts], [row[2] for row in parts]
+    means = [total / k for total, k in zip(sums, p.counts, strict=True)]
+    centred = [row[3] for row in parts]
+    mean = sum(sums) / distinct
+    # Chan's combination: each piece's squares around its own mean, plus its mean's
+    # distance from the whole tensor's.
+    spread = sum(c + k * (m - mean) ** 2 for c, k, m in zip(centred, p.counts, means, strict=True))
+    squares = sum(c + k * m * m for c, k, m in zip(centred, p.counts, means, strict=True))
+    lo, hi = min(lows), max(highs)
+    if math.isnan(lo) or math.isnan(hi) or math.isnan(mean):
+        squares = math.nan
+    elif math.isinf(lo) or math.isinf(hi):
+        squares = math.inf
+    std = math.sqrt(max(spread / distinct, 0.0)) if math.isfinite(squares) else math.nan
+    return Stats(p.numel, mean, std, math.sqrt(squares * repeat), lo, hi)
+
+
+def _nest(flat: list, shape: tuple[int, ...]) -> Value:
+    """``flat`` (row-major) as ``tolist`` gives a tensor of ``shape``: nested lists, or a
+    number for 0-d."""
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return list(flat)
+    step = len(flat) // shape[0] if shape[0] else 0
+    return [_nest(flat[k * step : (k + 1) * step], shape[1:]) for k in range(shape[0])]
+
+
+def _pieces(x: torch.Tensor, limit: int) -> list[torch.Tensor]:
+    """x's elements as pieces of at most ``limit`` elements, in memory order where x fills
+    one block of memory (the statistics do not care about order; gradients are often
+    transposed, and copying one to flatten it would cost more than all the statistics).
+
+    Dense: 1-D views of the block. Otherwise (a slice, a split's part) x is cut along its
+    outermost dimension into pieces that are dense or small, so that reading one never
+    copies more than a piece.
+    """
+    if _dense(x):
+        flat = x.view(-1) if x.is_contiguous() else x.permute(_memory_order(x)).view(-1)
+        if flat.numel() <= limit:
+            return [flat]
+        return list(flat.split(limit))
+    if x.numel() <= limit:
+        return [x]
+    outer = _memory_order(x)[0]
+    step = max(1, limit // (x.numel() // x.shape[outer]))
+    return [p for part in x.split(step, dim=outer) for p in _pieces(part, limit)]
+
+
+def _memory_order(x: torch.Tensor) -> list[int]:
+    """x's dimensions from the largest stride to the smallest."""
+    return sorted(range(x.dim()), key=x.stride, reverse=True)
 
 
 def _memory(x: torch.Tensor) -> tuple[torch.UntypedStorage, tuple] | None:
@@ -144,17 +304,6 @@ def _memory(x: torch.Tensor) -> tuple[torch.UntypedStorage, tuple] | None:
     storage = x.untyped_storage()
     layout = None if _dense(x) else (tuple(x.shape), x.stride())
     return storage, (id(storage), x.storage_offset(), x.numel(), x.dtype, layout, x._version)
-
-
-def _flat(x: torch.Tensor) -> torch.Tensor:
-    """x's elements as a 1-D view in the order memory holds them, which the statistics do
-    not care about. Gradients are often transposed; copying one to flatten it would cost
-    more than all the statistics together. A copy only where no such view exists."""
-    if x.is_contiguous():
-        return x.view(-1)
-    if _dense(x):
-        return x.permute(sorted(range(x.dim()), key=x.stride, reverse=True)).view(-1)
-    return x.contiguous().view(-1)
 
 
 def _dense(x: torch.Tensor) -> bool:

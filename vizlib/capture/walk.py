@@ -126,20 +126,24 @@ def _inputs(fn: AutogradNode) -> list[AutogradNode]:
     return [nxt for nxt, _ in fn.next_functions if nxt is not None]
 
 
-def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None]:
-    """Shape and dtype of an op's (first) forward output, from the node's own metadata."""
+def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, str | None]:
+    """Shape, dtype and device of an op's (first) forward output, from the node's own metadata."""
     try:
         meta = fn._input_metadata[0]
-        return tuple(meta.shape), dtype_name(meta.dtype)
+        return tuple(meta.shape), dtype_name(meta.dtype), str(meta.device)
     except (AttributeError, IndexError, RuntimeError):
-        return None, None
+        return None, None, None
 
 
 def storage_key(t: torch.Tensor) -> tuple:
-    """Identifies the memory a tensor keeps alive, so shared storage is counted once."""
+    """Identifies the memory a tensor keeps alive, so shared storage is counted once.
+
+    A meta tensor's storage has no address (every one says 0): it is named by the
+    storage object itself, which lives as long as the tensors on it.
+    """
     if t.layout == torch.strided and not t.is_nested:  # nearly every tensor: no list made
         s = t.untyped_storage()
-        return (str(t.device), s.data_ptr(), s.nbytes())
+        return (str(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
     return tuple(storage_key(p) for p in _memory_parts(t))
 
 

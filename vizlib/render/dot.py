@@ -35,6 +35,7 @@ DTYPE_COLOR = {
 OTHER_DTYPE_COLOR = "#e5e7eb"
 CURRENT_COLOR = "#fff176"  # the node backward is running now, in vz.replay
 SAVED_COLOR = "#e8590c"  # what is kept for backward: saved-tensor notes, forward -> backward edges
+MOVED_COLOR = "#7048e8"  # an edge along which a tensor moved to another device
 # Graphviz's default layout grows superlinearly with what it lays out: the nodes, plus a
 # virtual node on every rank an edge skips. A deep network (GPT-96: 6k nodes, 10k laid
 # out, 38 s of `dot`) or a weight shared by every step of a loop (80 steps: 243 nodes,
@@ -57,6 +58,7 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
     by_dtype = len(dtypes) > 1
     max_norm = max((e for e in g.edge_grads if e is not None and math.isfinite(e)), default=0.0)
     big = layout_size(g) > FAST_LAYOUT_ABOVE
+    device_of = _devices_if_several(g)
     lines = [
         "digraph vizlib {",
         '  graph [rankdir=TB, nodesep=0.25, ranksep=0.3, fontname="Helvetica", fontsize=10'
@@ -69,7 +71,7 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
     for n in g.nodes:
         if n.part:  # drawn inside its part's cluster below
             continue
-        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done)}];")
+        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done, bool(device_of))}];")
         if g.show_saved:
             for k, s in enumerate(n.saved):
                 lines.append(
@@ -79,12 +81,19 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
                 lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="{SAVED_COLOR}"];')
     for part in parts:
         lines.append(f'  subgraph cluster_{part} {{ label="{_esc(part)}"; color="#999999"; style=rounded;')
-        lines += [f"    n{n.id} [{_node_attrs(n, by_dtype, current, done)}];" for n in g.nodes if n.part == part]
+        lines += [
+            f"    n{n.id} [{_node_attrs(n, by_dtype, current, done, bool(device_of))}];"
+            for n in g.nodes
+            if n.part == part
+        ]
         lines.append("  }")
     part_of = {n.id: n.part for n in g.nodes} if parts else {}
     for (src, dst), eg in zip(g.edges, g.edge_grads, strict=True):
         crosses = part_of.get(src) != part_of.get(dst)
         attrs = f' [style=dashed, color="{SAVED_COLOR}"]' if crosses else _edge_attrs(eg, max_norm, done, dst)
+        moved = _moved(device_of.get(src), device_of.get(dst))
+        if moved:
+            attrs = f" [{moved}, {attrs.strip()[1:-1]}]" if attrs else f" [{moved}]"
         lines.append(f"  n{src} -> n{dst}{attrs};")
     if by_dtype:
         lines += _legend(dtypes)
@@ -125,9 +134,25 @@ def layout_size(g: GraphData) -> int:
     return len(g.nodes) + sum(max(rank[dst] - rank[src] - 1, 0) for src, dst in g.edges if src in rank and dst in rank)
 
 
-def _node_attrs(n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None) -> str:
+def _devices_if_several(g: GraphData) -> dict[int, str]:
+    """Each node's device, where the graph's tensors live on more than one; else empty."""
+    device_of = {n.id: n.device for n in g.nodes if n.device}
+    return device_of if len(set(device_of.values())) > 1 else {}
+
+
+def _moved(src: str | None, dst: str | None) -> str:
+    """The attributes of an edge along which a tensor moved from device ``src`` to ``dst``."""
+    if src is None or dst is None or src == dst:
+        return ""
+    return f'label="{_esc(f"{src} → {dst}")}", fontsize=8, fontcolor="{MOVED_COLOR}", color="{MOVED_COLOR}"'
+
+
+def _node_attrs(
+    n: Node, by_dtype: bool, current: int | None, done: Collection[int] | None, show_device: bool = False
+) -> str:
     show_grad = done is None or n.id in done
-    attrs = [KIND_STYLE[n.kind], f'label="{_esc(_label(n, show_grad))}"', f'tooltip="{_esc(_tooltip(n))}"']
+    label = _label(n, show_grad) + (f"\n{n.device}" if show_device and n.device else "")
+    attrs = [KIND_STYLE[n.kind], f'label="{_esc(label)}"', f'tooltip="{_esc(_tooltip(n))}"']
     if by_dtype:
         attrs.append(f'fillcolor="{DTYPE_COLOR.get(n.dtype or "", OTHER_DTYPE_COLOR)}"')
     if n.is_output:
@@ -175,7 +200,7 @@ def _tooltip(n: Node) -> str:
     elif n.module:
         lines.append(f"module: {n.module}")
     if n.shape is not None:
-        lines.append(f"shape: {_shape(n.shape)}  dtype: {n.dtype}")
+        lines.append(f"shape: {_shape(n.shape)}  dtype: {n.dtype}" + (f"  device: {n.device}" if n.device else ""))
     lines += _tensor_lines("value", n.value, n.value_stats)
     lines += _tensor_lines("grad", n.grad, n.grad_stats)
     if n.saved:

@@ -18,6 +18,13 @@ from vizlib.capture import summary
 from vizlib.capture.record import _tensors
 from vizlib.capture.summary import Summaries, stats
 
+
+def read(m: Summaries, pending):
+    """What ``pending`` holds once ``m`` has brought its numbers to the host."""
+    m.fetch()
+    return m.result(pending)
+
+
 VIEWS = {
     "itself": lambda t: t,
     "reshaped": lambda t: t.reshape(4, -1),
@@ -34,7 +41,7 @@ def test_a_view_of_summarised_memory_gets_the_first_result_to_the_bit(view):
     first = m.stats(t, gradient=True)
     again = m.stats(VIEWS[view](t), gradient=True)
     assert again is first, "summarised twice"
-    assert again == stats(VIEWS[view](t), gradient=True)
+    assert read(m, again) == stats(VIEWS[view](t), gradient=True)
 
 
 def test_a_change_in_place_is_summarised_anew():
@@ -42,7 +49,7 @@ def test_a_change_in_place_is_summarised_anew():
     m = Summaries()
     before = m.stats(t)
     t.mul_(2)
-    assert m.stats(t) == stats(t) != before
+    assert read(m, m.stats(t)) == stats(t) != read(m, before)
 
 
 def test_memory_freed_and_reused_by_a_new_tensor_is_summarised_anew():
@@ -53,7 +60,7 @@ def test_memory_freed_and_reused_by_a_new_tensor_is_summarised_anew():
         where = (id(t.untyped_storage()), t.data_ptr())
         reused += where in seen
         seen.add(where)
-        assert m.stats(t) == stats(t), f"tensor {k} got an earlier tensor's statistics"
+        assert read(m, m.stats(t)) == stats(t), f"tensor {k} got an earlier tensor's statistics"
         del t
     if not reused:
         pytest.skip("the allocator never handed the same memory out twice here")
@@ -64,23 +71,23 @@ def test_different_elements_of_one_storage_are_told_apart():
     parts = [base, base[::2], base[1::2], base[:, :6], base[:5], base[2:7, 3:9], base.t()[::3]]
     m = Summaries()
     for p in parts + parts:
-        assert m.stats(p) == stats(p)
+        assert read(m, m.stats(p)) == stats(p)
 
 
 def test_an_expanded_tensor_and_its_distinct_elements_are_kept_apart():
     """The gradient of a sum is one number expanded: n = 6 there, n = 1 in the number itself."""
     one = torch.tensor([2.0])
     m = Summaries()
-    assert m.stats(one.expand(6)) == stats(one.expand(6))
-    assert m.stats(one) == stats(one)
-    assert m.stats(one).numel == 1 and m.stats(one.expand(6)).numel == 6
+    assert read(m, m.stats(one.expand(6))) == stats(one.expand(6))
+    assert read(m, m.stats(one)) == stats(one)
+    assert read(m, m.stats(one)).numel == 1 and read(m, m.stats(one.expand(6))).numel == 6
 
 
 def test_a_value_and_a_gradient_over_the_same_memory_are_kept_apart():
     t = torch.randn(50)
     m = Summaries()
-    assert m.stats(t, gradient=True) == stats(t, gradient=True)
-    assert m.stats(t) == stats(t) and m.stats(t).min is not None
+    assert read(m, m.stats(t, gradient=True)) == stats(t, gradient=True)
+    assert read(m, m.stats(t)) == stats(t) and read(m, m.stats(t)).min is not None
 
 
 def test_a_gradient_is_summarised_by_its_norm_alone():
@@ -97,17 +104,17 @@ def test_a_gradient_is_summarised_by_its_norm_alone():
 def test_an_edge_norm_is_the_norm_of_the_gradient_statistics():
     g = torch.randn(30, 40).t()
     m = Summaries()
-    assert m.norm(g) == stats(g, gradient=True).norm == m.stats(g, gradient=True).norm
+    assert read(m, m.norm(g)).norm == stats(g, gradient=True).norm == read(m, m.stats(g, gradient=True)).norm
     z = torch.tensor([3 + 4j, 0j])
-    assert m.norm(z) == pytest.approx(5.0), "complex: the norm of the magnitudes"
-    assert m.norm(torch.zeros(0)) == 0.0
+    assert read(m, m.norm(z)).norm == pytest.approx(5.0), "complex: the norm of the magnitudes"
+    assert read(m, m.norm(torch.zeros(0))).norm == 0.0
 
 
 def test_tensors_without_plain_memory_are_summarised_each_time():
     with torch.inference_mode():
         t = torch.randn(20)
     m = Summaries()
-    assert m.stats(t) == m.stats(t) == stats(t)
+    assert read(m, m.stats(t)) == read(m, m.stats(t)) == stats(t)
 
 
 def test_dense_means_a_permutation_of_a_contiguous_tensor():
@@ -144,13 +151,13 @@ def test_the_tensors_of_a_call_are_those_pytree_finds_in_its_order():
 def test_a_parameter_gradient_is_summarised_once(monkeypatch):
     """Linear's weight gradient reaches TBackward transposed, then the leaf: one memory, read once."""
     reads = []
-    compute = summary._stats
+    compute = Summaries._stats
 
-    def counting(x, n, gradient):
+    def counting(self, x, n, gradient):
         reads.append((x.shape, gradient))
-        return compute(x, n, gradient)
+        return compute(self, x, n, gradient)
 
-    monkeypatch.setattr(summary, "_stats", counting)
+    monkeypatch.setattr(Summaries, "_stats", counting)
     layer = torch.nn.Linear(5, 3)
     g = vz.graph(lambda x: layer(x).sum(), torch.randn(2, 5), params=layer, max_nodes=None)
     (weight,) = g.find("weight")
