@@ -15,30 +15,28 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeGuard
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_leaves, tree_map
+from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Stats
-from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
+from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .compiled import uncompiled
 from .devices import device_notes
 from .guard import UserState
-from .record import ForwardRecorder, dense, hook_backward
+from .inputs import Params, grad_outputs, param_names, prepare_inputs, why_no_graph
+from .placement import attach_saved, inherit_modules, place_params, total_saved
+from .record import BackwardRecord, ForwardRecorder, dense, hook_backward
 from .summary import Pending, Summaries
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
-
-# What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
-Params = dict | nn.Module | None
 
 
 def capture(
@@ -105,7 +103,7 @@ def _is_tensor_list(x: object) -> TypeGuard[list[torch.Tensor] | tuple[torch.Ten
 
 def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> GraphData:
     w = walk([root_of(t) for t in roots])
-    names = _param_names(params)
+    names = param_names(params)
     nodes, freed, summaries = [], False, Summaries()
     later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
@@ -117,7 +115,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
         if not freed:
             try:
-                _attach_saved(node, saved_tensors(fn))
+                attach_saved(node, saved_tensors(fn))
             except VizlibValueError:
                 if show_saved:
                     raise
@@ -135,7 +133,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         for n in nodes:
             n.saved, n.saved_bytes = [], 0
     else:
-        g.saved_bytes = _total_saved(
+        g.saved_bytes = total_saved(
             s for i, fn in enumerate(w.fns) if w.leaf_tensor(i) is None for s in saved_tensors(fn)
         )
     return g
@@ -165,14 +163,14 @@ def _record_call(
     fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, save_hooks: bool
 ) -> GraphData:
     user_args = (args, kwargs)
-    args, kwargs, names = _prepare_inputs(fn, args, kwargs)
-    param_names = _param_names(fn) if isinstance(fn, nn.Module) else {}
-    param_names.update(_param_names(params))
+    args, kwargs, names = prepare_inputs(fn, args, kwargs)
+    named = param_names(fn) if isinstance(fn, nn.Module) else {}
+    named.update(param_names(params))
     module_names = {}
     for m in (fn, params):
         if isinstance(m, nn.Module):
             module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
-    names.update(param_names)
+    names.update(named)
     given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
@@ -183,10 +181,10 @@ def _record_call(
         for t in outs:
             rec.adopt(t)
         if not outs:
-            raise VizlibValueError(_why_no_graph(fn, user_args))
-        seeds = _grad_outputs(outs, grad_output)
+            raise VizlibValueError(why_no_graph(fn, user_args))
+        seeds = grad_outputs(outs, grad_output)
         w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
-        return _run_backward(w, outs, seeds, rec, names, set(param_names.values()))
+        return _run_backward(w, outs, seeds, rec, names, set(named.values()))
 
 
 class _Eager:
@@ -236,29 +234,13 @@ def _run_backward(
     seeds: list[torch.Tensor],
     rec: ForwardRecorder,
     names: dict,
-    param_names: set[str],
+    parameters: set[str],
 ) -> GraphData:
     leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
     edges_of: dict[int, list[tuple[int, int]]] = {}
     for src, dst, slot in w.edges:
         edges_of.setdefault(dst, []).append((slot, src))
-    # Autograd's own names for what each node saved ("self", "result", ...), read before
-    # backward lets the tensors go, where the node's own call packed them. Not for a node
-    # that took packs made outside any call: inside torch.utils.checkpoint (PyTorch 2.12+)
-    # the first op takes the block's inputs, which checkpoint packed, while its own saved
-    # tensors went through checkpoint's hooks; reading them would run the block again.
-    for fn, r in rec.ops.items():
-        if r.saved and r.packed_by_call:
-            r.saved = saved_tensors(fn) or r.saved
-    # Let go of the nodes no result depends on, and so of what they saved, as the forward
-    # alone would have; then count what autograd still keeps.
-    rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
-    if rec.save_hooks:
-        kept = rec.kept_for_backward()
-    else:  # nothing went through vizlib's pack hook: each node says what it saved
-        for fn, r in rec.ops.items():
-            r.saved = _saved_or_none(fn)
-        kept = [s for fn in w.fns if w.leaf_tensor(w.index[fn]) is None for s in _saved_or_none(fn)]
+    kept = _kept_for_backward(w, rec)
     leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     # A tensor on the meta device has a shape and a dtype but no values: no gradient to
     # compute (a copy back to the CPU could not even run), so backward is left out.
@@ -267,14 +249,60 @@ def _run_backward(
     on_meta = "meta" in summaries.devices
     back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries)
     try:
-        if on_meta:
-            leaf_grads: list[torch.Tensor | None] = [None] * len(leaves)
-        elif any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
-            leaf_grads = _grads_by_backward(outs, list(leaves.values()), seeds, rec.state)
-        else:
-            leaf_grads = list(
-                torch.autograd.grad(outs, list(leaves.values()), seeds, retain_graph=True, allow_unused=True)
-            )
+        leaf_grads = [None] * len(leaves) if on_meta else _leaf_gradients(w, outs, seeds, list(leaves.values()), rec)
+    finally:
+        for h in handles:
+            h.remove()
+    grads = dict(zip(leaf_pos, leaf_grads, strict=True))
+    nodes = _recorded_nodes(w, rec, names, grads, leaves, back)
+    for t in outs:
+        nodes[w.index[root_of(t)]].is_output = True
+    inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
+    place_params(nodes, w.edges, parameters)
+    for n in nodes:
+        n.module = n.modules[-1] if n.modules else None
+    g = GraphData(
+        nodes=nodes,
+        edges=[(s, d) for s, d, _ in w.edges],
+        edge_grads=[_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges],
+        backward_order=[] if on_meta else _with_leaves(back.order, leaf_pos, w),
+        module_specs=dict(rec.module_specs),
+    )
+    g.notes += device_notes(nodes, summaries.devices, recorded=True)
+    g.saved_bytes = total_saved(kept)
+    return g
+
+
+def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
+    """What autograd keeps for backward, each op's record told what it saved.
+
+    Autograd's own names for what each node saved ("self", "result", ...) are read before
+    backward lets the tensors go, where the node's own call packed them. Not for a node
+    that took packs made outside any call: inside torch.utils.checkpoint (PyTorch 2.12+)
+    the first op takes the block's inputs, which checkpoint packed, while its own saved
+    tensors went through checkpoint's hooks; reading them would run the block again."""
+    for fn, r in rec.ops.items():
+        if r.saved and r.packed_by_call:
+            r.saved = saved_tensors(fn) or r.saved
+    # Let go of the nodes no result depends on, and so of what they saved, as the forward
+    # alone would have; then count what autograd still keeps.
+    rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
+    if rec.save_hooks:
+        return rec.kept_for_backward()
+    for fn, r in rec.ops.items():  # nothing went through vizlib's pack hook: each node says
+        r.saved = _saved_or_none(fn)
+    return [s for fn in w.fns if w.leaf_tensor(w.index[fn]) is None for s in _saved_or_none(fn)]
+
+
+def _leaf_gradients(
+    w: Walked, outs: list[torch.Tensor], seeds: list[torch.Tensor], leaves: list[torch.Tensor], rec: ForwardRecorder
+) -> list[torch.Tensor | None]:
+    """The leaves' gradients, by ``autograd.grad`` (or ``backward()`` where a reentrant
+    checkpoint needs it), with the message a freed graph deserves."""
+    try:
+        if any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
+            return _grads_by_backward(outs, leaves, seeds, rec.state)
+        return list(torch.autograd.grad(outs, leaves, seeds, retain_graph=True, allow_unused=True))
     except RuntimeError as err:
         raise_if_freed(
             err,
@@ -283,11 +311,18 @@ def _run_backward(
             "or call backward(retain_graph=True).",
         )
         raise
-    finally:
-        for h in handles:
-            h.remove()
 
-    grads = dict(zip(leaf_pos, leaf_grads, strict=True))
+
+def _recorded_nodes(
+    w: Walked,
+    rec: ForwardRecorder,
+    names: dict,
+    grads: dict[int, torch.Tensor | None],
+    leaves: dict[int, torch.Tensor],
+    back: BackwardRecord,
+) -> list[Node]:
+    """One node per autograd node, its numbers read from the summaries in one go."""
+    summaries = rec.summaries
     nodes = []
     later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
@@ -310,26 +345,11 @@ def _run_backward(
                 modules=r.modules,
             )
             later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
-            _attach_saved(node, r.saved)
+            attach_saved(node, r.saved)
         later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
         nodes.append(node)
     _fill_in(summaries, later)
-    for t in outs:
-        nodes[w.index[root_of(t)]].is_output = True
-    _inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
-    _place_params(nodes, w.edges, param_names)
-    for n in nodes:
-        n.module = n.modules[-1] if n.modules else None
-    g = GraphData(
-        nodes=nodes,
-        edges=[(s, d) for s, d, _ in w.edges],
-        edge_grads=[_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges],
-        backward_order=[] if on_meta else _with_leaves(back.order, leaf_pos, w),
-        module_specs=dict(rec.module_specs),
-    )
-    g.notes += device_notes(nodes, summaries.devices, recorded=True)
-    g.saved_bytes = _total_saved(kept)
-    return g
+    return nodes
 
 
 def _grads_by_backward(
@@ -391,51 +411,6 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
     return result + [leaf for leaf in leaf_pos if leaf not in result]
 
 
-# ---------------------------------------------------------------- inputs and naming
-
-
-def _prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
-    """Give float inputs a gradient without touching the caller's tensors; name them.
-
-    Python floats become 0-d float tensors; float (and complex) tensors that do not
-    require grad are copied and the copy requires grad. Returns new args, kwargs, and
-    id(tensor) -> name.
-    """
-
-    def prepare(v: object) -> object:
-        if isinstance(v, float):
-            return torch.tensor(v, requires_grad=True)
-        if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
-            return v.detach().clone().requires_grad_(True)
-        return v
-
-    args, kwargs = tree_map(prepare, (args, kwargs))
-    names: dict[int, str] = {}
-    try:
-        target = fn.forward if isinstance(fn, nn.Module) else fn
-        bound = inspect.signature(target).bind(*args, **kwargs).arguments
-    except (TypeError, ValueError):  # builtins without a signature, or a call that will fail anyway
-        bound = {f"arg{k}": a for k, a in enumerate(args)} | kwargs
-    for name, value in bound.items():
-        items = value if isinstance(value, (list, tuple)) else (value,)
-        for k, t in enumerate(items):
-            if isinstance(t, torch.Tensor):
-                names[id(t)] = name if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{name}[{k}]"
-            elif isinstance(t, dict):
-                names.update({id(v): f"{name}[{key!r}]" for key, v in t.items() if isinstance(v, torch.Tensor)})
-    return args, kwargs, names
-
-
-def _param_names(params: Params) -> dict[int, str]:
-    if params is None:
-        return {}
-    if isinstance(params, nn.Module):
-        return {id(p): name for name, p in params.named_parameters()}
-    if isinstance(params, dict):
-        return {id(t): name for name, t in params.items() if isinstance(t, torch.Tensor)}
-    raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
-
-
 def _leaf_node(
     i: int,
     leaf: torch.Tensor,
@@ -455,147 +430,3 @@ def _leaf_node(
         grad = dense(grad)
         later += [(node, "grad", summaries.value(grad)), (node, "grad_stats", summaries.stats(grad, gradient=True))]
     return node
-
-
-def _ones(shape: list[int]) -> str:
-    return f"torch.ones({', '.join(map(str, shape))})"
-
-
-def _why_no_graph(fn: Callable, user_args: tuple) -> str:
-    """Why a recorded call's result has no graph behind it, in the terms of what the user did."""
-    name = _name(fn)
-    if torch.is_inference_mode_enabled():
-        return (
-            f"vz.graph ran {name} under torch.inference_mode(), where autograd records nothing, so there "
-            "is no graph to draw. Call vz.graph outside the `with torch.inference_mode():` block."
-        )
-    leaves = tree_leaves(user_args)
-    holders = [v for v in leaves if _holds_tensors(v)]
-    if holders:
-        kind = type(holders[0]).__name__
-        return (
-            f"{name} returned a result that does not depend on any tensor requiring grad. vizlib makes float "
-            "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
-            f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
-            f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
-        )
-    floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
-    numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
-    if numbers and not floats:
-        got = ", ".join(
-            f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
-            for v in numbers[:3]
-        )
-        return (
-            f"{name}'s inputs ({got}) are integers, and autograd follows gradients only through "
-            "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
-            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
-        )
-    return (
-        f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
-        "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
-        "or from .detach()ed tensors has no graph)."
-    )
-
-
-def _holds_tensors(v: object) -> bool:
-    """An object that is not a tensor but keeps tensors in its fields (a dataclass, a plain object)."""
-    if isinstance(v, torch.Tensor) or not hasattr(v, "__dict__") or isinstance(v, (nn.Module, type)):
-        return False
-    return any(isinstance(x, torch.Tensor) for x in vars(v).values())
-
-
-def _name(fn: object) -> str:
-    return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
-
-
-def _grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
-    if grad_output is None:
-        shapes = [list(t.shape) for t in outs]
-        if len(outs) == 1 and outs[0].numel() != 1:
-            raise NotScalarResult(
-                f"The result has shape {shapes[0]}, not a single number, so backward has no "
-                "natural starting gradient. Pass grad_output= a tensor of that shape "
-                f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
-                shapes,
-            )
-        if any(t.numel() != 1 for t in outs):
-            raise NotScalarResult(
-                f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
-                f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
-                "gradient. Pass grad_output= one tensor per result tensor, in order "
-                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one "
-                "scalar, e.g. vz.graph(lambda x: f(x)[0].sum(), x).",
-                shapes,
-            )
-        return [torch.ones_like(t) for t in outs]
-    given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
-    seeds = [s for s in given if isinstance(s, torch.Tensor)]
-    want = ", ".join(str(list(t.shape)) for t in outs)
-    if len(seeds) != len(given):
-        raise VizlibTypeError(
-            f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
-            f"of the result's shape ({want}); got {type(grad_output).__name__}."
-        )
-    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
-        raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
-    return seeds
-
-
-# ---------------------------------------------------------------- graph details
-
-
-def _attach_saved(node: Node, saved: list) -> None:
-    node.saved = [s for s, _ in saved]
-    node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
-
-
-def _total_saved(saved: Iterable[tuple[SavedTensor, tuple]]) -> int:
-    """Bytes kept alive for backward, each storage counted once however many nodes saved it."""
-    return sum({key: s.bytes for s, key in saved}.values())
-
-
-def _inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
-    """Ops created inside a composite call (no record of their own) belong to their consumer's module."""
-    consumers: dict[int, list[int]] = {}
-    for s, d, _ in w.edges:
-        consumers.setdefault(s, []).append(d)
-    for n in reversed(nodes):
-        if n.kind == "op" and n.id not in recorded:
-            n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
-
-
-def _place_params(nodes: list[Node], edges: list[tuple[int, int, int]], param_names: set[str]) -> None:
-    """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
-    'blocks.0.attn.c_attn', a parameter of the model itself to the model. A parameter
-    used outside its owner (a tied weight: registered under the head, used first by the
-    embedding) goes to the innermost module holding its owner and every op that uses it,
-    so that no collapsed box feeds a box that feeds it back."""
-    chains: dict[str, tuple[str, ...]] = {}
-    for n in nodes:
-        for k in range(len(n.modules)):
-            chains.setdefault(n.modules[k], n.modules[: k + 1])
-    if not chains:
-        return
-    consumers: dict[int, list[int]] = {}
-    for s, d, _ in edges:
-        consumers.setdefault(s, []).append(d)
-    root = next(iter(chains.values()))[:1]
-    for n in nodes:
-        if n.kind != "leaf" or n.name not in param_names:
-            continue
-        n.modules, path = root, n.name
-        while "." in path:
-            path = path.rsplit(".", 1)[0]
-            if path in chains:
-                n.modules = chains[path]
-                break
-        for d in consumers.get(n.id, ()):
-            n.modules = _common_prefix(n.modules, nodes[d].modules)
-
-
-def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    k = 0
-    while k < min(len(a), len(b)) and a[k] == b[k]:
-        k += 1
-    return a[:k]

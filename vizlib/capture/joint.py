@@ -33,10 +33,10 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
-from .build import _prepare_inputs
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
 from .guard import UserState, outside_state
+from .inputs import prepare_inputs
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -50,7 +50,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
-    args, kwargs, arg_names = _prepare_inputs(fn, args, kwargs)
+    args, kwargs, arg_names = prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
     holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)

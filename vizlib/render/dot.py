@@ -68,17 +68,7 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
         '  edge [arrowsize=0.6, color="#555555"];',
     ]
     parts = list(dict.fromkeys(n.part for n in g.nodes if n.part))
-    for n in g.nodes:
-        if n.part:  # drawn inside its part's cluster below
-            continue
-        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done, bool(device_of))}];")
-        if g.show_saved:
-            for k, s in enumerate(n.saved):
-                lines.append(
-                    f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
-                    f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];'
-                )
-                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="{SAVED_COLOR}"];')
+    lines += _node_lines(g, by_dtype, current, done, bool(device_of))
     for part in parts:
         lines.append(f'  subgraph cluster_{part} {{ label="{_esc(part)}"; color="#999999"; style=rounded;')
         lines += [
@@ -87,14 +77,7 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
             if n.part == part
         ]
         lines.append("  }")
-    part_of = {n.id: n.part for n in g.nodes} if parts else {}
-    for (src, dst), eg in zip(g.edges, g.edge_grads, strict=True):
-        crosses = part_of.get(src) != part_of.get(dst)
-        attrs = f' [style=dashed, color="{SAVED_COLOR}"]' if crosses else _edge_attrs(eg, max_norm, done, dst)
-        moved = _moved(device_of.get(src), device_of.get(dst))
-        if moved:
-            attrs = f" [{moved}, {attrs.strip()[1:-1]}]" if attrs else f" [{moved}]"
-        lines.append(f"  n{src} -> n{dst}{attrs};")
+    lines += _edge_lines(g, {n.id: n.part for n in g.nodes} if parts else {}, max_norm, done, device_of)
     if by_dtype:
         lines += _legend(dtypes)
     if g.title:  # a compiler graph's heading on top, its notes under it
@@ -103,6 +86,44 @@ def to_dot(g: GraphData, current: int | None = None, done: Collection[int] | Non
         lines.append(f'  label="{_esc(chr(10).join(g.notes))}"; labelloc=b; fontcolor="#666666";')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _node_lines(
+    g: GraphData, by_dtype: bool, current: int | None, done: Collection[int] | None, devices: bool
+) -> list[str]:
+    """The nodes outside any part's cluster, each with the notes of what it saved."""
+    lines = []
+    for n in g.nodes:
+        if n.part:  # drawn inside its part's cluster
+            continue
+        lines.append(f"  n{n.id} [{_node_attrs(n, by_dtype, current, done, devices)}];")
+        if g.show_saved:
+            for k, s in enumerate(n.saved):
+                lines.append(
+                    f'  s{n.id}_{k} [shape=note, style=filled, fillcolor="#ffd8a8", fontsize=8, '
+                    f'label="{_esc(s.name)}\\n{_shape(s.shape)} {s.dtype}\\n{human_bytes(s.bytes)}"];'
+                )
+                lines.append(f'  s{n.id}_{k} -> n{n.id} [style=dashed, arrowhead=none, color="{SAVED_COLOR}"];')
+    return lines
+
+
+def _edge_lines(
+    g: GraphData,
+    part_of: dict[int, str | None],
+    max_norm: float,
+    done: Collection[int] | None,
+    device_of: dict[int, str],
+) -> list[str]:
+    """The edges: dashed between parts, labelled where a tensor moved between devices."""
+    lines = []
+    for (src, dst), eg in zip(g.edges, g.edge_grads, strict=True):
+        crosses = part_of.get(src) != part_of.get(dst)
+        attrs = f' [style=dashed, color="{SAVED_COLOR}"]' if crosses else _edge_attrs(eg, max_norm, done, dst)
+        moved = _moved(device_of.get(src), device_of.get(dst))
+        if moved:
+            attrs = f" [{moved}, {attrs.strip()[1:-1]}]" if attrs else f" [{moved}]"
+        lines.append(f"  n{src} -> n{dst}{attrs};")
+    return lines
 
 
 def layout_size(g: GraphData) -> int:

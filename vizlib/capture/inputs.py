@@ -1,0 +1,145 @@
+"""What a capture is handed, read the user's way: the call's inputs made into leaves that
+can be drawn, the names of parameters, the gradient to seed backward with, and why a call
+gave no graph, in words that say what to do."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from torch.utils._pytree import tree_leaves, tree_map
+
+from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
+from ..text import dtype_name
+
+# What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
+Params = dict | nn.Module | None
+
+
+def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
+    """Give float inputs a gradient without touching the caller's tensors; name them.
+
+    Python floats become 0-d float tensors; float (and complex) tensors that do not
+    require grad are copied and the copy requires grad. Returns new args, kwargs, and
+    id(tensor) -> name.
+    """
+
+    def prepare(v: object) -> object:
+        if isinstance(v, float):
+            return torch.tensor(v, requires_grad=True)
+        if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
+            return v.detach().clone().requires_grad_(True)
+        return v
+
+    args, kwargs = tree_map(prepare, (args, kwargs))
+    names: dict[int, str] = {}
+    try:
+        target = fn.forward if isinstance(fn, nn.Module) else fn
+        bound = inspect.signature(target).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):  # builtins without a signature, or a call that will fail anyway
+        bound = {f"arg{k}": a for k, a in enumerate(args)} | kwargs
+    for name, value in bound.items():
+        items = value if isinstance(value, (list, tuple)) else (value,)
+        for k, t in enumerate(items):
+            if isinstance(t, torch.Tensor):
+                names[id(t)] = name if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{name}[{k}]"
+            elif isinstance(t, dict):
+                names.update({id(v): f"{name}[{key!r}]" for key, v in t.items() if isinstance(v, torch.Tensor)})
+    return args, kwargs, names
+
+
+def param_names(params: Params) -> dict[int, str]:
+    if params is None:
+        return {}
+    if isinstance(params, nn.Module):
+        return {id(p): name for name, p in params.named_parameters()}
+    if isinstance(params, dict):
+        return {id(t): name for name, t in params.items() if isinstance(t, torch.Tensor)}
+    raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
+
+
+def _ones(shape: list[int]) -> str:
+    return f"torch.ones({', '.join(map(str, shape))})"
+
+
+def why_no_graph(fn: Callable, user_args: tuple) -> str:
+    """Why a recorded call's result has no graph behind it, in the terms of what the user did."""
+    name = name_of(fn)
+    if torch.is_inference_mode_enabled():
+        return (
+            f"vz.graph ran {name} under torch.inference_mode(), where autograd records nothing, so there "
+            "is no graph to draw. Call vz.graph outside the `with torch.inference_mode():` block."
+        )
+    leaves = tree_leaves(user_args)
+    holders = [v for v in leaves if _holds_tensors(v)]
+    if holders:
+        kind = type(holders[0]).__name__
+        return (
+            f"{name} returned a result that does not depend on any tensor requiring grad. vizlib makes float "
+            "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
+            f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
+            f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
+        )
+    floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
+    numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
+    if numbers and not floats:
+        got = ", ".join(
+            f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
+            for v in numbers[:3]
+        )
+        return (
+            f"{name}'s inputs ({got}) are integers, and autograd follows gradients only through "
+            "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
+            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
+        )
+    return (
+        f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
+        "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
+        "or from .detach()ed tensors has no graph)."
+    )
+
+
+def _holds_tensors(v: object) -> bool:
+    """An object that is not a tensor but keeps tensors in its fields (a dataclass, a plain object)."""
+    if isinstance(v, torch.Tensor) or not hasattr(v, "__dict__") or isinstance(v, (nn.Module, type)):
+        return False
+    return any(isinstance(x, torch.Tensor) for x in vars(v).values())
+
+
+def name_of(fn: object) -> str:
+    return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
+
+
+def grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
+    if grad_output is None:
+        shapes = [list(t.shape) for t in outs]
+        if len(outs) == 1 and outs[0].numel() != 1:
+            raise NotScalarResult(
+                f"The result has shape {shapes[0]}, not a single number, so backward has no "
+                "natural starting gradient. Pass grad_output= a tensor of that shape "
+                f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
+                shapes,
+            )
+        if any(t.numel() != 1 for t in outs):
+            raise NotScalarResult(
+                f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
+                f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
+                "gradient. Pass grad_output= one tensor per result tensor, in order "
+                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one "
+                "scalar, e.g. vz.graph(lambda x: f(x)[0].sum(), x).",
+                shapes,
+            )
+        return [torch.ones_like(t) for t in outs]
+    given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
+    seeds = [s for s in given if isinstance(s, torch.Tensor)]
+    want = ", ".join(str(list(t.shape)) for t in outs)
+    if len(seeds) != len(given):
+        raise VizlibTypeError(
+            f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
+            f"of the result's shape ({want}); got {type(grad_output).__name__}."
+        )
+    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
+        raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
+    return seeds
