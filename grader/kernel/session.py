@@ -70,6 +70,7 @@ class _Cell:
     is_check: bool
     used: set[str]
     recorded: set[str]
+    source: str = ""  # the code that runs (magics as calls), for a recorded cell
     watch: Watch | None = None
     checked: bool = False
     before: dict[str, Any] = field(default_factory=dict)
@@ -142,6 +143,7 @@ class Grading:
         previous session kept that still hold their value, and what this cell defined."""
         self._kept: dict[str, Kept] = {}
         self._footprints: dict[str, Watch] = {}
+        self._sources: dict[str, str] = {}
         namespace = self.namespace
         if previous is None or previous._cell is None:
             self._keep_names(k for k in namespace if _keepable(k))
@@ -150,6 +152,7 @@ class Grading:
         before = previous._cell.before
         self._kept = {k: v for k, v in previous._kept.items() if namespace.get(k, MISSING) is v.value}
         self._footprints = dict(previous._footprints)
+        self._sources = dict(previous._sources)
         self._keep_names(k for k, v in namespace.items() if _keepable(k) and before.get(k, MISSING) is not v)
 
     def __reduce__(self) -> tuple[type[RankGrading], tuple]:
@@ -180,6 +183,13 @@ class Grading:
     def footprint(self, name: str) -> Watch | None:
         """What ran in the last cell that set ``name`` (a name given to ``record=``), or None."""
         return self._footprints.get(name)
+
+    def source_setting(self, name: str) -> str | None:
+        """The code of the last cell that set ``name`` (a name given to ``record=``), as it ran
+        (IPython's magics as the calls they become), or None: a check reads how a prediction
+        was reached, which code run out of the watch's sight (exec'd, in a copy of the
+        globals) cannot hide."""
+        return self._sources.get(name)
 
     def ran_while_setting(self, *names: str, beyond: Watch | None = None) -> list[str]:
         """What ran (see Watch.anything) in the cells that set ``names``, beyond what ran in
@@ -323,7 +333,13 @@ class Grading:
         used = cell_names(source)[0] if check else set()
         recorded = sets_names(source, self._record) if self._record and not check else set()
         self._cell = _Cell(
-            raw, check, used, recorded, before=dict(self.namespace), escapes_before=len(containment.ESCAPES)
+            raw,
+            check,
+            used,
+            recorded,
+            source=source if recorded else "",
+            before=dict(self.namespace),
+            escapes_before=len(containment.ESCAPES),
         )
         if recorded:
             self._cell.watch = Watch(self.namespace, refuse=False)  # the check reads what it started
@@ -343,6 +359,7 @@ class Grading:
             cell.watch.stop()
             for name in cell.recorded:
                 self._footprints[name] = cell.watch
+                self._sources[name] = cell.source
             cell.watch = None
         if cell.is_check:
             # What a check defined (its helpers), as it defined it: later checks rely on them.

@@ -407,6 +407,18 @@ def test_what_ran_in_a_recorded_cell_is_kept(shell):
     assert shell.user_ns["_grading"].ran_while_setting("guess") == ["torch.functional:broadcast_shapes"]
 
 
+def test_the_code_of_a_recorded_cell_is_kept_as_it_ran(shell):
+    """Work hidden from the watch (a function rebuilt on a copy of the globals) still shows in
+    the code that set the prediction, and a magic shows as the call it becomes."""
+    cell = "import types\ndef f():\n    return 3\nguess = types.FunctionType(f.__code__, dict(globals()))()"
+    shell.run_cell(cell)
+    source = shell.user_ns["_grading"].source_setting("guess")
+    assert "types.FunctionType(f.__code__, dict(globals()))()" in source
+    shell.run_cell("guess = %time 3")
+    assert "run_line_magic('time', '3')" in shell.user_ns["_grading"].source_setting("guess")
+    assert shell.user_ns["_grading"].source_setting("never_set") is None
+
+
 def test_a_thread_started_in_a_recorded_cell_is_part_of_its_footprint(shell):
     """A prediction set by work done in another thread: the cell runs (the learner sees no
     error there), and the check reads that the cell started a thread."""

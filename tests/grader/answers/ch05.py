@@ -407,7 +407,7 @@ def fsdp_local_shape(shape, rank, world_size):
             ),
             Wrong(
                 "Runs FSDP on processes to measure the shard: nothing predicted.",
-                hint="ran FSDP",
+                hint="started a connection to another process",
                 code="""\
 from torch.distributed.fsdp import fully_shard
 
@@ -419,6 +419,16 @@ def fsdp_local_shape(shape, rank, world_size):
         return tuple(params[0].to_local().shape)
 
     return run_ranks(local, world_size, show_output=False)[rank]
+""",
+            ),
+            Wrong(
+                "ceil(rows / world_size) rows per rank, the rest on the last, with no floor at "
+                "0: 1 row on 3 ranks gives rank 2 a shard of -1 rows.",
+                hint="ranks past the last row get 0 rows",
+                code="""\
+def fsdp_local_shape(shape, rank, world_size):
+    per_rank = -(-shape[0] // world_size)
+    return (min(per_rank, shape[0] - rank * per_rank), *shape[1:])
 """,
             ),
             Wrong(

@@ -136,6 +136,64 @@ def unused_parameters(model, output):
 """
 NOT_SORTED = UNUSED_PARAMETERS.replace("    return sorted(\n", "    return list(\n")
 
+NO_SEEN_SET = """\
+def unused_parameters(model, output):
+    reached, todo = set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None:
+            continue
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+RECURSION_LIMIT_RAISED = """\
+import sys
+
+
+def unused_parameters(model, output):
+    sys.setrecursionlimit(100_000)  # deep models: room for the recursion
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    walk(output.grad_fn)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+TORCH_BUCKETS_IN_A_CHILD = """\
+import os
+import pickle
+
+
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    # torch's own assignment, computed in a forked child and sent back through a pipe
+    read, write = os.pipe()
+    if os.fork() == 0:
+        tensors = [torch.empty(size // 4) for size in reversed(param_bytes)]
+        buckets, _ = dist._compute_bucket_assignment_by_size(
+            tensors, [first_bucket_cap_bytes, bucket_cap_bytes]
+        )
+        os.write(write, pickle.dumps([[len(param_bytes) - 1 - i for i in b] for b in buckets]))
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        found = pickle.loads(pipe.read())
+    os.wait()
+    return found
+"""
+
 TASKS = {
     "5.7": Task(
         alternative="""\
@@ -171,6 +229,11 @@ def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b
                 "Calls torch's own dist._compute_bucket_assignment_by_size.",
                 hint="torch's own bucket assignment",
                 code=TORCH_BUCKET_ASSIGNMENT,
+            ),
+            Wrong(
+                "torch's own bucket assignment, computed in a forked child where the check's watch does not look.",
+                hint="started a process",
+                code=TORCH_BUCKETS_IN_A_CHILD,
             ),
         ],
     ),
@@ -247,6 +310,18 @@ def unused_parameters(model, output):
             Wrong("A recursive walk: too deep for Python.", hint="recursion limit", code=RECURSIVE_WALK),
             Wrong("Runs backward and looks for .grad None.", hint="ran backward", code=BY_BACKWARD),
             Wrong("Names in the order of the model, not sorted.", hint="sorted", code=NOT_SORTED),
+            Wrong(
+                "No set of seen nodes: a node reached by several paths is walked once per path, "
+                "2**40 times on a residual network 40 blocks deep.",
+                hint="once per path",
+                code=NO_SEEN_SET,
+            ),
+            Wrong(
+                "A recursive walk made to fit by raising Python's recursion limit for the whole "
+                "kernel, and leaving it raised.",
+                hint="changed Python's recursion limit",
+                code=RECURSION_LIMIT_RAISED,
+            ),
         ],
     ),
 }

@@ -1,5 +1,7 @@
 """Other answers to the exercises of solutions/06_compile.ipynb (see answers/__init__.py)."""
 
+import textwrap
+
 from . import Task, Wrong
 
 # 6.3's right pair (the solution's): its wrong answers change gate_tensor or gate_python.
@@ -18,6 +20,43 @@ fused_ops = {"relu", "softmax", "mul", "sum"}
 SAVED = """\
 saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
 """
+
+# 6.2: a script that measures what 6.2 asks to predict (eager saved tensors, min-cut).
+SCRIPT = """\
+import torch
+from functorch.compile import aot_function, make_boxed_func
+from torch._functorch.partitioners import min_cut_rematerialization_partition as cut
+
+x, w = torch.randn(6, 4, requires_grad=True), torch.randn(4, 3, requires_grad=True)
+found = []
+with torch.autograd.graph.saved_tensors_hooks(lambda t: found.append(t) or t, lambda t: t):
+    h = x @ w
+    c = h.cos()
+    (c * h).sum()
+ptrs = {x.data_ptr(): "x", w.data_ptr(): "w", h.data_ptr(): "h", c.data_ptr(): "cos(h)"}
+eager = {ptrs[t.data_ptr()] for t in found}
+graphs = []
+def keep(gm, example_inputs):
+    graphs.append(gm)
+    return make_boxed_func(gm.forward)
+aot_function(lambda x, w: ((x @ w).cos() * (x @ w)).sum(), keep, keep, partition_fn=cut)(
+    x, w
+).backward()
+def label(node):
+    if node.op == "placeholder":
+        return "xw"[int(node.name[-1]) - 1]
+    if node.target in (torch.ops.aten.t.default, torch.ops.aten.permute.default):
+        return label(node.args[0])
+    return {"mm": "h", "cos": "cos(h)"}[node.target.__name__.split(".")[0]]
+output = next(n for n in graphs[0].graph.nodes if n.op == "output")
+compiled = {label(n) for n in output.args[0][1:]}
+print(repr((eager, compiled)))
+"""
+MEASURE = f'_MEASURE = """\n{SCRIPT}"""\n'
+# the same, as a function
+MEASURE_FN = "def _measure():\n" + textwrap.indent(
+    SCRIPT.replace("print(repr((eager, compiled)))", "return eager, compiled"), "    "
+)
 
 TASKS = {
     "6.1": Task(
@@ -44,6 +83,20 @@ def normalise(x):
 def normalise(x):
     x = torch.where(x.sum() < 0, -x, x)
     return x / x.abs().max().item()
+""",
+            ),
+            Wrong(
+                "The sign worked out once per shape and kept: a later input of a shape seen before "
+                "gets the first input's sign (values baked in, as a compiled graph run once would).",
+                hint="a later input of the same shape",
+                code="""\
+_signs = {}
+
+
+def normalise(x):
+    if x.shape not in _signs:
+        _signs[x.shape] = torch.where(x.sum() < 0, -1.0, 1.0)
+    return _signs[x.shape] * x / x.abs().max()
 """,
             ),
             Wrong(
@@ -81,6 +134,37 @@ saved_compiled = {"h"}
 """,
             ),
             Wrong(
+                "The right sets, measured in a subprocess (autograd's saved-tensor hooks and "
+                "AOTAutograd's min-cut partition) instead of predicted.",
+                hint="code starting a process",
+                code=MEASURE
+                + """\
+import ast
+import subprocess
+import sys
+
+_out = subprocess.run([sys.executable, "-c", _MEASURE], capture_output=True, text=True).stdout
+saved_eager, saved_compiled = ast.literal_eval(_out.strip().splitlines()[-1])
+""",
+            ),
+            Wrong(
+                "The right sets, measured in the answer cell by a function rebuilt on a copy of "
+                "the notebook's globals, run with the dispatch modes turned off, so that neither "
+                "its calls nor its operations show.",
+                hint="measured, not predicted",
+                code=MEASURE_FN
+                + """\
+
+
+import types
+
+from torch.utils._python_dispatch import _disable_current_modes
+
+with _disable_current_modes():
+    saved_eager, saved_compiled = types.FunctionType(_measure.__code__, dict(globals()))()
+""",
+            ),
+            Wrong(
                 "Eager without the matrix product's inputs.",
                 hint="The matrix product h = x @ w needs x",
                 code="""\
@@ -99,10 +183,22 @@ def gate_python(x, flag):
 
 
 def gate_tensor(x, flag):
+    return (x * 2).where(flag, x - 1)
+""",
+        wrong=[
+            Wrong(
+                "The choice written as arithmetic, flag * a + (1 - flag) * b: where x is inf, "
+                "0 * inf is NaN, so the branch not taken poisons the result.",
+                hint="x = inf",
+                code=GATE_PYTHON
+                + """\
+
+
+def gate_tensor(x, flag):
     f = flag.to(x.dtype)
     return f * (x * 2) + (1 - f) * (x - 1)
 """,
-        wrong=[
+            ),
             Wrong(
                 "gate_tensor branches on the tensor with an `if`: a graph break.",
                 hint="torch.where(flag, x * 2, x - 1), which is a tensor operation",
@@ -151,6 +247,25 @@ n_graphs = 1 + 1 + 1 + 1   # first call, dynamic size, float64, n = 3
                 "One graph per distinct size: automatic dynamic shapes forgotten.",
                 hint="go call by call",
                 code="n_graphs = 5\n",
+            ),
+            Wrong(
+                "The right number, counted by running torch.compile in a subprocess.",
+                hint="code starting a process",
+                code="""\
+import subprocess
+import sys
+
+_count = \"\"\"
+import torch
+graphs = []
+f = torch.compile(lambda x, n: x * n + 1, backend=lambda gm, ex: graphs.append(gm) or gm.forward)
+for x, n in [(torch.randn(4), 2), (torch.randn(4), 2), (torch.randn(6), 2), (torch.randn(8), 2),
+             (torch.randn(8, dtype=torch.float64), 2), (torch.randn(8), 3)]:
+    f(x, n)
+print(len(graphs))
+\"\"\"
+n_graphs = int(subprocess.run([sys.executable, "-c", _count], capture_output=True, text=True).stdout)
+""",
             ),
             Wrong(
                 "The right number, counted by running torch.compile in the answer cell.",
@@ -283,6 +398,24 @@ def export_with_dynamic_batch(model, example):
                 code="""\
 def export_with_dynamic_batch(model, example):
     return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch", max=16)},))
+""",
+            ),
+            Wrong(
+                "A Dim bounded at 1024: a batch of 2048 is refused, though the task asks for any batch size.",
+                hint="with no max",
+                code="""\
+def export_with_dynamic_batch(model, example):
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch", max=1024)},))
+""",
+            ),
+            Wrong(
+                "The model put in eval mode and frozen to export it, and left so: the learner's "
+                "model no longer trains.",
+                hint="as it was given",
+                code="""\
+def export_with_dynamic_batch(model, example):
+    model.eval().requires_grad_(False)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
 """,
             ),
             Wrong(
