@@ -75,6 +75,7 @@ class _Cell:
     checked: bool = False
     before: dict[str, Any] = field(default_factory=dict)
     escapes_before: int = 0  # containment.ESCAPES's length when the cell started
+    check_source: str = ""  # a check cell's source, for how its failure shows (failures.py)
 
 
 def _keepable(name: str) -> bool:
@@ -129,7 +130,11 @@ class Grading:
         self._serial = 0
         self._checked_serial = -1
         shell = find_shell()
-        self._hooks = ShellHooks(shell, self._guard, self._pre_run_cell, self._post_run_cell) if shell else None
+        self._hooks = (
+            ShellHooks(shell, self._guard, self._pre_run_cell, self._post_run_cell, self._check_source)
+            if shell
+            else None
+        )
         if self._hooks is not None:
             self._owners += self._hooks.owners
         _SESSION = self
@@ -340,10 +345,16 @@ class Grading:
             source=source if recorded else "",
             before=dict(self.namespace),
             escapes_before=len(containment.ESCAPES),
+            check_source=raw if check else "",
         )
         if recorded:
             self._cell.watch = Watch(self.namespace, refuse=False)  # the check reads what it started
             self._cell.watch.start()
+
+    def _check_source(self) -> str | None:
+        """The running cell's source when it is a check cell, else None."""
+        cell = self._cell
+        return cell.check_source if cell is not None and cell.is_check else None
 
     def _post_run_cell(self, result: Any) -> None:
         try:

@@ -13,6 +13,7 @@ import ast
 from collections.abc import Callable
 from typing import Any
 
+from grader.kernel import failures
 from grader.kernel.rules import SHELL_METHODS
 from grader.kernel.snapshots import Owner
 
@@ -48,7 +49,9 @@ class _CheckGuard(ast.NodeTransformer):
 
 class ShellHooks:
     """The grader's hooks in one IPython shell: ``guard`` sees every cell's code right before
-    it runs; ``pre_run_cell`` and ``post_run_cell`` are IPython's events."""
+    it runs; ``pre_run_cell`` and ``post_run_cell`` are IPython's events; a failed check shows
+    its message alone (failures.py), ``current_check()`` being the running check cell's
+    source, or None."""
 
     def __init__(
         self,
@@ -56,6 +59,7 @@ class ShellHooks:
         guard: Callable[[ast.Module], ast.Module],
         pre_run_cell: Callable[[Any], None],
         post_run_cell: Callable[[Any], None],
+        current_check: Callable[[], str | None],
     ) -> None:
         from IPython.core.inputtransformer2 import TransformerManager
 
@@ -65,6 +69,9 @@ class ShellHooks:
         shell.ast_transformers.append(self._transformer)
         for event, hook in self._events:
             shell.events.register(event, hook)
+        self._custom_before = (shell.custom_exceptions, shell.CustomTB)
+        shell.set_custom_exc((AssertionError,), failures.handler(current_check))
+        self._custom = (shell.custom_exceptions, shell.CustomTB)
         manager = shell.input_transformer_manager
         self._class = type(shell)
         self._manager = manager
@@ -98,6 +105,8 @@ class ShellHooks:
                 shell.events.unregister(event, hook)
             except ValueError:
                 pass
+        if (shell.custom_exceptions, shell.CustomTB) == self._custom:
+            shell.custom_exceptions, shell.CustomTB = self._custom_before
 
     def expected_ast(self, raw: str) -> ast.Module | None:
         """The code IPython would make of ``raw`` with the transformers the setup left."""
@@ -111,7 +120,13 @@ class ShellHooks:
 
     def problems(self) -> list[str]:
         """What changed in IPython's machinery since the hooks went in (each put back)."""
-        return self._shell_problems() + self._list_problems() + self._method_problems() + self._event_problems()
+        return (
+            self._shell_problems()
+            + self._list_problems()
+            + self._method_problems()
+            + self._event_problems()
+            + self._failure_problems()
+        )
 
     def _shell_problems(self) -> list[str]:
         shell, found = self.shell, []
@@ -157,3 +172,10 @@ class ShellHooks:
                 self.shell.events.register(event, hook)
                 found.append(f"IPython's hooks (the grader's {event} hook was removed)")
         return found
+
+    def _failure_problems(self) -> list[str]:
+        shell = self.shell
+        if (shell.custom_exceptions, shell.CustomTB) == self._custom:
+            return []
+        shell.custom_exceptions, shell.CustomTB = self._custom
+        return ["IPython's way of showing errors (set_custom_exc)"]

@@ -9,6 +9,7 @@ import functools
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -447,3 +448,47 @@ def test_running_the_setup_again_keeps_only_its_own_names(shell):
     shell.run_cell("def answer(x):\n    return 2 * x")  # an answer fixed after the setup ran again
     assert error_of(shell.run_cell("assert answer(1) == 2\n_grading.passed('9.9')")) == ""
     assert sum(type(t).__name__ == "_CheckGuard" for t in shell.ast_transformers) == 1
+
+
+# --- how a failed check shows --------------------------------------------------------------
+
+
+def shown_text(capsys) -> str:
+    """What the shell printed, without its colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+
+
+def test_a_failed_check_shows_its_message_and_not_its_code(shell, capsys):
+    check = "_expected_total = 6\nassert answer() == _expected_total, 'expected 6, got 5'\n_grading.passed('9.10')"
+    shell.run_cell("def answer():\n    return 5")
+    result = shell.run_cell(check)
+    assert error_of(result) == "AssertionError: expected 6, got 5"  # the verdict nbval reads is unchanged
+    shown = shown_text(capsys)
+    assert "Exercise 9.10 not passed:" in shown and "expected 6, got 5" in shown
+    assert "_expected_total" not in shown and "Traceback" not in shown
+    # A check helper from an earlier cell is the grader's too.
+    shell.run_cell("def _at_least(n):\n    assert answer() >= n, f'expected at least {n}'\n\n\n_grading.done()")
+    shell.run_cell("_at_least(7)\n_grading.passed('9.11')")
+    shown = shown_text(capsys)
+    assert "Exercise 9.11 not passed:" in shown and "expected at least 7" in shown and "Traceback" not in shown
+
+
+def test_what_the_learners_code_raised_keeps_its_traceback(shell, capsys):
+    shell.run_cell("def answer():\n    assert 1 + 1 == 3, 'my own assumption'\n    return 5")
+    error = error_of(shell.run_cell("assert answer() == 5, 'expected 5'\n_grading.passed('9.12')"))
+    assert error == "AssertionError: my own assumption"
+    shown = shown_text(capsys)
+    assert "assert 1 + 1 == 3" in shown and "not passed" not in shown  # the learner's line, to fix
+    # Outside a check, and for a check's assert without a message, IPython's traceback as usual.
+    shell.run_cell("assert 2 > 3, 'in an answer cell'")
+    shell.run_cell("assert 5 > 6\n_grading.passed('9.13')")
+    shown = shown_text(capsys)
+    assert "assert 2 > 3" in shown and "assert 5 > 6" in shown and "not passed" not in shown
+
+
+def test_replacing_how_errors_show_fails_the_next_check(shell, capsys):
+    shell.run_cell("get_ipython().set_custom_exc((AssertionError,), lambda *a, **k: print('Exercise 9.14 passed'))")
+    error = error_of(shell.run_cell("_grading.passed('9.14')"))
+    assert "IPython's way of showing errors" in error
+    shell.run_cell("assert False, 'wrong'\n_grading.passed('9.15')")
+    assert "Exercise 9.15 not passed: wrong" in shown_text(capsys)  # put back for the checks that follow
