@@ -3,9 +3,10 @@
 - exercises/ is exactly what `python -m grader release` writes today, byte for byte;
 - the instructor's solutions score full marks, untouched exercises score zero;
 - for every task, the other correct answer in answers/ passes and each typical wrong one
-  fails with the message meant for it. Wrong answers go into submissions "wrong-0",
-  "wrong-1", ...: the k-th wrong answer of every task that has one, no answer elsewhere
-  (each task's check stands alone, so one failing task hides no other);
+  fails with the message meant for it. The first wrong answer of every task goes into one
+  submission ("wrong-0"), graded like a learner's; a task's further wrong answers test the
+  same checks against other mistakes and run in one kernel per chapter (one_kernel.py says
+  why that is sound), since a submission of its own costs a kernel start each;
 - tampering with the checks changes no grade ("wrong-0" is tampered and earns nothing;
   the first chapter also grades its right answers tampered, and they earn full marks);
 - an infinite loop and a killed kernel each cost only their own task;
@@ -35,6 +36,7 @@ from grader.host.release import release
 
 from .answers import ANSWERS
 from .helpers import Graded, grade, tamper, with_answers, write_submissions
+from .one_kernel import Verdict, run_wrong_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
@@ -47,6 +49,8 @@ WRONG = [
     for k in range(len(task.wrong))
 ]
 DEADLOCKS = [(name, number, k) for name, number, k in WRONG if "deadlock" in ANSWERS[name][number].wrong[k].why]
+# A task's further wrong answers, for one kernel per chapter (those that deadlock: a submission each).
+FURTHER = [(name, number, k) for name, number, k in WRONG if k >= 1 and (name, number, k) not in DEADLOCKS]
 
 
 def test_every_chapter_has_answers_to_test_its_checks():
@@ -93,14 +97,6 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
         # deleted, untagged and renamed must not change what it earns.
         "wrong-0": tamper(with_answers(exercise, chapter, first_wrong), chapter),
     }
-    for k in range(1, max(len(task.wrong) for task in tasks.values())):
-        # A task with fewer wrong answers is left unanswered here: its check fails at once
-        # instead of running the right answer again (chapter 05's start processes).
-        submissions[f"wrong-{k}"] = with_answers(
-            exercise,
-            chapter,
-            {number: task.wrong[k].code if k < len(task.wrong) else emptied[number] for number, task in tasks.items()},
-        )
     for _, number, k in (d for d in DEADLOCKS if d[0] == name):
         submissions[f"deadlock-{number}"] = with_answers(
             exercise, chapter, {**right, number: tasks[number].wrong[k].code}
@@ -137,6 +133,20 @@ def grade_chapter(name: str, root: Path) -> Graded:
 
 
 @pytest.fixture(scope="class")
+def further(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[tuple[str, int], Verdict], dict[str, Verdict]]:
+    """The chapter's further wrong answers, each task's right one after them, in one kernel."""
+    name = request.cls.name
+    wrong: dict[str, list] = {}
+    for chapter, number, k in FURTHER:
+        if chapter == name:
+            wrong.setdefault(number, []).append((k, ANSWERS[name][number].wrong[k]))
+    folder = tmp_path_factory.mktemp(f"{name}-further")
+    return run_wrong_answers(load_chapter(SOLUTIONS / f"{name}.ipynb"), wrong, folder)
+
+
+@pytest.fixture(scope="class")
 def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Graded:
     """The chapter's grading (the test class's ``name``), run once for all its tests."""
     name = request.cls.name
@@ -146,7 +156,8 @@ def graded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Each chapter class's wrong answers and deadlocks: one test each."""
     name = getattr(metafunc.cls, "name", None)
-    for argname, cases in (("wrong_case", WRONG), ("deadlock_case", DEADLOCKS)):
+    first = [case for case in WRONG if case[2] == 0]
+    for argname, cases in (("wrong_case", first), ("further_case", FURTHER), ("deadlock_case", DEADLOCKS)):
         if name is not None and argname in metafunc.fixturenames:
             mine = [(number, k) for chapter, number, k in cases if chapter == name]
             metafunc.parametrize(argname, mine, ids=[f"{number}-{k}" for number, k in mine])
@@ -195,6 +206,19 @@ class ChapterTests:
         assert wrong.hint in message, f"Exercise {number} ({wrong.why}): {message!r} lacks {wrong.hint!r}"
         reason = next(t["reason"] for t in graded.entries[label]["tasks"] if t["task"] == number)
         assert reason == "check_failed", (reason, message)
+
+    def test_further_wrong_answer_fails_with_the_intended_message(self, further, further_case):
+        name, (number, k) = self.name, further_case
+        wrong = ANSWERS[name][number].wrong[k]
+        verdict = further[0][(number, k)]
+        assert not verdict.passed, f"Exercise {number}: a wrong answer passed ({wrong.why})"
+        assert wrong.hint in verdict.message, f"Exercise {number} ({wrong.why}): {verdict.message!r} lacks {wrong.hint!r}"
+        assert not verdict.solution_raised, verdict.message  # the check failed, not the answer's cell
+
+    def test_right_answers_pass_after_the_wrong_ones_in_the_same_kernel(self, further):
+        """No wrong answer left the kernel changed for what follows it."""
+        failed = {number: v.message for number, v in further[1].items() if not v.passed}
+        assert not failed, failed
 
     def test_tampered_checks_earn_a_wrong_answer_nothing(self, graded):
         """wrong-0 is tampered (its first check edited into a bare success line, its second
