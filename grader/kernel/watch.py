@@ -10,6 +10,9 @@ private entry point, runs the same code and shows up all the same.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import sys
 import threading
 import types
@@ -20,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._C import DispatchKey
+from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.kernel import active, containment, threads
@@ -71,7 +76,12 @@ def _c_label(function: Any) -> str:
 
 
 class _OpRecorder(TorchDispatchMode):
-    """Records every aten / c10d operation that runs (below autograd and every Python API)."""
+    """Records every aten / c10d operation that runs (below autograd and every Python API),
+    and the operations inside a higher-order operator (``torch.cond``, ``while_loop``...)."""
+
+    # Without it torch refuses every higher-order operator under the mode: a correct answer
+    # written with torch.cond would fail its check with torch's NotImplementedError.
+    supports_higher_order_operators = True
 
     def __init__(self, watch: Watch) -> None:
         super().__init__()
@@ -83,9 +93,31 @@ class _OpRecorder(TorchDispatchMode):
         if not watch._active:  # another thread's recorder, left until that thread runs again
             return func(*args, **kwargs)
         watch._op(func, args, torch.is_grad_enabled())
-        out = func(*args, **kwargs)
+        if isinstance(func, HigherOrderOperator):
+            out = self._higher_order(func, args, kwargs)
+        else:
+            out = func(*args, **kwargs)
         watch._output(func, out)
         return out
+
+    def _higher_order(self, func: HigherOrderOperator, args: tuple, kwargs: dict) -> Any:
+        """Run a higher-order operator by its eager kernel, its functions (branches, body)
+        run with the recorder on, so that what they do is recorded like any other operation
+        (forbidden work inside ``torch.cond`` is seen). One without an eager kernel runs as
+        torch would run it, its inner operations unrecorded, and the watch records that."""
+        eager = func.py_kernels.get(DispatchKey.CompositeExplicitAutograd)
+        if eager is None:
+            self.watch.ops[f"{func} (its inner operations unrecorded)"] += 1
+            return func(*args, **kwargs)
+
+        def recorded(function: Callable[..., Any]) -> Callable[..., Any]:
+            def run(*inner: Any, **named: Any) -> Any:
+                with self:
+                    return function(*inner, **named)
+
+            return run
+
+        return eager(*(recorded(a) if callable(a) and not isinstance(a, torch.Tensor) else a for a in args), **kwargs)
 
 
 def _dynamo_only_once_imported() -> None:
@@ -95,21 +127,42 @@ def _dynamo_only_once_imported() -> None:
     torch wraps every dispatch mode's ``__torch_dispatch__`` so that Dynamo never compiles
     it, and the wrapper imports Dynamo on its first call to build the disabled version. Where
     Dynamo is not imported yet nothing can compile the recorder, so until it is, the wrapper
-    is handed the recorder itself; once Dynamo is there (the notebook compiled something),
-    the wrapper gets Dynamo's disabled version, as torch would have built it. A torch without
-    this wrapper is left as it is."""
+    is handed the recorder itself; the moment Dynamo's import ends (the notebook compiles
+    something, or calls ``torch.cond``), the wrapper gets Dynamo's disabled version, as torch
+    would have built it: Dynamo, tracing while a recorder is on, must find it disabled. A
+    torch without this wrapper is left as it is."""
     raw = getattr(_OpRecorder.__torch_dispatch__, "__wrapped__", None)
     if raw is None or "torch._dynamo" in sys.modules:
         return
+    setattr(raw, "__dynamo_disable", raw)
 
-    def until_dynamo(*args: Any, **kwargs: Any) -> Any:
-        if "torch._dynamo" in sys.modules:
-            disabled = torch._dynamo.disable(raw, recursive=True)
-            setattr(raw, "__dynamo_disable", disabled)
-            return disabled(*args, **kwargs)
-        return raw(*args, **kwargs)
+    def disabled_by_dynamo() -> None:
+        setattr(raw, "__dynamo_disable", torch._dynamo.disable(raw, recursive=True))
 
-    setattr(raw, "__dynamo_disable", until_dynamo)
+    sys.meta_path.insert(0, _AfterImport("torch._dynamo", disabled_by_dynamo))
+
+
+class _AfterImport(importlib.abc.MetaPathFinder):
+    """Calls ``then()`` once, right after the module ``name`` has been imported."""
+
+    def __init__(self, name: str, then: Callable[[], None]) -> None:
+        self.name, self.then = name, then
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name != self.name:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run_module, then = spec.loader.exec_module, self.then
+
+        def exec_module(module: types.ModuleType) -> None:
+            run_module(module)
+            then()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
 
 
 _dynamo_only_once_imported()

@@ -212,7 +212,9 @@ class ChapterTests:
         wrong = ANSWERS[name][number].wrong[k]
         verdict = further[0][(number, k)]
         assert not verdict.passed, f"Exercise {number}: a wrong answer passed ({wrong.why})"
-        assert wrong.hint in verdict.message, f"Exercise {number} ({wrong.why}): {verdict.message!r} lacks {wrong.hint!r}"
+        assert wrong.hint in verdict.message, (
+            f"Exercise {number} ({wrong.why}): {verdict.message!r} lacks {wrong.hint!r}"
+        )
         assert not verdict.solution_raised, verdict.message  # the check failed, not the answer's cell
 
     def test_right_answers_pass_after_the_wrong_ones_in_the_same_kernel(self, further):

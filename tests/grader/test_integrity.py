@@ -492,3 +492,24 @@ def test_replacing_how_errors_show_fails_the_next_check(shell, capsys):
     assert "IPython's way of showing errors" in error
     shell.run_cell("assert False, 'wrong'\n_grading.passed('9.15')")
     assert "Exercise 9.15 not passed: wrong" in shown_text(capsys)  # put back for the checks that follow
+
+
+# --- higher-order operators -------------------------------------------------------------------
+
+
+def test_torch_cond_runs_under_a_watch_and_its_branches_are_recorded():
+    """A correct answer may use torch.cond (eager, or inside a compiled function): it runs,
+    and what its branches did is seen like any other operation."""
+
+    def gate(x, flag):
+        return torch.cond(flag, lambda x: torch.nn.functional.dropout(x, 0.5), lambda x: x - 1, (x,))
+
+    x = torch.ones(3)
+    with watching(globals()) as watch:
+        out = gate(x, torch.tensor(False))
+    assert torch.equal(out, x - 1)
+    assert any(name.startswith("cond") for name in watch.ops), dict(watch.ops)
+    assert "aten.sub.Tensor" in watch.ops
+    with watching(globals()) as watch:
+        gate(x, torch.tensor(True))
+    assert any("bernoulli" in name or "dropout" in name for name in watch.ops), dict(watch.ops)
