@@ -633,3 +633,31 @@ def export_with_dynamic_batch(model, example):
         ),
     ]
 )
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "Captured whole only for small inputs (up to 16 entries, the size of every input the "
+        "check tries in the open): a larger x takes the old path, .item() and `if` included, "
+        "and breaks the graph.",
+        hint="other inputs",
+        code="""\
+def normalise(x):
+    if x.numel() > 16:
+        biggest = x.abs().max().item()
+        return (-x if x.sum() < 0 else x) / biggest
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.6"].wrong.append(
+    Wrong(
+        "The model put in training mode to export its training graph: a model given in eval "
+        "mode is left in training mode (its dropout and BatchNorm now act as in training).",
+        hint="changed the model's mode",
+        code="""\
+def export_with_dynamic_batch(model, example):
+    model.train()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+    )
+)
