@@ -661,3 +661,50 @@ def export_with_dynamic_batch(model, example):
 """,
     )
 )
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "normalise_buggy wrapped in a custom operator (torch.library.custom_op, with a fake "
+        "kernel for tracing): Dynamo sees one opaque op, 1 graph and 0 breaks, but the .item(), "
+        "the print and the `if` all still run inside it at every call, out of any compiler's "
+        "reach.",
+        hint=".item()",
+        code="""\
+@torch.library.custom_op("redteam::normalise", mutates_args=())
+def _normalise_op(x: torch.Tensor) -> torch.Tensor:
+    return normalise_buggy(x.clone())
+
+
+@_normalise_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def normalise(x):
+    return _normalise_op(x)
+""",
+    )
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The `if` on the sum kept, hidden in a custom operator (no .item(), a fake kernel for "
+        "tracing): 1 graph and 0 breaks, but the graph holds one opaque op whose inside no "
+        "compiler sees, the data-dependent branch still taken in Python at every call.",
+        hint="an operator of its own",
+        code="""\
+@torch.library.custom_op("redteam::normalise_if", mutates_args=())
+def _normalise_op(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() < 0:
+        x = -x
+    return x / x.abs().max()
+
+
+@_normalise_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def normalise(x):
+    return _normalise_op(x)
+""",
+    )
+)
