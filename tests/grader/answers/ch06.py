@@ -708,3 +708,28 @@ def normalise(x):
 """,
     )
 )
+TASKS["6.3"].wrong.append(
+    Wrong(
+        "gate_tensor's `if flag` hidden in a custom operator (a fake kernel for tracing): one "
+        "graph and no break, but the graph holds one opaque op that branches in Python on the "
+        "flag's value at every call, not a tensor operation.",
+        hint="an operator of its own",
+        code=GATE_PYTHON
+        + """\
+
+
+@torch.library.custom_op("redteam::gate", mutates_args=())
+def _gate_op(x: torch.Tensor, flag: torch.Tensor) -> torch.Tensor:
+    return x * 2 if flag else x - 1
+
+
+@_gate_op.register_fake
+def _(x, flag):
+    return torch.empty_like(x)
+
+
+def gate_tensor(x, flag):
+    return _gate_op(x, flag)
+""",
+    )
+)
