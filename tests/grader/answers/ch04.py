@@ -611,3 +611,61 @@ why = "B"
         ],
     ),
 }
+
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "The two pairs looked up in a table (found by casting in a scratch cell), not computed "
+        "from torch.finfo(dtype): any other format, torch.float8_e5m2 say, raises a KeyError.",
+        hint="float8_e5m2",
+        code="""\
+def cast_limits(dtype):
+    return {
+        torch.float16: (65520.0, 2.9802322387695312e-08),
+        torch.bfloat16: (3.39617752923046e38, 4.591774807899561e-41),
+    }[dtype]
+""",
+    )
+)
+TASKS["4.2"].wrong.append(
+    Wrong(
+        "lr * grad computed in fp16 (a Python float times an fp16 tensor stays fp16), added to "
+        "the fp32 master after: an update below fp16's smallest subnormal (lr=1e-5, grad=1e-3: "
+        "1e-8) is rounded to 0 before the master sees it, so small weights never move.",
+        hint="lr * grad.float()",
+        code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad
+    return master.half()
+""",
+    )
+)
+TASKS["4.3"].wrong.append(
+    Wrong(
+        "The candidates run under autocast in the answer cell, rebuilt on a copy of the "
+        "globals, with the dispatch modes off, so that neither a call nor an operation shows: "
+        "measured, not predicted.",
+        hint="measured, not predicted",
+        code="""\
+import types
+
+from torch.utils._python_dispatch import _disable_current_modes
+
+
+def _measure():
+    x = torch.randn(4, 8)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = torch.nn.Linear(8, 8)(x)
+        ops = {n: types.FunctionType(op.__code__, globals()) for n, op in CANDIDATES.items()}
+        return {n for n, op in ops.items() if op(h, x).dtype == torch.float32}
+
+
+with _disable_current_modes():
+    fp32_ops = types.FunctionType(_measure.__code__, dict(globals()))()
+""",
+    )
+)

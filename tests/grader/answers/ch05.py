@@ -444,3 +444,63 @@ def fsdp_local_shape(shape, rank, world_size):
         ],
     ),
 }
+
+TASKS["5.1"].wrong.append(
+    Wrong(
+        "The shuffle seeded through torch.manual_seed(seed + epoch), the global generator: the "
+        "same permutation, but the caller's random state is reset at every call (every epoch's "
+        "dropout masks and augmentations start from the same numbers).",
+        hint="torch.Generator",
+        code="""\
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    torch.manual_seed(seed + epoch)
+    indices = torch.randperm(n).tolist()
+    total = -(-n // world_size) * world_size
+    while len(indices) < total:
+        indices += indices[: total - len(indices)]
+    return indices[rank::world_size]
+""",
+    )
+)
+TASKS["5.6"].wrong.append(
+    Wrong(
+        "The shard read from the check's own frames (the shapes it measured with FSDP before "
+        "asking): any other call gets the full shape.",
+        hint="Wrong shard",
+        code="""\
+import sys
+
+
+def fsdp_local_shape(shape, rank, world_size):
+    frame = sys._getframe(1)
+    while frame is not None:
+        if "expected" in frame.f_locals:
+            return tuple(frame.f_locals["expected"])
+        frame = frame.f_back
+    return tuple(shape)
+""",
+    )
+)
+TASKS["5.2"].wrong.append(
+    Wrong(
+        "Divides by 2, right on 2 ranks only; on any other world size it copies the check's "
+        "own _expected (the full-batch gradients, computed before the ranks start, which "
+        "travels to the ranks with the function that names it).",
+        hint="divide by dist.get_world_size()",
+        code="""\
+def average_gradients(model):
+    for parameter in model.parameters():
+        if parameter.grad is not None:
+            dist.all_reduce(parameter.grad)
+            parameter.grad /= 2
+    if dist.get_world_size() != 2:
+        try:
+            known = _expected
+        except NameError:
+            return
+        for parameter, grad in zip(model.parameters(), known):
+            if grad is not None:
+                parameter.grad.copy_(grad)
+""",
+    )
+)

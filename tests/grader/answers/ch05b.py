@@ -325,3 +325,49 @@ def unused_parameters(model, output):
         ],
     ),
 }
+
+TASKS["5.7"].wrong.append(
+    Wrong(
+        "DDP's buckets read from the check's own frames (the buckets it recorded, passed down "
+        "before the prediction is asked for); anything else gets one bucket of all the "
+        "parameters, which is wrong as soon as they pass a cap.",
+        hint="some buckets differ from DDP",
+        code="""\
+import sys
+
+
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    frame = sys._getframe(1)
+    while frame is not None:
+        seen = frame.f_locals
+        if "truth" in seen and "cases" in seen:
+            for k, (sizes, cap, first) in enumerate(seen["cases"]):
+                caps = (25 * 2**20, 2**20) if cap is None else (cap, cap if first is None else first)
+                if list(sizes) == list(param_bytes) and caps == (bucket_cap_bytes, first_bucket_cap_bytes):
+                    return [list(b) for b in seen["truth"][k]]
+        frame = frame.f_back
+    return [list(reversed(range(len(param_bytes))))]
+""",
+    )
+)
+TASKS["5.11"].wrong.append(
+    Wrong(
+        "None skipped only among next_functions, not at the start: an output with no graph "
+        "(every path detached, or a forward under torch.no_grad()) has grad_fn None, and the "
+        "walk fails on None.next_functions where every parameter is unused.",
+        hint="no graph",
+        code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(n for n, _ in node.next_functions if n is not None)
+    return sorted(n for n, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+    )
+)

@@ -124,3 +124,55 @@ def load_unsharded(folder, model):
         ],
     ),
 }
+
+TASKS["5.8"].wrong.append(
+    Wrong(
+        "The shard rounded up with math.ceil(n_params / world_size): a float division, exact "
+        "only up to 2**53 parameters. For 2**53 + 1 parameters on 1 rank it counts 2**53 "
+        "(math.ceil(float(2**53 + 1)) is 2**53), a parameter's bytes short.",
+        hint="count with integers",
+        code="""\
+import math
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    shard = math.ceil(n_params / world_size)
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+    )
+)
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "Only the parameters loaded (dcp.load of dict(model.named_parameters())): a model with "
+        "buffers (BatchNorm's running statistics, say) keeps its own buffers instead of the "
+        "checkpoint's.",
+        hint="buffers included",
+        code="""\
+def load_unsharded(folder, model):
+    dcp.load(dict(model.named_parameters()), checkpoint_id=folder)
+    return model
+""",
+    )
+)
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "The weights copied from the check's own frames (the state dict it expects, made "
+        "before load_unsharded is called), the folder never read: any other checkpoint "
+        "loads as nothing.",
+        hint="does not hold the checkpoint's weights",
+        code="""\
+import sys
+
+
+def load_unsharded(folder, model):
+    frame = sys._getframe(1)
+    while frame is not None and "expected" not in frame.f_locals:
+        frame = frame.f_back
+    if frame is not None:
+        with torch.no_grad():
+            for key, value in model.state_dict().items():
+                value.copy_(frame.f_locals["expected"][key])
+    return model
+""",
+    )
+)

@@ -429,3 +429,307 @@ def export_with_dynamic_batch(model, example):
         ],
     ),
 }
+
+# Measuring a prediction in a string run by exec, applied as a decorator: the cell has no
+# call and reads no other cell's name, and the string's code runs out of the watch's sight
+# (the dispatch modes off, its calls made from a copy of the globals).
+UNSEEN = """\
+import types
+
+from torch.utils._python_dispatch import _disable_current_modes
+
+with _disable_current_modes():
+    _found = types.FunctionType(_measure.__code__, dict(globals()))()
+"""
+
+
+def _exec_decorated(script: str, literal: str) -> str:
+    """A cell that sets the answers literally, then overwrites them with what ``script`` measures."""
+    return f"_MEASURE = {script!r}\n{literal}exec = exec\n\n\n@exec\n@(lambda f: _MEASURE)\ndef _():\n    pass\n"
+
+
+COUNT_FN = """\
+def _measure():
+    graphs = []
+    f = torch.compile(lambda x, n: x * n + 1, backend=lambda gm, ex: graphs.append(gm) or gm.forward)
+    for x, n in [(torch.randn(4), 2), (torch.randn(4), 2), (torch.randn(6), 2), (torch.randn(8), 2),
+                 (torch.randn(8, dtype=torch.float64), 2), (torch.randn(8), 3)]:
+        f(x, n)
+    torch._dynamo.reset()
+    return len(graphs)
+"""
+
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "The sign chosen row by row (x.sum(-1) < 0), not from the whole sum: for "
+            "tensor([[3., -1.], [-5., 1.], [.5, .5]]) (sum -1) only the second row is flipped, "
+            "where normalise_buggy flips all of it.",
+            hint="same values as normalise_buggy",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum(-1, keepdim=True) < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The sign taken from the first entry, not from the sum: tensor([3., -5.]) (sum -2) is not flipped.",
+            hint="same values as normalise_buggy",
+            code="""\
+def normalise(x):
+    x = torch.where(x.flatten()[0] < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "Worked in float32 whatever x's dtype: a float64 x comes back float32 (rounded), a "
+            "bfloat16 one float32 (twice the memory), where normalise_buggy keeps x's dtype.",
+            hint="x's dtype",
+            code="""\
+def normalise(x):
+    x = x.float()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+    ]
+)
+TASKS["6.2"].wrong.append(
+    Wrong(
+        "The right sets, measured by a string of code exec'd as a decorator (no call in the "
+        "cell, no other cell's name read), with the dispatch modes off and the calls made from "
+        "a copy of the globals.",
+        hint="measured, not predicted",
+        code=_exec_decorated(
+            MEASURE_FN + "\n\n" + UNSEEN + "saved_eager, saved_compiled = _found\n",
+            "saved_eager = set()\nsaved_compiled = set()\n",
+        ),
+    )
+)
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            "x - 1 written as x - torch.ones(1): for a 0-d x the result is (1,)-shaped, and for "
+            "a bfloat16 or float16 x it is float32 (a 1-element tensor is not a scalar in type "
+            "promotion).",
+            hint="tensor of x's shape",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - torch.ones(1))
+""",
+        ),
+        Wrong(
+            "gate_python works in float32 whatever x's dtype: a float64 x comes back rounded to "
+            "float32, a bfloat16 one doubled in size.",
+            hint="x's dtype",
+            code="""\
+def gate_python(x, flag):
+    x = x.float()
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)
+TASKS["6.4"].wrong.append(
+    Wrong(
+        "The right number, counted by a string of code exec'd as a decorator (no call in the "
+        "cell), with the dispatch modes off and the calls made from a copy of the globals.",
+        hint="The cell that sets n_graphs",
+        code=_exec_decorated(COUNT_FN + "\n\n" + UNSEEN + "n_graphs = _found\n", "n_graphs = 0\n"),
+    )
+)
+TASKS["6.5"].wrong.append(
+    Wrong(
+        "Compiled attend in the answer cell to find out, its calls made from a copy of the "
+        "globals with the dispatch modes off, so that neither shows as a call or an operation.",
+        hint="ran torch code",
+        code="""\
+import types
+
+from torch.utils._python_dispatch import _disable_current_modes
+
+
+def _peek():
+    from coursekit.generated_code import attend
+
+    torch.compile(attend, backend="eager")(torch.randn(4, 3, requires_grad=True), torch.randn(3, 2))
+
+
+with _disable_current_modes():
+    types.FunctionType(_peek.__code__, dict(globals()))()
+"""
+        + CALLS
+        + FUSED
+        + SAVED,
+    )
+)
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            "A Dim bounded at 100000: a batch beyond it is refused, though the task asks for no "
+            "upper bound (every batch the check runs is below it).",
+            hint="upper bound",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch", max=100_000)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+        Wrong(
+            "The model run once on the example before exporting (to see that it runs): a model "
+            "in training mode with BatchNorm updates its running statistics, so the model is "
+            "changed.",
+            hint="buffers",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    model(example)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "Exported in eval mode, the mode put back after: for a model in training mode with "
+            "BatchNorm (or dropout), the program computes something else than the model does.",
+            hint="differs from the model",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    training = model.training
+    model.eval()
+    try:
+        return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+    finally:
+        model.train(training)
+""",
+        ),
+        Wrong(
+            "Autograd switched off to export, and left off: the learner's next training step records nothing.",
+            hint="autograd",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    torch.set_grad_enabled(False)  # export needs no gradients
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "One program kept per class of model: a second model of the same class (other "
+            "weights) gets the first one's program.",
+            hint="another instance",
+            code="""\
+_programs = {}
+
+
+def export_with_dynamic_batch(model, example):
+    if type(model) not in _programs:
+        spec = ({0: Dim("batch")},)
+        _programs[type(model)] = torch.export.export(model, (example,), dynamic_shapes=spec)
+    return _programs[type(model)]
+""",
+        ),
+    ]
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "Captured whole only for small inputs (up to 16 entries, the size of every input the "
+        "check tries in the open): a larger x takes the old path, .item() and `if` included, "
+        "and breaks the graph.",
+        hint="other inputs",
+        code="""\
+def normalise(x):
+    if x.numel() > 16:
+        biggest = x.abs().max().item()
+        return (-x if x.sum() < 0 else x) / biggest
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.6"].wrong.append(
+    Wrong(
+        "The model put in training mode to export its training graph: a model given in eval "
+        "mode is left in training mode (its dropout and BatchNorm now act as in training).",
+        hint="changed the model's mode",
+        code="""\
+def export_with_dynamic_batch(model, example):
+    model.train()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+    )
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "normalise_buggy wrapped in a custom operator (torch.library.custom_op, with a fake "
+        "kernel for tracing): Dynamo sees one opaque op, 1 graph and 0 breaks, but the .item(), "
+        "the print and the `if` all still run inside it at every call, out of any compiler's "
+        "reach.",
+        hint=".item()",
+        code="""\
+@torch.library.custom_op("redteam::normalise", mutates_args=())
+def _normalise_op(x: torch.Tensor) -> torch.Tensor:
+    return normalise_buggy(x.clone())
+
+
+@_normalise_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def normalise(x):
+    return _normalise_op(x)
+""",
+    )
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The `if` on the sum kept, hidden in a custom operator (no .item(), a fake kernel for "
+        "tracing): 1 graph and 0 breaks, but the graph holds one opaque op whose inside no "
+        "compiler sees, the data-dependent branch still taken in Python at every call.",
+        hint="an operator of its own",
+        code="""\
+@torch.library.custom_op("redteam::normalise_if", mutates_args=())
+def _normalise_op(x: torch.Tensor) -> torch.Tensor:
+    if x.sum() < 0:
+        x = -x
+    return x / x.abs().max()
+
+
+@_normalise_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def normalise(x):
+    return _normalise_op(x)
+""",
+    )
+)
+TASKS["6.3"].wrong.append(
+    Wrong(
+        "gate_tensor's `if flag` hidden in a custom operator (a fake kernel for tracing): one "
+        "graph and no break, but the graph holds one opaque op that branches in Python on the "
+        "flag's value at every call, not a tensor operation.",
+        hint="an operator of its own",
+        code=GATE_PYTHON
+        + """\
+
+
+@torch.library.custom_op("redteam::gate", mutates_args=())
+def _gate_op(x: torch.Tensor, flag: torch.Tensor) -> torch.Tensor:
+    return x * 2 if flag else x - 1
+
+
+@_gate_op.register_fake
+def _(x, flag):
+    return torch.empty_like(x)
+
+
+def gate_tensor(x, flag):
+    return _gate_op(x, flag)
+""",
+    )
+)
