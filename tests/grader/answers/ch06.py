@@ -183,7 +183,8 @@ def gate_python(x, flag):
 
 
 def gate_tensor(x, flag):
-    return (x * 2).where(flag, x - 1)
+    # torch's own control flow: one graph, both branches traced (the solution uses torch.where)
+    return torch.cond(flag, lambda x: x * 2, lambda x: x - 1, (x,))
 """,
         wrong=[
             Wrong(
