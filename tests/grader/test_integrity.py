@@ -56,6 +56,14 @@ def test_a_reference_taken_before_the_watch_still_runs_torchs_code():
     assert watch.ran("torch.nn.utils.clip_grad")
 
 
+def test_torchs_pybind11_functions_are_named_by_their_module():
+    # A pybind11 function's __self__ is its function record, not a module: named all the same.
+    switch = torch.autograd._enable_record_function  # torch._C._autograd's, as a check forbids it
+    with watching(globals()) as watch:
+        switch(True)
+    assert watch.ran("torch._C._autograd._enable_record_function")
+
+
 def test_private_kernels_show_up_as_operations():
     param, grad = torch.zeros(3), torch.ones(3)
     m, v, t = torch.zeros(3), torch.zeros(3), torch.ones(())
