@@ -12,6 +12,10 @@ back. So, while any Watch records in this process:
   spawned programs by a start hook on ``_posixsubprocess.fork_exec`` (not audited in
   Python 3.11), threads by the start hook of threads.py, and a thread that got past it by
   the threads alive when the Watch stops;
+- C functions that start a process or a thread (fork, clone, pthread_create...) reached
+  through ctypes, which neither os.fork's audit event nor the start hooks see (Python 3.11
+  audits no ctypes call, only the lookup of a C function by name): once code looks one up,
+  at any time, every Watch from then on fails;
 - a thread the notebook started that switched off the grader's profile function
   (``sys.setprofile``, seen by the audit hook at any time) and is still alive fails the
   task too: its work would be out of sight.
@@ -45,6 +49,12 @@ PROCESS_EVENTS = {
     "socket.connect": "a connection to another process (a socket: a fork server, a pool)",
 }
 PROFILE_EVENTS = ("sys.setprofile", "sys.settrace")
+# C functions that start a process, a program or a thread, as ctypes could call them.
+C_STARTERS = (
+    *("fork", "vfork", "_Fork", "clone", "clone3", "syscall", "daemon", "system", "popen"),
+    *("posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "pthread_create"),
+    *("dlsym", "dlvsym", "PyThread_start_new_thread", "PyThread_start_joinable_thread"),
+)
 # Where torch's compiler starts processes of its own.
 COMPILER_PACKAGES = ("torch._inductor", "torch._dynamo", "triton")
 ADVICE = (
@@ -53,6 +63,7 @@ ADVICE = (
 )
 
 _installed = False
+C_LOOKED_UP: list[str] = []  # C_STARTERS that code looked up through ctypes, in order
 _grader = threading.local()  # .setting: the grader itself is setting a profile function
 SWITCHED_OFF: set[int] = set()  # threads whose profile function was changed by the notebook's code
 STARTED: set[int] = set()  # live threads that started through the start hook (threads.py)
@@ -114,6 +125,7 @@ def out_of_sight(before: set[int] | None = None) -> list[str]:
     alive = live_threads()
     SWITCHED_OFF.intersection_update(alive)
     found = ["a thread that switched off the grader's record (sys.setprofile) and still runs"] if SWITCHED_OFF else []
+    found += C_LOOKED_UP[:1]  # the C function may be called any time later, out of sight
     if before is not None and alive - before - STARTED:
         found.append("a thread (started out of the grader's sight)")
     return found
@@ -128,6 +140,9 @@ def _escaped(what: str) -> None:
 def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     if event in PROCESS_EVENTS:
         starting(PROCESS_EVENTS[event])
+    elif event == "ctypes.dlsym" and len(args) > 1 and args[1] in C_STARTERS and not _from_compiler():
+        C_LOOKED_UP.append(f"a process or a thread through ctypes ({args[1]})")
+        starting(C_LOOKED_UP[-1])
     elif event in PROFILE_EVENTS and not getattr(_grader, "setting", False):
         ident = threading.get_ident()
         if ident in STARTED:  # a thread the notebook started, now out of sight

@@ -64,7 +64,9 @@ def _c_label(function: Any) -> str:
     try:
         owner = getattr(function, "__self__", None)
         name = getattr(function, "__name__", "?")
-        if owner is None or isinstance(owner, types.ModuleType):
+        # A pybind11 function's __self__ is its function record: named by its module, as a
+        # module function ('torch._C._autograd._enable_record_function').
+        if owner is None or isinstance(owner, types.ModuleType) or type(owner).__module__.startswith("pybind11"):
             module = getattr(function, "__module__", None) or getattr(owner, "__name__", "") or ""
             label = f"{module}.{name}"
         else:

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import torch
 
+from grader.kernel import containment
 from grader.kernel.names import cell_names, sets_names
 from grader.kernel.session import Grading
 from grader.kernel.snapshots import torch_wrapper_of
@@ -54,6 +55,14 @@ def test_a_reference_taken_before_the_watch_still_runs_torchs_code():
     with watching(globals()) as watch:
         clip_grads_with_norm_([p], 1.0, get_total_norm([p.grad]))
     assert watch.ran("torch.nn.utils.clip_grad")
+
+
+def test_torchs_pybind11_functions_are_named_by_their_module():
+    # A pybind11 function's __self__ is its function record, not a module: named all the same.
+    switch = torch.autograd._enable_record_function  # torch._C._autograd's, as a check forbids it
+    with watching(globals()) as watch:
+        switch(True)
+    assert watch.ran("torch._C._autograd._enable_record_function")
 
 
 def test_private_kernels_show_up_as_operations():
@@ -147,6 +156,17 @@ def _subprocess():
     subprocess.run([sys.executable, "-c", "import torch"], check=False)
 
 
+def _fork_through_ctypes():
+    import ctypes
+
+    try:
+        if ctypes.CDLL(None).fork() == 0:  # refused at the lookup: fork is never called
+            _grad_in_child()
+            os._exit(0)
+    finally:
+        containment.C_LOOKED_UP.clear()  # this process goes on testing
+
+
 @pytest.mark.parametrize(
     "start, what",
     [
@@ -156,8 +176,9 @@ def _subprocess():
         (_multiprocessing("spawn"), r"a process \(subprocess or multiprocessing\)"),
         (_multiprocessing("forkserver"), r"a connection to another process \(a socket: a fork server, a pool\)"),
         (_subprocess, r"a process \(subprocess\)"),
+        (_fork_through_ctypes, r"a process or a thread through ctypes \(fork\)"),
     ],
-    ids=["thread", "os.fork", "multiprocessing-fork", "multiprocessing-spawn", "forkserver", "subprocess"],
+    ids=["thread", "os.fork", "multiprocessing-fork", "multiprocessing-spawn", "forkserver", "subprocess", "ctypes"],
 )
 def test_a_process_or_thread_started_while_a_check_watches_fails_it(start, what):
     """Work handed to another process or a new thread would run out of the Watch's sight:
@@ -178,6 +199,21 @@ def test_a_process_or_thread_started_while_a_check_watches_fails_it(start, what)
         with watching(globals()):
             answer()
     assert threading.active_count() == before  # nothing was started
+
+
+def test_a_c_function_that_forks_looked_up_before_the_watch_fails_every_watch_after():
+    """ctypes calls are not audited: a reference to fork taken earlier is called unseen, so the
+    lookup itself (audited) fails every Watch from then on."""
+    import ctypes
+
+    try:
+        fork = ctypes.CDLL(None).fork  # as a learner's cell would, before the check
+        with pytest.raises(AssertionError, match=r"through ctypes \(fork\) while the check ran"):
+            with watching(globals()):
+                torch.ones(1) + 1
+        assert callable(fork)
+    finally:
+        containment.C_LOOKED_UP.clear()  # this process goes on testing
 
 
 def test_a_thread_that_switches_its_record_off_is_reported():

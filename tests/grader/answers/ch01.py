@@ -141,6 +141,42 @@ def merge_heads(heads):
     return heads.transpose(1, 2).reshape(B, T, H * hd)
 """
 
+# 1.3, 1.4 and 1.5: answers right for the given values on the CPU, wrong elsewhere.
+MT_SETUP = """\
+m = torch.arange(6.0).reshape(2, 3)
+mt = m.t()
+mt_stride = (1, 3)
+mt_is_contiguous = False
+"""
+# A contiguous copy in int64: the values compare equal, the tensor is not mt's.
+MT_CONTIG_INT64 = MT_SETUP + "mt_contig = mt.contiguous().long()\nmt_flat = mt.reshape(6)\n"
+MT_FLAT_INT64 = (
+    MT_SETUP + "mt_contig = mt.contiguous()\nmt_flat = torch.tensor(mt.reshape(6).tolist(), dtype=torch.int64)\n"
+)
+# mt's values typed in: right for this m only.
+MT_TYPED_IN = (
+    MT_SETUP
+    + "mt_contig = torch.tensor([[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]])\n"
+    + "mt_flat = torch.tensor([0.0, 3.0, 1.0, 4.0, 2.0, 5.0])\n"
+)
+# The positions made on the CPU: masks for a batch on a GPU fail.
+MASKS_ON_THE_CPU = """\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+# clipped in float64: equal values, another dtype than scores'.
+CLIPPED_IN_FLOAT64 = INDEXING.replace(
+    "clipped = scores.clamp(min=0)", "clipped = torch.where(scores < 0, 0, scores.double())"
+)
+# The indexing expression run for show, picked typed in.
+PICKED_TYPED_IN = INDEXING.replace(
+    "picked = scores[rows, cols]", "_ = scores[rows, cols]\npicked = torch.tensor([-0.5, 1.0, 0.7])"
+)
+
 TASKS = {
     "1.1": Task(
         alternative="""\
@@ -284,14 +320,17 @@ mt_flat = mt.contiguous().view(-1)
                 hint="row by row of mt",
                 code=STRIDES.replace("mt_flat = mt.reshape(6)", "mt_flat = m.view(6)"),
             ),
+            Wrong("mt_contig in int64.", hint="its values and its dtype", code=MT_CONTIG_INT64),
+            Wrong("mt_flat in int64.", hint="in mt's dtype", code=MT_FLAT_INT64),
+            Wrong("mt's values typed in.", hint="do not type the values in", code=MT_TYPED_IN),
         ],
     ),
     "1.4": Task(
         alternative="""\
 def make_masks(lengths, T):
-    pos = torch.arange(T)
+    pos = torch.arange(T, device=lengths.device)
     pad_mask = pos.unsqueeze(0) < lengths.unsqueeze(1)
-    causal = torch.ones(T, T, dtype=torch.bool).tril()
+    causal = torch.ones(T, T, dtype=torch.bool, device=lengths.device).tril()
     attn_mask = (causal.unsqueeze(0) & pad_mask.unsqueeze(1)).unsqueeze(1)
     return pad_mask, attn_mask
 """,
@@ -329,6 +368,11 @@ def make_masks(lengths, T):
                 hint="changed the lengths tensor",
                 code=LENGTHS_UNSQUEEZED_IN_PLACE,
             ),
+            Wrong(
+                "The positions made on the CPU: fails for lengths on a GPU.",
+                hint="device of lengths",
+                code=MASKS_ON_THE_CPU,
+            ),
         ],
     ),
     "1.5": Task(
@@ -364,6 +408,12 @@ picked = scores[rows, cols]
                 "0.0 counted as positive (>= 0).",
                 hint="0.0 is not positive",
                 code=SCORES_SETUP + INDEXING.replace("scores[scores > 0]", "scores[scores >= 0]"),
+            ),
+            Wrong("clipped in float64.", hint="keep scores' dtype", code=SCORES_SETUP + CLIPPED_IN_FLOAT64),
+            Wrong(
+                "picked typed in, the indexing run for show.",
+                hint="do not type the values in",
+                code=SCORES_SETUP + PICKED_TYPED_IN,
             ),
         ],
     ),

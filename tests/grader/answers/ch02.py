@@ -231,6 +231,48 @@ RECORDING_LEFT_ON = _WALK_HEAD + "".join(
 )
 GRADIENTS_OVERWRITTEN = BACKPROP.replace("grads[nxt] = g if nxt not in grads else grads[nxt] + g", "grads[nxt] = g")
 
+# 2.2: relu's derivative taken as 1 at h = 0 (h >= 0): random inputs never make h exactly 0.
+RELU_GRADIENT_AT_ZERO = """\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h >= 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+"""
+# 2.2: forward-mode autograd (dual numbers) needs no recording: one tangent per parameter element.
+FORWARD_MODE_AUTOGRAD = """\
+import torch.autograd.forward_ad as fwAD
+
+
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    grads = []
+    for k, p in enumerate((W1, b1, W2)):
+        g = torch.zeros_like(p).flatten()
+        for i in range(p.numel()):
+            t = torch.zeros_like(p).flatten()
+            t[i] = 1
+            with fwAD.dual_level():
+                args = [W1, b1, W2]
+                args[k] = fwAD.make_dual(p, t.view_as(p))
+                g[i] = fwAD.unpack_dual(loss(*args)).tangent
+        grads.append(g.view_as(p))
+    return tuple(grads)
+"""
+# 2.2: torch.func.jacfwd, forward mode through functorch.
+JACFWD = """\
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    return torch.func.jacfwd(loss, argnums=(0, 1, 2))(W1, b1, W2)
+"""
+
 TASKS = {
     "2.1": Task(
         alternative="""\
@@ -394,6 +436,11 @@ def manual_grads(X, y, W1, b1, W2):
     return tuple(pickle.loads(data))
 """,
             ),
+            Wrong("relu's derivative taken as 1 at h = 0.", hint="exactly 0", code=RELU_GRADIENT_AT_ZERO),
+            Wrong(
+                "Forward-mode autograd, one dual number per element.", hint="used autograd", code=FORWARD_MODE_AUTOGRAD
+            ),
+            Wrong("torch.func.jacfwd.", hint="used autograd", code=JACFWD),
         ],
     ),
     "2.3": Task(

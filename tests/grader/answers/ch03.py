@@ -178,6 +178,88 @@ ATEN_DROPOUT = F_DROPOUT.replace(
 )
 VF_DROPOUT = F_DROPOUT.replace("F.dropout(x, self.p, self.training)", "torch._VF.dropout(x, self.p, self.training)")
 
+# TorchScript calls aten::dropout from C++: no Python function of torch runs, and the dispatch
+# mode sees only what dropout is made of (bernoulli_, div_, mul).
+TS_DROPOUT = """\
+@torch.jit.script
+def _ts_dropout(x: torch.Tensor, p: float, train: bool) -> torch.Tensor:
+    return torch.nn.functional.dropout(x, p, train)
+
+
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x):
+        return _ts_dropout(x, float(self.p), self.training)
+"""
+# The same, with torch's record of operator calls switched off around it.
+TS_DROPOUT_UNRECORDED = TS_DROPOUT.replace(
+    "        return _ts_dropout(x, float(self.p), self.training)\n",
+    "        torch.autograd._enable_record_function(False)\n"
+    "        try:\n"
+    "            return _ts_dropout(x, float(self.p), self.training)\n"
+    "        finally:\n"
+    "            torch.autograd._enable_record_function(True)\n",
+)
+# aten.dropout's composite kernel reached by redispatch: no OpOverload.__call__, no aten.dropout.
+REDISPATCHED_DROPOUT = F_DROPOUT.replace(
+    "        return F.dropout(x, self.p, self.training)\n",
+    "        if not self.training:\n"
+    "            return x\n"
+    "        keys = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)\n"
+    "        return torch.ops.aten.dropout.default.redispatch(keys, x, float(self.p), True)\n",
+)
+# x.view(-1): raises for an input that is not contiguous (x.t(), x[:, ::2]).
+FLATTENED_WITH_VIEW = MY_DROPOUT.replace(
+    "        keep = torch.rand_like(x) >= self.p\n        return x * keep / (1 - self.p)\n",
+    "        flat = x.view(-1)\n"
+    "        keep = torch.rand_like(flat) >= self.p\n"
+    "        return (flat * keep / (1 - self.p)).view(x.shape)\n",
+)
+# A mask over the last two dimensions, shared by every element of a batch of 3-d inputs
+# (a (3, 5, 7) input drops the same (5, 7) positions in all 3).
+MASK_OF_THE_LAST_TWO_DIMS = MY_DROPOUT.replace(
+    "torch.rand_like(x) >= self.p",
+    "torch.rand(x.shape[-2:] if x.ndim > 1 else x.shape, device=x.device, dtype=x.dtype) >= self.p",
+)
+# Rows drawn in pairs: each pair of rows shares its mask (half the randomness).
+MASK_PER_PAIR_OF_ROWS = MY_DROPOUT.replace(
+    "        keep = torch.rand_like(x) >= self.p\n",
+    "        n = x.shape[0]\n"
+    "        keep = torch.rand(((n + 1) // 2, *x.shape[1:]), device=x.device, dtype=x.dtype) >= self.p\n"
+    "        keep = keep.repeat_interleave(2, 0)[:n]\n",
+)
+# Four masks per shape, drawn once and reused in turn: a new mask at every call, but not a fresh one.
+FOUR_MASKS_IN_TURN = MY_DROPOUT.replace(
+    "        self.p = p\n", "        self.p = p\n        self.masks = {}\n        self.calls = 0\n"
+).replace(
+    "        keep = torch.rand_like(x) >= self.p\n",
+    "        self.calls += 1\n"
+    "        key = (x.shape, x.dtype, x.device, self.calls % 4)\n"
+    "        if key not in self.masks:\n"
+    "            self.masks[key] = torch.rand_like(x) >= self.p\n"
+    "        keep = self.masks[key]\n",
+)
+# Noise scaled by x: the same as rand >= p for positive x, reversed (keeps with probability p) for negative x.
+NOISE_SCALED_BY_X = MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "x * torch.rand_like(x) >= x * self.p")
+# |x| instead of x: right for positive inputs only.
+ABSOLUTE_VALUES = MY_DROPOUT.replace("return x * keep / (1 - self.p)", "return x.abs() * keep / (1 - self.p)")
+# p must be a float: MyDropout(0) and MyDropout(1) raise, where nn.Dropout(0) and nn.Dropout(1) work.
+INT_P_REFUSED = MY_DROPOUT.replace("if not 0 <= p <= 1:", "if not isinstance(p, float) or not 0 <= p <= 1:")
+# p kept in a buffer too: a state_dict entry nn.Dropout does not have (its checkpoints no longer load).
+P_IN_A_BUFFER = MY_DROPOUT.replace(
+    "        self.p = p\n", '        self.register_buffer("prob", torch.tensor(float(p)))\n        self.p = p\n'
+)
+
+# 1 / (1 - p) computed once in __init__: a schedule that sets module.p later changes only the mask.
+SCALE_FIXED_IN_INIT = MY_DROPOUT.replace(
+    "        self.p = p\n", "        self.p = p\n        self.scale = 1 / (1 - p) if p < 1 else 0.0\n"
+).replace("return x * keep / (1 - self.p)", "return x * keep * self.scale")
+
 # 3.4's right attention (the solution's): its wrong answers change one thing in it.
 CAUSAL_ATTENTION = """\
 def causal_attention(q, k, v):
@@ -249,6 +331,39 @@ def causal_attention(q, k, v):
 ATEN_SDPA_MATH = """\
 def causal_attention(q, k, v):
     return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, is_causal=True)[0]
+"""
+
+# TorchScript calls the math attention from C++: no OpOverload.__call__ frame, and it is
+# composite, so the dispatch mode sees only matmul and softmax.
+TS_SDPA_MATH = """\
+@torch.jit.script
+def _ts_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, None, 0.0, True)[0]
+
+
+def causal_attention(q, k, v):
+    return _ts_attention(q, k, v)
+"""
+TS_SDPA_MATH_UNRECORDED = TS_SDPA_MATH.replace(
+    "    return _ts_attention(q, k, v)\n",
+    "    getattr(torch.autograd, '_enable_record_' + 'function')(False)\n"
+    "    try:\n"
+    "        return _ts_attention(q, k, v)\n"
+    "    finally:\n"
+    "        torch.autograd._enable_record_function(True)\n",
+)
+# The mask made on the CPU whatever q's device: masked_fill fails for scores on a GPU.
+MASK_ON_THE_CPU = CAUSAL_ATTENTION.replace(", device=q.device)", ")")
+# One batch element at a time, stacked: torch.stack([]) fails for a batch of 0.
+LOOP_OVER_THE_BATCH = """\
+def causal_attention(q, k, v):
+    outs = []
+    for b in range(q.shape[0]):
+        T, d = q.size(-2), q.size(-1)
+        s = q[b] @ k[b].transpose(-2, -1) / math.sqrt(d)
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+        outs.append(torch.softmax(s, dim=-1) @ v[b])
+    return torch.stack(outs)
 """
 
 TASKS = {
@@ -487,6 +602,40 @@ class MyDropout(nn.Module):
             Wrong("F.dropout in a worker thread.", hint="started a thread", code=DROPOUT_IN_A_THREAD),
             Wrong("torch.ops.aten.dropout.", hint="ready-made dropout", code=ATEN_DROPOUT),
             Wrong("torch._VF.dropout.", hint="ready-made dropout", code=VF_DROPOUT),
+            Wrong("F.dropout in TorchScript.", hint="ready-made dropout", code=TS_DROPOUT),
+            Wrong(
+                "F.dropout in TorchScript, torch's record of operator calls switched off around it.",
+                hint="switched torch's profiler",
+                code=TS_DROPOUT_UNRECORDED,
+            ),
+            Wrong("aten.dropout reached by redispatch.", hint="ready-made dropout", code=REDISPATCHED_DROPOUT),
+            Wrong(
+                "x.view(-1): fails for an input that is not contiguous.",
+                hint="not contiguous",
+                code=FLATTENED_WITH_VIEW,
+            ),
+            Wrong(
+                "One mask over the last two dimensions, shared along the batch of 3-d inputs.",
+                hint="independent draws",
+                code=MASK_OF_THE_LAST_TWO_DIMS,
+            ),
+            Wrong("Each pair of rows shares its mask.", hint="independent draws", code=MASK_PER_PAIR_OF_ROWS),
+            Wrong("Four masks per shape, reused in turn.", hint="different masks", code=FOUR_MASKS_IN_TURN),
+            Wrong(
+                "Noise scaled by x: keeps negative elements with probability p.",
+                hint="zero each element with probability p",
+                code=NOISE_SCALED_BY_X,
+            ),
+            Wrong(
+                "|x| instead of x: wrong for negative inputs.", hint="multiplied by 1 / (1 - p)", code=ABSOLUTE_VALUES
+            ),
+            Wrong("MyDropout(0) and MyDropout(1) raise for an int p.", hint="ints or floats", code=INT_P_REFUSED),
+            Wrong("p kept in a buffer too: a state_dict entry.", hint="not a buffer", code=P_IN_A_BUFFER),
+            Wrong(
+                "1 / (1 - p) fixed in __init__: module.p set later is half followed.",
+                hint="read self.p in forward",
+                code=SCALE_FIXED_IN_INIT,
+            ),
         ],
     ),
     "3.4": Task(
@@ -494,7 +643,7 @@ class MyDropout(nn.Module):
         alternative="""\
 def causal_attention(q, k, v):
     n = q.shape[-2]
-    mask = torch.full((n, n), float("-inf"), dtype=q.dtype).triu(diagonal=1)
+    mask = torch.full((n, n), float("-inf"), dtype=q.dtype, device=q.device).triu(diagonal=1)
     weights = F.softmax(torch.matmul(q, k.mT) * q.shape[-1] ** -0.5 + mask, dim=-1)
     return torch.matmul(weights, v)
 """,
@@ -524,6 +673,24 @@ def causal_attention(q, k, v):
                 "torch.ops.aten._scaled_dot_product_attention_math.",
                 hint="called scaled_dot_product_attention",
                 code=ATEN_SDPA_MATH,
+            ),
+            Wrong(
+                "The math attention called from TorchScript.",
+                hint="called scaled_dot_product_attention",
+                code=TS_SDPA_MATH,
+            ),
+            Wrong(
+                "The math attention from TorchScript, torch's record of operator calls switched off.",
+                hint="switched torch's profiler",
+                code=TS_SDPA_MATH_UNRECORDED,
+            ),
+            Wrong(
+                "The mask made on the CPU: fails for inputs on a GPU.",
+                hint="device of its inputs",
+                code=MASK_ON_THE_CPU,
+            ),
+            Wrong(
+                "A loop over the batch, stacked: fails for a batch of 0.", hint="any batch", code=LOOP_OVER_THE_BATCH
             ),
         ],
     ),

@@ -11,11 +11,17 @@ class LoRALinear(nn.Module):
         self.base = base
         self.A = nn.Parameter(torch.randn(r, base.in_features) * 0.01)
         self.B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.to(base.weight)  # A and B where base lives: its dtype and device
         self.scale = alpha / r
 
     def forward(self, x):
         return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
 """
+
+# A and B made in float32 on the CPU, whatever base's dtype and device.
+LORA_LINEAR_FLOAT32 = LORA_LINEAR.replace(
+    "        self.to(base.weight)  # A and B where base lives: its dtype and device\n", ""
+)
 
 ADD_LORA = """\
 
@@ -29,6 +35,48 @@ def add_lora(model, r=4, alpha=8.0):
         holder = model.get_submodule(parent)
         setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
     return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+
+# 3.6's right clipping (the solution's): its later wrong answers change one thing in it.
+CLIP_GRAD_NORM = """\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+"""
+# max_norm / norm: the same as clip_grad_norm_ for large norms, not for small ones.
+CLIPPED_WITHOUT_EPS = CLIP_GRAD_NORM.replace("max_norm / (norm + 1e-6)", "max_norm / norm")
+# New .grad tensors instead of scaling them in place: whoever holds the old ones sees no clipping.
+GRADS_REPLACED = """\
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in params])).item()
+    if norm > max_norm:
+        for p in params:
+            p.grad = p.grad * (max_norm / (norm + 1e-6))
+    return norm
+"""
+# The whole batch in one forward pass (model.forward skips the model's hooks), with a backward of
+# nothing per micro-batch for the count: all the activations at once, what accumulation avoids.
+WHOLE_BATCH_BEHIND_MODEL_FORWARD = """\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    *first, last = micro_batches
+    for idx, targets in first:
+        (model(idx, targets) * 0).backward()
+    idx = torch.cat([i for i, _ in micro_batches])
+    targets = torch.cat([t for _, t in micro_batches])
+    (model(*last) * 0 + model.forward(idx, targets)).backward()
+"""
+# preserve_rng_state=False: a block with dropout draws other masks when backward runs it again.
+RNG_NOT_PRESERVED = """\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=False)
+    return x
 """
 
 # 3.9's right pair (the solution's): its wrong answers change one thing in it.
@@ -102,6 +150,54 @@ def load_state(state, model, optimizer, scheduler):
     optimizer.load_state_dict(saved["optimizer"])
     scheduler.load_state_dict(saved["scheduler"])
     torch.set_rng_state(saved["rng"])
+"""
+
+# Part of the state kept in this process, the dict holding the rest and a key to it.
+
+
+def _kept_in_a_global(parts: tuple[str, ...]) -> str:
+    return (
+        """\
+_SAVED = {}
+
+
+def save_state(model, optimizer, scheduler):
+    key = len(_SAVED)
+    full = copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+    _SAVED[key] = {name: full.pop(name) for name in PARTS}
+    full["key"] = key
+    return full
+
+
+def load_state(state, model, optimizer, scheduler):
+    saved = dict(state)
+    saved.update(_SAVED[state["key"]])
+    model.load_state_dict(saved["model"])
+    optimizer.load_state_dict(saved["optimizer"])
+    scheduler.load_state_dict(saved["scheduler"])
+    torch.set_rng_state(saved["rng"])
+"""
+    ).replace("PARTS", repr(parts))
+
+
+# The optimizer's state and the generator's from the last save_state, in a global.
+LAST_SAVE_IN_A_GLOBAL = """\
+def save_state(model, optimizer, scheduler):
+    global _LAST
+    _LAST = copy.deepcopy({"optimizer": optimizer.state_dict(), "rng": torch.get_rng_state()})
+    return copy.deepcopy({"model": model.state_dict(), "scheduler": scheduler.state_dict()})
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(_LAST["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(_LAST["rng"])
 """
 
 TASKS = {
@@ -248,6 +344,12 @@ def clip_grad_norm(parameters, max_norm):
     return norm
 """,
             ),
+            Wrong(
+                "max_norm / norm without the 1e-6: wrong for small norms.",
+                hint="the 1e-6 counts",
+                code=CLIPPED_WITHOUT_EPS,
+            ),
+            Wrong("New .grad tensors instead of scaling in place.", hint="scale them in place", code=GRADS_REPLACED),
         ],
     ),
     "3.7": Task(
@@ -315,6 +417,11 @@ def accumulate(model, micro_batches):
     loss.backward()
 """,
             ),
+            Wrong(
+                "The whole batch in one model.forward, with empty backward passes per micro-batch.",
+                hint="never concatenate",
+                code=WHOLE_BATCH_BEHIND_MODEL_FORWARD,
+            ),
         ],
     ),
     "3.8": Task(
@@ -369,6 +476,11 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "preserve_rng_state=False: dropout draws other masks when a block runs again.",
+                hint="preserve_rng_state=True",
+                code=RNG_NOT_PRESERVED,
+            ),
         ],
     ),
     "3.9": Task(
@@ -420,6 +532,34 @@ def load_state(state, model, optimizer, scheduler):
                 hint="from the dict it was given",
                 code=KEY_ONLY,
             ),
+            Wrong(
+                "The optimizer's state kept in a global, the dict only a key to it.",
+                hint="the optimizer's moments",
+                code=_kept_in_a_global(("optimizer",)),
+            ),
+            Wrong(
+                "The generator's state kept in a global, the dict only a key to it.",
+                hint="the random state",
+                code=_kept_in_a_global(("rng",)),
+            ),
+            Wrong(
+                "The scheduler's state kept in a global, the dict only a key to it.",
+                hint="the scheduler's step",
+                code=_kept_in_a_global(("scheduler",)),
+            ),
+            Wrong(
+                "The optimizer's and generator's states of the last save_state, in a global.",
+                hint="from the dict it was given",
+                code=LAST_SAVE_IN_A_GLOBAL,
+            ),
+            Wrong(
+                "load_state puts the model into training mode, whatever mode it was in.",
+                hint="leave the mode as it is",
+                code=SAVE_AND_LOAD.replace(
+                    '    torch.set_rng_state(state["rng"])\n',
+                    '    torch.set_rng_state(state["rng"])\n    model.train()\n',
+                ),
+            ),
         ],
     ),
     "3.10": Task(
@@ -431,9 +571,9 @@ class LoRALinear(nn.Module):
         if base.bias is not None:
             base.bias.requires_grad_(False)
         self.base = base
-        self.A = nn.Parameter(torch.empty(r, base.in_features))
+        self.A = nn.Parameter(torch.empty(r, base.in_features, dtype=base.weight.dtype, device=base.weight.device))
         nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
-        self.B = nn.Parameter(torch.zeros(base.out_features, r))
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, dtype=base.weight.dtype, device=base.weight.device))
         self.alpha, self.r = alpha, r
 
     def forward(self, x):
@@ -519,6 +659,11 @@ class LoRALinear(nn.Module):
                 "trainable_before counts every parameter, frozen ones too (caught by the hidden check).",
                 hint="excludes what was frozen already",
                 code=LORA_LINEAR + ADD_LORA.replace(" if p.requires_grad)\n    model", ")\n    model"),
+            ),
+            Wrong(
+                "A and B made in float32 on the CPU: fails for a float64, bf16 or GPU model.",
+                hint="base's dtype and on its device",
+                code=LORA_LINEAR_FLOAT32 + ADD_LORA,
             ),
         ],
     ),
