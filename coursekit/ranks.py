@@ -74,9 +74,10 @@ RELEASE = "release"  # what the parent sends each rank once every rank has retur
 # What the fork server imports once, so that no rank imports it again: torch, and what DDP
 # (torch._dynamo, about 800 modules) and FSDP import the first time a process builds one.
 PRELOAD = ["torch", "torch.distributed", "torch._dynamo", "torch.nn.parallel", "torch.distributed.fsdp"]
-# gloo's words when the rank at the other end of a connection has gone: a consequence of
-# another rank's failure, reported only if no rank says what went wrong within PEER_GRACE s.
-CLOSED_BY_PEER = "closed by peer"
+# gloo's words when the rank at the other end of a connection has gone ("Connection closed by
+# peer", or "Read error ...: Connection reset by peer" when it died mid-message): a consequence
+# of another rank's failure, reported only if no rank says what went wrong within PEER_GRACE s.
+CLOSED_BY_PEER = ("closed by peer", "reset by peer")
 PEER_GRACE = 2.0
 CPU_ONLY = {"CUDA_VISIBLE_DEVICES": ""}  # the environment that hides every GPU from a process
 # The command lines of multiprocessing's own helpers, which outlive a call by design.
@@ -302,12 +303,17 @@ def _collect(
             if kind == "returned":
                 results[rank] = value
                 continue
-            if kind == "raised" and CLOSED_BY_PEER in value:
+            if kind == "raised" and _cut_off(value):
                 # The rank that failed first closed this one's connection: its own report is
                 # usually moments away, and it is the one that says what went wrong.
                 rank, kind, value = _first_cause(waiting) or (rank, kind, value)
             raise _failure(name, rank, kind, value, processes, logs)
     return [results[rank] for rank in range(len(conns))]
+
+
+def _cut_off(message: str) -> bool:
+    """Whether a rank's error says only that another rank went away."""
+    return any(words in message for words in CLOSED_BY_PEER)
 
 
 def _receive(conn: Connection) -> tuple[str, Any]:
@@ -329,7 +335,7 @@ def _first_cause(waiting: dict[Connection, int]) -> tuple[int, str, Any] | None:
             conn = cast(Connection, ready)
             rank = waiting.pop(conn)
             kind, value = _receive(conn)
-            if kind == "died" or (kind == "raised" and CLOSED_BY_PEER not in value):
+            if kind == "died" or (kind == "raised" and not _cut_off(value)):
                 return rank, kind, value
     return None
 
@@ -349,9 +355,9 @@ def _failure(
             ranks=[rank],
         )
     hint = (
-        f' (a rank that fails makes the ranks talking to it fail too, with "Connection {CLOSED_BY_PEER}": '
-        "look for the first error)"
-        if CLOSED_BY_PEER in value
+        ' (a rank that fails makes the ranks talking to it fail too, with "Connection closed by peer" '
+        'or "reset by peer": look for the first error)'
+        if _cut_off(value)
         else ""
     )
     return LaunchError(
