@@ -30,7 +30,7 @@ from torch.utils.hooks import RemovableHandle
 
 from ..data import ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
-from ..text import dtype_name
+from ..text import device_name, dtype_name
 from .guard import UserState
 from .summary import Pending, Summaries
 from .walk import nbytes, storage_key
@@ -328,7 +328,7 @@ class ForwardRecorder(TorchFunctionMode):
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                device=str(t.device),
+                device=device_name(t.device),
                 value=value,
                 value_stats=value_stats,
                 modules=self._scope,
@@ -423,10 +423,13 @@ def hook_backward(
             grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...], i: int = i
         ) -> None:
             saved.node_done()
+            last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
-                    rec.edge_norms[(src, i, slot)] = summaries.norm(dense(g))
+                    if g is not last[0]:
+                        last = g, summaries.norm(dense(g))
+                    rec.edge_norms[(src, i, slot)] = last[1]
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles

@@ -96,14 +96,17 @@ class Pending:
 
 class _Batch:
     """Copies of small pieces on one device, of one dtype and request, waiting to be
-    reduced together; ``targets`` says which row of which ``Pending`` each one fills."""
+    reduced together. ``targets`` says which row of which ``Pending`` each one fills
+    (None: a copy kept only as a value); ``values``, which small tensor's value starts
+    where among the copies."""
 
-    __slots__ = ("copies", "lengths", "targets", "elements")
+    __slots__ = ("copies", "lengths", "targets", "values", "elements")
 
     def __init__(self) -> None:
         self.copies: list[torch.Tensor] = []
         self.lengths: list[int] = []
-        self.targets: list[tuple[Pending, int]] = []
+        self.targets: list[tuple[Pending, int] | None] = []
+        self.values: list[tuple[Pending, int]] = []
         self.elements = 0
 
 
@@ -129,9 +132,10 @@ class Summaries:
         self._done: dict[tuple, tuple[weakref.ref, Pending]] = {}
         self._groups: dict[tuple, list[torch.Tensor]] = {}  # (device, dtype) -> rows on it
         self._sizes: dict[tuple, int] = {}  # (device, dtype) -> elements in its rows so far
-        self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient) -> small pieces
+        self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient, values) -> small pieces
         self._pending: list[Pending] = []
         self._devices: set[torch.device] = set()
+        self._limits: dict[torch.device, int] = {}  # see _batched
 
     @property
     def devices(self) -> set[str]:
@@ -145,22 +149,20 @@ class Summaries:
     # -- asking: each returns at once, the numbers stay on the device --
     def describe(self, t: torch.Tensor, gradient: bool = False) -> tuple[Pending | None, Pending | None]:
         """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
-        for both. This runs for every tensor a recording sees, so it asks each of the
-        tensor's properties once."""
+        for both."""
         t = t.detach()
         n = t.numel()
-        if n > SMALL_NUMEL or t.is_complex() or t.is_meta:
-            return None, self._summarise(t, n, gradient, None)
-        # A copy: the tensor may change in place later.
-        copy = t.clone(memory_format=torch.contiguous_format).view(-1)
-        value = Pending("value", n, shape=tuple(t.shape))
-        self._add_row(value, copy, n)
-        self._pending.append(value)
-        return value, self._summarise(t, n, gradient, copy if t.is_contiguous() else None)  # memory order too
+        if n <= SMALL_NUMEL and self._plain(t, n):
+            return self._small(t, n, gradient, True)
+        return self.value(t), self._summarise(t, n, gradient)
 
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
-        return self._summarise(t.detach(), t.numel(), gradient, None)
+        t = t.detach()
+        n = t.numel()
+        if self._plain(t, n):
+            return self._small(t, n, gradient, False)[1]
+        return self._summarise(t, n, gradient)
 
     def norm(self, g: torch.Tensor) -> Pending | None:
         """L2 norm of the gradient going down an edge (``result(...).norm``).
@@ -218,40 +220,72 @@ class Summaries:
         return p.result
 
     # -- the reductions --
-    def _summarise(self, t: torch.Tensor, n: int, gradient: bool, copy: torch.Tensor | None) -> Pending | None:
-        """The statistics of ``t`` (detached, ``n`` elements), once per memory; ``copy``:
-        t's elements copied in memory order, where ``describe`` made one."""
+    def _plain(self, t: torch.Tensor, n: int) -> bool:
+        """Whether ``t`` (``n`` elements) is the common case ``_small`` takes: a plain
+        real tensor, small enough to batch, in one block in its own order."""
+        return (
+            0 < n <= self._batched(t.device)
+            and type(t) is torch.Tensor
+            and t.is_contiguous()
+            and not t.is_complex()
+            and not t.is_meta
+            and not t.is_inference()
+        )
+
+    def _small(self, t: torch.Tensor, n: int, gradient: bool, value: bool) -> tuple[Pending | None, Pending]:
+        """``_summarise`` (and ``value``) of a ``_plain`` tensor: the same result, but this
+        runs for nearly every tensor of a loop, so each property is read once, and a
+        repeat costs no copy. Its copy (the tensor may change in place later) is read as
+        both the statistics and the value."""
+        device, dtype, storage = t.device, t.dtype, t.untyped_storage()
+        self._devices.add(device)
+        copied = None
+        if value:
+            copied = Pending("value", n, shape=tuple(t.shape))
+            self._pending.append(copied)
+        key = (id(storage), t.storage_offset(), n, dtype, None, t._version, n, gradient)  # as _memory's
+        held = self._done.get(key)
+        if held is not None and held[0]() is storage:
+            if copied is not None:
+                self._batch(None, t.clone(), n, gradient, copied)
+            return copied, held[1]
+        stats = Pending("squares" if gradient else "values", n)
+        self._pending.append(stats)
+        self._done[key] = weakref.ref(storage), stats
+        self._batch(stats, t.clone(), n, gradient, copied)
+        return copied, stats
+
+    def _summarise(self, t: torch.Tensor, n: int, gradient: bool) -> Pending | None:
+        """The statistics of ``t`` (detached, ``n`` elements), once per memory."""
         self._devices.add(t.device)
         if n == 0 or t.is_complex() or t.is_meta:
             return None
         x = _unexpanded(t)
-        if x is not t:
-            copy = None  # a copy of every repeat: read the distinct elements instead
         memory = _memory(x)
         if memory is None:
-            return self._stats(x, n, gradient, copy)
+            return self._stats(x, n, gradient)
         storage, elements = memory
         key = elements + (n, gradient)
         held = self._done.get(key)
         if held is not None and held[0]() is storage:
             return held[1]
-        pending = self._stats(x, n, gradient, copy)
+        pending = self._stats(x, n, gradient)
         self._done[key] = weakref.ref(storage), pending
         return pending
 
-    def _stats(self, x: torch.Tensor, n: int, gradient: bool, copy: torch.Tensor | None = None) -> Pending:
+    def _stats(self, x: torch.Tensor, n: int, gradient: bool) -> Pending:
         """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
 
         A gradient of float32 or float64 in one block of memory is read whole, by one
         ``dot`` that makes no copy; anything read through a copy is read in pieces; small
-        pieces wait in a batch (``copy``, where given, holds x's elements in memory order).
+        pieces wait in a batch.
         """
         p = Pending("squares" if gradient else "values", n)
         self._pending.append(p)
         k = x.numel()
-        batched = min(_FLOAT64_UP_TO, _BATCHED.get(x.device.type, _FLOAT64_UP_TO))
+        batched = self._batched(x.device)
         if k <= batched:
-            self._batch(p, copy if copy is not None else _copy(x), k, gradient)
+            self._batch(p, _copy(x), k, gradient)
             return p
         whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and k > _FLOAT64_UP_TO
         limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
@@ -270,42 +304,70 @@ class Summaries:
         return p
 
     def _add_row(self, p: Pending, row: torch.Tensor, count: int) -> None:
-        group = (row.device, row.dtype)
-        offset = self._sizes.get(group, 0)
-        self._groups.setdefault(group, []).append(row)
-        self._sizes[group] = offset + row.numel()
-        p.rows.append((group, offset, row.numel()))
+        p.rows.append(((row.device, row.dtype), self._append(row), row.numel()))
         p.counts.append(count)
 
-    def _batch(self, p: Pending, copy: torch.Tensor, k: int, gradient: bool) -> None:
-        """Put a small piece's copy (``k`` elements) in its batch; its row is filled in
-        when the batch is reduced."""
-        key = (copy.device, copy.dtype, gradient)
+    def _batched(self, device: torch.device) -> int:
+        """Pieces of up to this many elements are batched on ``device`` (asked for every
+        tensor, so kept per device)."""
+        limit = self._limits.get(device)
+        if limit is None:
+            limit = self._limits[device] = min(_FLOAT64_UP_TO, _BATCHED.get(device.type, _FLOAT64_UP_TO))
+        return limit
+
+    def _batch(
+        self, p: Pending | None, copy: torch.Tensor, k: int, gradient: bool, value: Pending | None = None
+    ) -> None:
+        """Put a small piece's copy (``k`` elements) in its batch: its row of ``p`` (None:
+        none) is filled in when the batch is reduced, and so is ``value``, a small
+        tensor's value read from the copy itself. Copies that are values wait in batches of
+        their own, kept until ``fetch``: every one is small."""
+        key = (copy.device, copy.dtype, gradient, value is not None)
         batch = self._batches.get(key)
         if batch is None:
             batch = self._batches[key] = _Batch()
         batch.copies.append(copy)
         batch.lengths.append(k)
-        batch.targets.append((p, len(p.rows)))
-        p.rows.append(_UNREDUCED)  # its place, filled in by _reduce
-        p.counts.append(k)
+        if p is None:
+            batch.targets.append(None)
+        else:
+            batch.targets.append((p, len(p.rows)))
+            p.rows.append(_UNREDUCED)  # its place, filled in by _reduce
+            p.counts.append(k)
+        if value is not None:
+            batch.values.append((value, batch.elements))
+            value.rows.append(_UNREDUCED)
+            value.counts.append(k)
         batch.elements += k
         if batch.elements >= _BATCH_ELEMENTS:
             self._reduce(key)
 
     def _reduce(self, key: tuple) -> None:
-        """Reduce one batch: its rows join the device's float64 rows, and each piece's
-        ``Pending`` learns where its row is."""
+        """Reduce one batch: its rows join the device's float64 rows, its copies that are
+        values the rows of their dtype, and each ``Pending`` learns where its row is."""
         batch = self._batches.pop(key)
-        device, _, gradient = key
-        rows = _segment_rows(torch.cat(batch.copies), batch.lengths, gradient)
+        device, dtype, gradient, _ = key
+        data = torch.cat([c.view(-1) for c in batch.copies])  # each copy is contiguous
+        rows = _segment_rows(data, batch.lengths, gradient)
         width = 1 if gradient else 4
+        offset = self._append(rows)
         group = (device, torch.float64)
+        for j, target in enumerate(batch.targets):
+            if target is not None:
+                p, slot = target
+                p.rows[slot] = (group, offset + j * width, width)
+        if batch.values:
+            offset = self._append(data)
+            for p, start in batch.values:
+                p.rows[0] = ((device, dtype), offset + start, p.numel)
+
+    def _append(self, row: torch.Tensor) -> int:
+        """Add rows to those read at ``fetch``; where they start in their group."""
+        group = (row.device, row.dtype)
         offset = self._sizes.get(group, 0)
-        self._groups.setdefault(group, []).append(rows)
-        self._sizes[group] = offset + rows.numel()
-        for j, (p, slot) in enumerate(batch.targets):
-            p.rows[slot] = (group, offset + j * width, width)
+        self._groups.setdefault(group, []).append(row)
+        self._sizes[group] = offset + row.numel()
+        return offset
 
 
 # Where a row waiting in a batch will be: filled in when the batch is reduced.
