@@ -98,16 +98,41 @@ class _Batch:
     """Copies of small pieces on one device, of one dtype and request, waiting to be
     reduced together. ``targets`` says which row of which ``Pending`` each one fills
     (None: a copy kept only as a value); ``values``, which small tensor's value starts
-    where among the copies."""
+    where among the copies, until the batch is reduced and ``offset`` says where its
+    copies are among the rows ``fetch`` reads."""
 
-    __slots__ = ("copies", "lengths", "targets", "values", "elements")
+    __slots__ = ("key", "copies", "lengths", "targets", "values", "elements", "offset")
 
-    def __init__(self) -> None:
+    def __init__(self, key: tuple) -> None:
+        self.key: tuple | None = key  # (device, dtype, gradient, kept); None once fetched
         self.copies: list[torch.Tensor] = []
         self.lengths: list[int] = []
         self.targets: list[tuple[Pending, int] | None] = []
         self.values: list[tuple[Pending, int]] = []
         self.elements = 0
+        self.offset: int | None = None
+
+    @property
+    def group(self) -> tuple:
+        """Where its copies are read: (device, dtype)."""
+        assert self.key is not None
+        return self.key[:2]
+
+    def add_value(self, value: Pending, start: int) -> None:
+        """``value`` is the copy that starts ``start`` elements into this batch."""
+        value.counts.append(value.numel)
+        if self.offset is None:
+            value.rows.append(_UNREDUCED)
+            self.values.append((value, start))
+        else:
+            value.rows.append((self.group, self.offset + start, value.numel))
+
+    def kept_at(self, offset: int) -> None:
+        """The batch's copies are kept, from ``offset`` on in the rows of their dtype."""
+        self.offset = offset
+        for value, start in self.values:
+            value.rows[0] = (self.group, offset + start, value.numel)
+        self.values = []
 
 
 class Summaries:
@@ -129,13 +154,15 @@ class Summaries:
     """
 
     def __init__(self) -> None:
-        self._done: dict[tuple, tuple[weakref.ref, Pending]] = {}
+        # memory -> (its storage, its statistics, where its copy waits if it is small)
+        self._done: dict[tuple, tuple[weakref.ref, Pending, tuple[_Batch, int] | None]] = {}
         self._groups: dict[tuple, list[torch.Tensor]] = {}  # (device, dtype) -> rows on it
         self._sizes: dict[tuple, int] = {}  # (device, dtype) -> elements in its rows so far
         self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient, values) -> small pieces
         self._pending: list[Pending] = []
         self._devices: set[torch.device] = set()
         self._limits: dict[torch.device, int] = {}  # see _batched
+        self._kept: list[_Batch] = []  # reduced batches whose copies are read at fetch
 
     @property
     def devices(self) -> set[str]:
@@ -198,6 +225,9 @@ class Summaries:
             parts = [host[group][offset : offset + length] for group, offset, length in p.rows]
             p.result, p.done = _finish(p, parts), True
         self._groups, self._sizes, self._pending = {}, {}, []
+        for batch in self._kept:  # its copies were read: a later value copies anew
+            batch.key = None
+        self._kept = []
 
     @staticmethod
     def result(p: Pending | None) -> Stats | None:
@@ -247,12 +277,18 @@ class Summaries:
         held = self._done.get(key)
         if held is not None and held[0]() is storage:
             if copied is not None:
-                self._batch(None, t.clone(), n, gradient, copied)
+                at = held[2]
+                if at is not None and at[0].key is not None:  # its copy is kept: the value is read from it
+                    at[0].add_value(copied, at[1])
+                else:
+                    self._batch(None, t.clone(), n, gradient, copied)
             return copied, held[1]
         stats = Pending("squares" if gradient else "values", n)
         self._pending.append(stats)
-        self._done[key] = weakref.ref(storage), stats
-        self._batch(stats, t.clone(), n, gradient, copied)
+        # A small tensor's copy is kept even when no value is asked for: a gradient's edge
+        # asks for its norm first, then the node it reaches for its value.
+        at = self._batch(stats, t.clone(), n, gradient, copied, n <= SMALL_NUMEL)
+        self._done[key] = weakref.ref(storage), stats, at if n <= SMALL_NUMEL else None
         return copied, stats
 
     def _summarise(self, t: torch.Tensor, n: int, gradient: bool) -> Pending | None:
@@ -270,7 +306,7 @@ class Summaries:
         if held is not None and held[0]() is storage:
             return held[1]
         pending = self._stats(x, n, gradient)
-        self._done[key] = weakref.ref(storage), pending
+        self._done[key] = weakref.ref(storage), pending, None
         return pending
 
     def _stats(self, x: torch.Tensor, n: int, gradient: bool) -> Pending:
@@ -316,16 +352,24 @@ class Summaries:
         return limit
 
     def _batch(
-        self, p: Pending | None, copy: torch.Tensor, k: int, gradient: bool, value: Pending | None = None
-    ) -> None:
+        self,
+        p: Pending | None,
+        copy: torch.Tensor,
+        k: int,
+        gradient: bool,
+        value: Pending | None = None,
+        keep: bool = False,
+    ) -> tuple[_Batch, int]:
         """Put a small piece's copy (``k`` elements) in its batch: its row of ``p`` (None:
         none) is filled in when the batch is reduced, and so is ``value``, a small
-        tensor's value read from the copy itself. Copies that are values wait in batches of
-        their own, kept until ``fetch``: every one is small."""
-        key = (copy.device, copy.dtype, gradient, value is not None)
+        tensor's value read from the copy itself. Copies that may be values (``value``,
+        ``keep``) wait in batches of their own, kept until ``fetch``: every one is small.
+        Returns where the copy is."""
+        key = (copy.device, copy.dtype, gradient, keep or value is not None)
         batch = self._batches.get(key)
         if batch is None:
-            batch = self._batches[key] = _Batch()
+            batch = self._batches[key] = _Batch(key)
+        at = batch, batch.elements
         batch.copies.append(copy)
         batch.lengths.append(k)
         if p is None:
@@ -335,18 +379,18 @@ class Summaries:
             p.rows.append(_UNREDUCED)  # its place, filled in by _reduce
             p.counts.append(k)
         if value is not None:
-            batch.values.append((value, batch.elements))
-            value.rows.append(_UNREDUCED)
-            value.counts.append(k)
+            batch.add_value(value, batch.elements)
         batch.elements += k
         if batch.elements >= _BATCH_ELEMENTS:
             self._reduce(key)
+        return at
 
     def _reduce(self, key: tuple) -> None:
-        """Reduce one batch: its rows join the device's float64 rows, its copies that are
-        values the rows of their dtype, and each ``Pending`` learns where its row is."""
+        """Reduce one batch: its rows join the device's float64 rows, its copies (where
+        they may be values) the rows of their dtype, and each ``Pending`` learns where its
+        row is."""
         batch = self._batches.pop(key)
-        device, dtype, gradient, _ = key
+        device, _, gradient, kept = key
         data = torch.cat([c.view(-1) for c in batch.copies])  # each copy is contiguous
         rows = _segment_rows(data, batch.lengths, gradient)
         width = 1 if gradient else 4
@@ -356,10 +400,10 @@ class Summaries:
             if target is not None:
                 p, slot = target
                 p.rows[slot] = (group, offset + j * width, width)
-        if batch.values:
-            offset = self._append(data)
-            for p, start in batch.values:
-                p.rows[0] = ((device, dtype), offset + start, p.numel)
+        if kept:
+            batch.kept_at(self._append(data))
+            self._kept.append(batch)
+        batch.copies, batch.lengths, batch.targets = [], [], []
 
     def _append(self, row: torch.Tensor) -> int:
         """Add rows to those read at ``fetch``; where they start in their group."""

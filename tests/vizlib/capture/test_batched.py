@@ -190,3 +190,22 @@ def test_a_tensor_changed_in_place_after_it_was_asked_for_keeps_its_first_number
     t.mul_(10)
     m.fetch()
     assert m.value_of(value) == [1.0, 2.0, 3.0] and m.result(st).max == 3.0
+
+
+@pytest.mark.parametrize("bound", [1 << 16, 1])
+def test_a_small_gradient_asked_for_its_norm_then_its_value_is_copied_once(monkeypatch, bound):
+    """An edge asks for a gradient's norm, then the node it reaches for its value: one
+    copy serves both, whether its batch was reduced in between (bound 1) or not."""
+    monkeypatch.setattr(summary, "_BATCH_ELEMENTS", bound)
+    g = torch.randn(2, 3)
+    with _Ops() as ops:
+        m = Summaries()
+        norm = m.norm(g)
+        value, st = m.describe(g.view(6), gradient=True)
+        m.fetch()
+    assert st is norm and ops.names.count("clone.default") == 1, ops.names
+    assert m.value_of(value) == g.view(6).tolist()
+    assert same(m.result(norm).norm, g.double().norm().item())
+    again, _ = m.describe(g, gradient=True)  # after a fetch: copied anew
+    m.fetch()
+    assert m.value_of(again) == g.tolist()
