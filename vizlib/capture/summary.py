@@ -222,8 +222,12 @@ class Summaries:
             self._reduce(key)
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
         for p in self._pending:
-            parts = [host[group][offset : offset + length] for group, offset, length in p.rows]
-            p.result, p.done = _finish(p, parts), True
+            if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
+                group, offset, length = p.rows[0]
+                p.result = _finish_one(p, host[group][offset : offset + length])
+            else:
+                p.result = _finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
+            p.done = True
         self._groups, self._sizes, self._pending = {}, {}, []
         for batch in self._kept:  # its copies were read: a later value copies anew
             batch.key = None
@@ -484,8 +488,6 @@ def _finish(p: Pending, parts: list[list]) -> Stats | Value:
     """The host's side: one tensor's rows combined into its ``Stats`` (or its value)."""
     if p.kind == "value":
         return _nest(parts[0], p.shape)
-    if len(parts) == 1 and p.kind == "values":  # one piece: the sums below, short
-        return _one_piece(p, parts[0])
     distinct = sum(p.counts)
     repeat = p.numel / distinct
     if p.kind in ("squares", "norms"):
@@ -507,6 +509,15 @@ def _finish(p: Pending, parts: list[list]) -> Stats | Value:
         squares = math.inf
     std = math.sqrt(max(spread / distinct, 0.0)) if math.isfinite(squares) else math.nan
     return Stats(p.numel, mean, std, math.sqrt(squares * repeat), lo, hi)
+
+
+def _finish_one(p: Pending, row: list) -> Stats | Value:
+    """``_finish`` of a tensor read as one row: the same result, to the last bit."""
+    if p.kind == "values":
+        return _one_piece(p, row)
+    if p.kind == "squares":
+        return Stats(p.numel, None, None, math.sqrt(row[0] * (p.numel / p.counts[0])))
+    return _finish(p, [row])
 
 
 def _one_piece(p: Pending, row: list) -> Stats:
