@@ -158,7 +158,7 @@ class Summaries:
         self._done: dict[tuple, tuple[weakref.ref, Pending, tuple[_Batch, int] | None]] = {}
         self._groups: dict[tuple, list[torch.Tensor]] = {}  # (device, dtype) -> rows on it
         self._sizes: dict[tuple, int] = {}  # (device, dtype) -> elements in its rows so far
-        self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient, values) -> small pieces
+        self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient, kept) -> small pieces
         self._pending: list[Pending] = []
         self._devices: set[torch.device] = set()
         self._limits: dict[torch.device, int] = {}  # see _batched
@@ -180,7 +180,7 @@ class Summaries:
         t = t.detach()
         n = t.numel()
         if n <= SMALL_NUMEL and self._plain(t, n):
-            return self._small(t, n, gradient, True)
+            return self._small_plain(t, n, gradient, True)
         return self.value(t), self._summarise(t, n, gradient)
 
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
@@ -188,7 +188,7 @@ class Summaries:
         t = t.detach()
         n = t.numel()
         if self._plain(t, n):
-            return self._small(t, n, gradient, False)[1]
+            return self._small_plain(t, n, gradient, False)[1]
         return self._summarise(t, n, gradient)
 
     def norm(self, g: torch.Tensor) -> Pending | None:
@@ -255,7 +255,7 @@ class Summaries:
 
     # -- the reductions --
     def _plain(self, t: torch.Tensor, n: int) -> bool:
-        """Whether ``t`` (``n`` elements) is the common case ``_small`` takes: a plain
+        """Whether ``t`` (``n`` elements) is the common case ``_small_plain`` takes: a plain
         real tensor, small enough to batch, in one block in its own order."""
         return (
             0 < n <= self._batched(t.device)
@@ -266,7 +266,7 @@ class Summaries:
             and not t.is_inference()
         )
 
-    def _small(self, t: torch.Tensor, n: int, gradient: bool, value: bool) -> tuple[Pending | None, Pending]:
+    def _small_plain(self, t: torch.Tensor, n: int, gradient: bool, value: bool) -> tuple[Pending | None, Pending]:
         """``_summarise`` (and ``value``) of a ``_plain`` tensor: the same result, but this
         runs for nearly every tensor of a loop, so each property is read once, and a
         repeat costs no copy. Its copy (the tensor may change in place later) is read as
