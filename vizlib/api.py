@@ -130,7 +130,11 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
     check_options(o)
     with collector_paused():  # folding a big graph makes many objects too (see collector_paused)
         data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
-        return Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+        drawn = Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+        # Let go of the unfolded graph while the collector is off: once on, its first
+        # collection would walk every one of its objects (seconds for 50,000 nodes).
+        del data
+    return drawn
 
 
 def check_options(options: dict[str, Any]) -> None:

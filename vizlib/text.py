@@ -6,6 +6,7 @@ so every number goes through ``fmt``: four significant digits, never a platform'
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -28,9 +29,18 @@ def fmt_value(v: float | int | bool | list) -> str:
     return fmt(v)
 
 
+@functools.cache
 def dtype_name(dtype: torch.dtype) -> str:
-    """'float32' for torch.float32: the name a learner types after ``torch.``."""
+    """'float32' for torch.float32: the name a learner types after ``torch.``. (Cached:
+    a recording names every tensor's dtype.)"""
     return str(dtype).removeprefix("torch.")
+
+
+@functools.cache
+def device_name(device: torch.device) -> str:
+    """'cuda:0' for torch.device("cuda", 0): ``str``, cached (a recording names every
+    tensor's device)."""
+    return str(device)
 
 
 def human_bytes(n: int) -> str:

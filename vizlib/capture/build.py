@@ -124,7 +124,8 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     for t in roots:
         out = nodes[w.index[root_of(t)]]
         out.is_output = True
-        later += [(out, "value", summaries.value(dense(t))), (out, "value_stats", summaries.stats(dense(t)))]
+        value, value_stats = summaries.describe(dense(t))
+        later += [(out, "value", value), (out, "value_stats", value_stats)]
     _fill_in(summaries, later)
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
     g.notes += device_notes(nodes, summaries.devices, recorded=False)
@@ -178,13 +179,33 @@ def _record_call(
         with ForwardRecorder(module_names, state, save_hooks, copies) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
-        for t in outs:
-            rec.adopt(t)
+        del result  # from here on only outs holds the graph, for _let_go to free it
+        rec.adopt(*outs)
         if not outs:
             raise VizlibValueError(why_no_graph(fn, user_args))
         seeds = grad_outputs(outs, grad_output)
         w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
-        return _run_backward(w, outs, seeds, rec, names, set(named.values()))
+        try:
+            return _run_backward(w, outs, seeds, rec, names, set(named.values()))
+        finally:
+            _let_go(w, rec, outs)
+
+
+def _let_go(w: Walked, rec: ForwardRecorder, outs: list[torch.Tensor]) -> None:
+    """Free the recorded autograd graph newest node first.
+
+    Its nodes have Python objects (vizlib read them): freed with its last node still held,
+    each node would free the one below it from inside its own destructor, and a loop of
+    tens of thousands of steps overflows the C stack. Outputs first, then the nodes from
+    the last made back, each frees only itself.
+    """
+    outs.clear()
+    nodes = list(w.fns)  # forward order
+    w.fns.clear()
+    w.index.clear()
+    rec.ops.clear()
+    while nodes:
+        nodes.pop()
 
 
 class _Eager:
@@ -245,7 +266,8 @@ def _run_backward(
     # A tensor on the meta device has a shape and a dtype but no values: no gradient to
     # compute (a copy back to the CPU could not even run), so backward is left out.
     summaries = rec.summaries
-    summaries.devices.update(str(t.device) for t in leaves.values())
+    for t in leaves.values():
+        summaries.saw(t)
     on_meta = "meta" in summaries.devices
     back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries)
     try:
@@ -425,8 +447,10 @@ def _leaf_node(
     node = Node(
         id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
     )
-    later += [(node, "value", summaries.value(dense(leaf))), (node, "value_stats", summaries.stats(dense(leaf)))]
+    value, value_stats = summaries.describe(dense(leaf))
+    later += [(node, "value", value), (node, "value_stats", value_stats)]
     if grad is not None:
         grad = dense(grad)
-        later += [(node, "grad", summaries.value(grad)), (node, "grad_stats", summaries.stats(grad, gradient=True))]
+        value, grad_stats = summaries.describe(grad, gradient=True)
+        later += [(node, "grad", value), (node, "grad_stats", grad_stats)]
     return node

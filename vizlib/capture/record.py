@@ -30,7 +30,7 @@ from torch.utils.hooks import RemovableHandle
 
 from ..data import ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
-from ..text import dtype_name
+from ..text import device_name, dtype_name
 from .guard import UserState
 from .summary import Pending, Summaries
 from .walk import nbytes, storage_key
@@ -194,7 +194,12 @@ class ForwardRecorder(TorchFunctionMode):
         self._in_call = False
         self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
         self.saved = SavedForBackward()
-        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self.saved.unpack)
+        # Every tensor autograd saves keeps its pack hook for as long as its node lives, and
+        # this recorder keeps the nodes (``ops``): a hook holding the recorder would make a
+        # cycle through autograd's C++ that the collector cannot see, and every recording
+        # would stay in memory for good. The hook holds it weakly (it only runs while the
+        # recorder records).
+        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(_weak_pack(self), self.saved.unpack)
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self) -> ForwardRecorder:
@@ -310,25 +315,39 @@ class ForwardRecorder(TorchFunctionMode):
             if ref is None or ref() is not base:
                 self.state.keep_value(base)
 
-    def adopt(self, t: torch.Tensor) -> None:
-        """Record a tensor whose autograd node no call of ours produced (named by its node)."""
-        self._record(t, None)
+    def adopt(self, *tensors: torch.Tensor) -> None:
+        """Record tensors whose autograd node no call of ours produced (named by its node)."""
+        for t in tensors:
+            self._record(t, None)
 
     def _record(self, t: torch.Tensor, op: str | None) -> None:
         fn = t.grad_fn
         if fn is not None and fn not in self.ops:
+            value, value_stats = self.summaries.describe(dense(t))
             self.ops[fn] = OpRecord(
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
-                device=str(t.device),
-                value=self.summaries.value(dense(t)),
-                value_stats=self.summaries.stats(dense(t)),
+                device=device_name(t.device),
+                value=value,
+                value_stats=value_stats,
                 modules=self._scope,
                 saved=self._packed,
                 packed_by_call=op is not None and not self._packed_outside,
             )
             self._packed, self._packed_outside = [], False
+
+
+def _weak_pack(rec: ForwardRecorder) -> Callable[[torch.Tensor], _Held]:
+    """``rec._pack``, holding ``rec`` by a weak reference (see ``ForwardRecorder.__init__``)."""
+    ref = weakref.ref(rec)
+
+    def pack(t: torch.Tensor) -> _Held:
+        recorder = ref()
+        assert recorder is not None, "a pack hook ran after its recorder was gone"
+        return recorder._pack(t)
+
+    return pack
 
 
 def dense(t: torch.Tensor) -> torch.Tensor:
@@ -398,17 +417,19 @@ def hook_backward(
             rec.order.append(i)
             g = dense(grad_outputs[0]) if grad_outputs and grad_outputs[0] is not None else None
             if g is not None:
-                rec.grads[i] = summaries.value(g)
-                rec.grad_stats[i] = summaries.stats(g, gradient=True)
+                rec.grads[i], rec.grad_stats[i] = summaries.describe(g, gradient=True)
 
         def post(
             grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...], i: int = i
         ) -> None:
             saved.node_done()
+            last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
             for slot, src in edges_of.get(i, ()):
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
-                    rec.edge_norms[(src, i, slot)] = summaries.norm(dense(g))
+                    if g is not last[0]:
+                        last = g, summaries.norm(dense(g))
+                    rec.edge_norms[(src, i, slot)] = last[1]
 
         handles += [fn.register_prehook(pre), fn.register_hook(post)]
     return rec, handles

@@ -13,6 +13,13 @@ views), so ``Summaries`` also reduces each piece of memory once.
 No reduction makes a copy of the whole tensor: a tensor is read in pieces, each cast
 (half precision, integers) or centred on its mean on its own, so the largest temporary
 is one piece (``_PIECE``).
+
+Most tensors of a loop, and the biases and norms of a model, are small, and reducing
+each on its own costs a handful of kernel calls: more than the op itself, on any device.
+So a small piece is only copied when it is asked for (one call, and the copy is also a
+small tensor's exact value), and the copies waiting on one device are reduced together,
+a batch at a time, by segment reductions (``_Batch``); a batch is reduced as soon as it
+holds ``_BATCH_ELEMENTS``, so what waits stays bounded.
 """
 
 from __future__ import annotations
@@ -37,6 +44,14 @@ _DEVICE_PIECE = 1 << 22
 # cost more than the statistics themselves); their squares overflow only for elements
 # above about 1.8e19.
 _FLOAT64_UP_TO = 4096
+# Pieces of up to this many elements are batched (at most _FLOAT64_UP_TO). A segment
+# reduction costs more per element than a plain one: on a CPU, past about a thousand
+# elements the handful of calls a piece costs on its own is the cheaper; on an
+# accelerator every call waits its turn on the device, and batching always pays.
+_BATCHED = {"cpu": 1024}
+# A batch is reduced once its copies hold this many elements (512 KiB of float64): its
+# temporaries stay a few MiB, whatever the recording's size.
+_BATCH_ELEMENTS = 1 << 16
 
 
 def small_value(t: torch.Tensor) -> Value:
@@ -63,7 +78,7 @@ def _small(t: torch.Tensor) -> bool:
     return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Pending:
     """Numbers of one tensor still on its device; ``Summaries.fetch`` turns them into
     ``result`` (a ``Stats`` for statistics, a Python value for a small tensor's copy)."""
@@ -77,6 +92,47 @@ class Pending:
     shape: tuple[int, ...] = ()  # "value": the copy's shape
     result: Stats | Value = None
     done: bool = False
+
+
+class _Batch:
+    """Copies of small pieces on one device, of one dtype and request, waiting to be
+    reduced together. ``targets`` says which row of which ``Pending`` each one fills
+    (None: a copy kept only as a value); ``values``, which small tensor's value starts
+    where among the copies, until the batch is reduced and ``offset`` says where its
+    copies are among the rows ``fetch`` reads."""
+
+    __slots__ = ("key", "copies", "lengths", "targets", "values", "elements", "offset")
+
+    def __init__(self, key: tuple) -> None:
+        self.key: tuple | None = key  # (device, dtype, gradient, kept); None once fetched
+        self.copies: list[torch.Tensor] = []
+        self.lengths: list[int] = []
+        self.targets: list[tuple[Pending, int] | None] = []
+        self.values: list[tuple[Pending, int]] = []
+        self.elements = 0
+        self.offset: int | None = None
+
+    @property
+    def group(self) -> tuple:
+        """Where its copies are read: (device, dtype)."""
+        assert self.key is not None
+        return self.key[:2]
+
+    def add_value(self, value: Pending, start: int) -> None:
+        """``value`` is the copy that starts ``start`` elements into this batch."""
+        value.counts.append(value.numel)
+        if self.offset is None:
+            value.rows.append(_UNREDUCED)
+            self.values.append((value, start))
+        else:
+            value.rows.append((self.group, self.offset + start, value.numel))
+
+    def kept_at(self, offset: int) -> None:
+        """The batch's copies are kept, from ``offset`` on in the rows of their dtype."""
+        self.offset = offset
+        for value, start in self.values:
+            value.rows[0] = (self.group, offset + start, value.numel)
+        self.values = []
 
 
 class Summaries:
@@ -98,30 +154,42 @@ class Summaries:
     """
 
     def __init__(self) -> None:
-        self._done: dict[tuple, tuple[weakref.ref, Pending]] = {}
+        # memory -> (its storage, its statistics, where its copy waits if it is small)
+        self._done: dict[tuple, tuple[weakref.ref, Pending, tuple[_Batch, int] | None]] = {}
         self._groups: dict[tuple, list[torch.Tensor]] = {}  # (device, dtype) -> rows on it
         self._sizes: dict[tuple, int] = {}  # (device, dtype) -> elements in its rows so far
+        self._batches: dict[tuple, _Batch] = {}  # (device, dtype, gradient, kept) -> small pieces
         self._pending: list[Pending] = []
-        self.devices: set[str] = set()  # every device a summarised tensor lived on
+        self._devices: set[torch.device] = set()
+        self._limits: dict[torch.device, int] = {}  # see _batched
+        self._kept: list[_Batch] = []  # reduced batches whose copies are read at fetch
+
+    @property
+    def devices(self) -> set[str]:
+        """Every device a summarised tensor lived on."""
+        return {str(d) for d in self._devices}
+
+    def saw(self, t: torch.Tensor) -> None:
+        """Note the device of a tensor that was not summarised (a leaf without values)."""
+        self._devices.add(t.device)
 
     # -- asking: each returns at once, the numbers stay on the device --
+    def describe(self, t: torch.Tensor, gradient: bool = False) -> tuple[Pending | None, Pending | None]:
+        """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
+        for both."""
+        t = t.detach()
+        n = t.numel()
+        if n <= SMALL_NUMEL and self._plain(t, n):
+            return self._small_plain(t, n, gradient, True)
+        return self.value(t), self._summarise(t, n, gradient)
+
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
-        self.devices.add(str(t.device))
-        if t.numel() == 0 or t.is_complex() or t.is_meta:
-            return None
-        x = _unexpanded(t.detach())
-        memory = _memory(x)
-        if memory is None:
-            return self._stats(x, t.numel(), gradient)
-        storage, elements = memory
-        key = elements + (t.numel(), gradient)
-        held = self._done.get(key)
-        if held is not None and held[0]() is storage:
-            return held[1]
-        pending = self._stats(x, t.numel(), gradient)
-        self._done[key] = weakref.ref(storage), pending
-        return pending
+        t = t.detach()
+        n = t.numel()
+        if self._plain(t, n):
+            return self._small_plain(t, n, gradient, False)[1]
+        return self._summarise(t, n, gradient)
 
     def norm(self, g: torch.Tensor) -> Pending | None:
         """L2 norm of the gradient going down an edge (``result(...).norm``).
@@ -143,18 +211,27 @@ class Summaries:
         """An exact copy of a small tensor (see ``small_value``), else None."""
         if not _small(t):
             return None
-        copy = t.detach().clone().reshape(-1)  # a copy: the tensor may change in place later
+        copy = t.detach().clone(memory_format=torch.contiguous_format).view(-1)
         return self._queue(Pending("value", t.numel(), shape=tuple(t.shape)), [(copy, t.numel())])
 
     # -- reading: once, at the end --
     def fetch(self) -> None:
         """Bring every row to the host: one transfer per device and dtype, whatever the
         number of tensors summarised."""
+        for key in list(self._batches):
+            self._reduce(key)
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
         for p in self._pending:
-            parts = [host[group][offset : offset + length] for group, offset, length in p.rows]
-            p.result, p.done = _finish(p, parts), True
+            if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
+                group, offset, length = p.rows[0]
+                p.result = _finish_one(p, host[group][offset : offset + length])
+            else:
+                p.result = _finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
+            p.done = True
         self._groups, self._sizes, self._pending = {}, {}, []
+        for batch in self._kept:  # its copies were read: a later value copies anew
+            batch.key = None
+        self._kept = []
 
     @staticmethod
     def result(p: Pending | None) -> Stats | None:
@@ -177,27 +254,206 @@ class Summaries:
         return p.result
 
     # -- the reductions --
+    def _plain(self, t: torch.Tensor, n: int) -> bool:
+        """Whether ``t`` (``n`` elements) is the common case ``_small_plain`` takes: a plain
+        real tensor, small enough to batch, in one block in its own order."""
+        return (
+            0 < n <= self._batched(t.device)
+            and type(t) is torch.Tensor
+            and t.is_contiguous()
+            and not t.is_complex()
+            and not t.is_meta
+            and not t.is_inference()
+        )
+
+    def _small_plain(self, t: torch.Tensor, n: int, gradient: bool, value: bool) -> tuple[Pending | None, Pending]:
+        """``_summarise`` (and ``value``) of a ``_plain`` tensor: the same result, but this
+        runs for nearly every tensor of a loop, so each property is read once, and a
+        repeat costs no copy. Its copy (the tensor may change in place later) is read as
+        both the statistics and the value."""
+        device, dtype, storage = t.device, t.dtype, t.untyped_storage()
+        self._devices.add(device)
+        copied = None
+        if value:
+            copied = Pending("value", n, shape=tuple(t.shape))
+            self._pending.append(copied)
+        key = (id(storage), t.storage_offset(), n, dtype, None, t._version, n, gradient)  # as _memory's
+        held = self._done.get(key)
+        if held is not None and held[0]() is storage:
+            if copied is not None:
+                at = held[2]
+                if at is not None and at[0].key is not None:  # its copy is kept: the value is read from it
+                    at[0].add_value(copied, at[1])
+                else:
+                    self._batch(None, t.clone(), n, gradient, copied)
+            return copied, held[1]
+        stats = Pending("squares" if gradient else "values", n)
+        self._pending.append(stats)
+        # A small tensor's copy is kept even when no value is asked for: a gradient's edge
+        # asks for its norm first, then the node it reaches for its value.
+        at = self._batch(stats, t.clone(), n, gradient, copied, n <= SMALL_NUMEL)
+        self._done[key] = weakref.ref(storage), stats, at if n <= SMALL_NUMEL else None
+        return copied, stats
+
+    def _summarise(self, t: torch.Tensor, n: int, gradient: bool) -> Pending | None:
+        """The statistics of ``t`` (detached, ``n`` elements), once per memory."""
+        self._devices.add(t.device)
+        if n == 0 or t.is_complex() or t.is_meta:
+            return None
+        x = _unexpanded(t)
+        memory = _memory(x)
+        if memory is None:
+            return self._stats(x, n, gradient)
+        storage, elements = memory
+        key = elements + (n, gradient)
+        held = self._done.get(key)
+        if held is not None and held[0]() is storage:
+            return held[1]
+        pending = self._stats(x, n, gradient)
+        self._done[key] = weakref.ref(storage), pending, None
+        return pending
+
     def _stats(self, x: torch.Tensor, n: int, gradient: bool) -> Pending:
         """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
 
         A gradient of float32 or float64 in one block of memory is read whole, by one
-        ``dot`` that makes no copy; anything read through a copy is read in pieces.
+        ``dot`` that makes no copy; anything read through a copy is read in pieces; small
+        pieces wait in a batch.
         """
-        whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and x.numel() > _FLOAT64_UP_TO
-        limit = x.numel() if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
-        rows = [(_row(piece, gradient), piece.numel()) for piece in _pieces(x, limit)]
-        return self._queue(Pending("squares" if gradient else "values", n), rows)
+        p = Pending("squares" if gradient else "values", n)
+        self._pending.append(p)
+        k = x.numel()
+        batched = self._batched(x.device)
+        if k <= batched:
+            self._batch(p, _copy(x), k, gradient)
+            return p
+        whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and k > _FLOAT64_UP_TO
+        limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
+        for piece in _pieces(x, limit):
+            k = piece.numel()
+            if k <= batched:
+                self._batch(p, _copy(piece), k, gradient)
+            else:
+                self._add_row(p, _row(piece, gradient), k)
+        return p
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
         for row, count in rows:
-            group = (row.device, row.dtype)
-            offset = self._sizes.get(group, 0)
-            self._groups.setdefault(group, []).append(row)
-            self._sizes[group] = offset + row.numel()
-            p.rows.append((group, offset, row.numel()))
-            p.counts.append(count)
+            self._add_row(p, row, count)
         self._pending.append(p)
         return p
+
+    def _add_row(self, p: Pending, row: torch.Tensor, count: int) -> None:
+        p.rows.append(((row.device, row.dtype), self._append(row), row.numel()))
+        p.counts.append(count)
+
+    def _batched(self, device: torch.device) -> int:
+        """Pieces of up to this many elements are batched on ``device`` (asked for every
+        tensor, so kept per device)."""
+        limit = self._limits.get(device)
+        if limit is None:
+            limit = self._limits[device] = min(_FLOAT64_UP_TO, _BATCHED.get(device.type, _FLOAT64_UP_TO))
+        return limit
+
+    def _batch(
+        self,
+        p: Pending | None,
+        copy: torch.Tensor,
+        k: int,
+        gradient: bool,
+        value: Pending | None = None,
+        keep: bool = False,
+    ) -> tuple[_Batch, int]:
+        """Put a small piece's copy (``k`` elements) in its batch: its row of ``p`` (None:
+        none) is filled in when the batch is reduced, and so is ``value``, a small
+        tensor's value read from the copy itself. Copies that may be values (``value``,
+        ``keep``) wait in batches of their own, kept until ``fetch``: every one is small.
+        Returns where the copy is."""
+        key = (copy.device, copy.dtype, gradient, keep or value is not None)
+        batch = self._batches.get(key)
+        if batch is None:
+            batch = self._batches[key] = _Batch(key)
+        at = batch, batch.elements
+        batch.copies.append(copy)
+        batch.lengths.append(k)
+        if p is None:
+            batch.targets.append(None)
+        else:
+            batch.targets.append((p, len(p.rows)))
+            p.rows.append(_UNREDUCED)  # its place, filled in by _reduce
+            p.counts.append(k)
+        if value is not None:
+            batch.add_value(value, batch.elements)
+        batch.elements += k
+        if batch.elements >= _BATCH_ELEMENTS:
+            self._reduce(key)
+        return at
+
+    def _reduce(self, key: tuple) -> None:
+        """Reduce one batch: its rows join the device's float64 rows, its copies (where
+        they may be values) the rows of their dtype, and each ``Pending`` learns where its
+        row is."""
+        batch = self._batches.pop(key)
+        device, _, gradient, kept = key
+        data = torch.cat([c.view(-1) for c in batch.copies])  # each copy is contiguous
+        rows = _segment_rows(data, batch.lengths, gradient)
+        width = 1 if gradient else 4
+        offset = self._append(rows)
+        group = (device, torch.float64)
+        for j, target in enumerate(batch.targets):
+            if target is not None:
+                p, slot = target
+                p.rows[slot] = (group, offset + j * width, width)
+        if kept:
+            batch.kept_at(self._append(data))
+            self._kept.append(batch)
+        batch.copies, batch.lengths, batch.targets = [], [], []
+
+    def _append(self, row: torch.Tensor) -> int:
+        """Add rows to those read at ``fetch``; where they start in their group."""
+        group = (row.device, row.dtype)
+        offset = self._sizes.get(group, 0)
+        self._groups.setdefault(group, []).append(row)
+        self._sizes[group] = offset + row.numel()
+        return offset
+
+
+# Where a row waiting in a batch will be: filled in when the batch is reduced.
+_UNREDUCED: tuple[tuple, int, int] = ((), 0, 0)
+
+
+def _copy(x: torch.Tensor) -> torch.Tensor:
+    """A flat copy of x, in memory order where x fills one block of memory (as ``_pieces``
+    reads it), else in x's own order; of x's dtype (a small tensor's exact value)."""
+    if _dense(x) and not x.is_contiguous():
+        x = x.permute(_memory_order(x))
+    return x.clone(memory_format=torch.contiguous_format).view(-1)
+
+
+def _segment_rows(data: torch.Tensor, lengths: list[int], gradient: bool) -> torch.Tensor:
+    """The rows ``_row`` gives, for every piece of a batch at once: ``data`` holds the
+    pieces one after another, ``lengths`` their sizes. Of gradients, [sum of squares]
+    per piece; of values, [sum, min, max, sum of squares around the piece's mean].
+
+    Read as float64, as ``_row`` reads small pieces. Segment reductions keep NaN (a
+    piece's min and max are NaN where it holds one, as ``aminmax``'s are) and need no
+    read of the lengths on the host, so nothing waits for the device.
+    """
+    x = data.to(torch.float64)
+    counts = torch.tensor(lengths)
+    if x.device.type == "cuda":  # a pinned copy: a plain one would wait for the device's queue
+        counts = counts.pin_memory().to(x.device, non_blocking=True)
+    elif x.device.type != "cpu":
+        counts = counts.to(x.device)
+    if gradient:
+        return torch.segment_reduce(x * x, "sum", lengths=counts, unsafe=True)
+    total = torch.segment_reduce(x, "sum", lengths=counts, unsafe=True)
+    lo = torch.segment_reduce(x, "min", lengths=counts, unsafe=True)
+    hi = torch.segment_reduce(x, "max", lengths=counts, unsafe=True)
+    mean = (total / counts).repeat_interleave(counts, output_size=x.numel())
+    d = x.sub_(mean) if x is not data else x - mean  # centred in place where x is a copy of its own
+    centred = torch.segment_reduce(d.square_(), "sum", lengths=counts, unsafe=True)
+    return torch.stack([total, lo, hi, centred], dim=1).view(-1)
 
 
 def _row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
@@ -253,6 +509,29 @@ def _finish(p: Pending, parts: list[list]) -> Stats | Value:
         squares = math.inf
     std = math.sqrt(max(spread / distinct, 0.0)) if math.isfinite(squares) else math.nan
     return Stats(p.numel, mean, std, math.sqrt(squares * repeat), lo, hi)
+
+
+def _finish_one(p: Pending, row: list) -> Stats | Value:
+    """``_finish`` of a tensor read as one row: the same result, to the last bit."""
+    if p.kind == "values":
+        return _one_piece(p, row)
+    if p.kind == "squares":
+        return Stats(p.numel, None, None, math.sqrt(row[0] * (p.numel / p.counts[0])))
+    return _finish(p, [row])
+
+
+def _one_piece(p: Pending, row: list) -> Stats:
+    """``_finish`` of a tensor read in one piece: the same numbers, to the last bit."""
+    total, lo, hi, centred = row
+    distinct = p.counts[0]
+    mean = total / distinct
+    squares = centred + distinct * mean * mean
+    if math.isnan(lo) or math.isnan(hi) or math.isnan(mean):
+        squares = math.nan
+    elif math.isinf(lo) or math.isinf(hi):
+        squares = math.inf
+    std = math.sqrt(max(centred / distinct, 0.0)) if math.isfinite(squares) else math.nan
+    return Stats(p.numel, mean, std, math.sqrt(squares * (p.numel / distinct)), lo, hi)
 
 
 def _nest(flat: list, shape: tuple[int, ...]) -> Value:

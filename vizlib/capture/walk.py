@@ -16,7 +16,7 @@ import torch
 
 from ..data import SavedTensor
 from ..errors import VizlibTypeError, VizlibValueError
-from ..text import dtype_name
+from ..text import device_name, dtype_name
 
 # An autograd graph node (a tensor's grad_fn), or a leaf tensor that has none; autograd's
 # node classes are made in C++ and typed by nothing mypy can read.
@@ -143,7 +143,7 @@ def storage_key(t: torch.Tensor) -> tuple:
     """
     if t.layout == torch.strided and not t.is_nested:  # nearly every tensor: no list made
         s = t.untyped_storage()
-        return (str(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
+        return (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
     return tuple(storage_key(p) for p in _memory_parts(t))
 
 

@@ -1,0 +1,211 @@
+"""Small tensors' statistics are reduced together, a batch at a time, and come out as
+torch computes them one by one.
+
+A recording sees tens of thousands of small tensors (a loop's steps, a model's biases);
+``Summaries`` copies each small piece once and reduces a whole batch with segment
+reductions. Checked here against torch's own float64 reductions, against the per-piece
+path (``_row``) the batch replaces, for NaN, infinities, integers, half precision,
+empty, expanded and strided tensors, and across many batches.
+"""
+
+import math
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from bench.probes import count_host_reads
+from vizlib.capture import summary
+from vizlib.capture.summary import Summaries
+
+nan, inf = math.nan, math.inf
+
+
+def reference(t: torch.Tensor) -> dict[str, float]:
+    """What torch says, in float64."""
+    x = t.double()
+    lo, hi = torch.aminmax(x.reshape(-1))
+    return {
+        "numel": t.numel(),
+        "mean": x.mean().item(),
+        "std": x.std(correction=0).item(),
+        "norm": torch.linalg.vector_norm(x).item(),
+        "min": lo.item(),
+        "max": hi.item(),
+    }
+
+
+def same(a: float | None, b: float | None, rel: float = 1e-12) -> bool:
+    if a is None or b is None:
+        return a is b
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return math.isclose(a, b, rel_tol=rel, abs_tol=rel)
+
+
+def summarised(tensors: list[torch.Tensor], gradient: bool = False) -> list:
+    m = Summaries()
+    pending = [m.stats(t, gradient) for t in tensors]
+    m.fetch()
+    return [m.result(p) for p in pending]
+
+
+def mixed(seed: int = 0) -> list[torch.Tensor]:
+    """Sizes from 1 to past the batch limit, layouts and dtypes of every kind."""
+    g = torch.Generator().manual_seed(seed)
+    out = [torch.randn(k, generator=g) * 3 + 1 for k in (1, 2, 7, 16, 17, 100, 1000, 1024, 1025, 5000)]
+    out += [torch.randn(6, 8, generator=g).t(), torch.randn(10, 12, generator=g)[::2, 1::3]]
+    out += [torch.tensor([2.0, -1.0]).expand(5, 2), torch.randn(3, 1, generator=g).expand(3, 4)]
+    out += [torch.randn(40, generator=g).half(), torch.randn(40, generator=g).bfloat16()]
+    out += [torch.arange(-5, 30), torch.randint(-1000, 1000, (300,), generator=g, dtype=torch.int32)]
+    out += [torch.tensor([True, False, True]), torch.tensor(4.5), 500 + 0.01 * torch.randn(900, generator=g)]
+    return out
+
+
+def test_batched_statistics_are_torchs_own():
+    """Float64 to the last few bits where read as float64; big float32 pieces (5,000
+    elements here) are read as float32."""
+    tensors = mixed()
+    for t, st in zip(tensors, summarised(tensors), strict=True):
+        rel = 1e-9 if t.numel() <= summary._FLOAT64_UP_TO else 1e-5
+        for name, want in reference(t).items():
+            assert same(getattr(st, name), want, rel), (t.dtype, tuple(t.shape), name, getattr(st, name), want)
+    for t, st in zip(tensors, summarised(tensors, gradient=True), strict=True):
+        rel = 1e-9 if t.numel() <= summary._FLOAT64_UP_TO else 1e-5
+        assert st.numel == t.numel() and same(st.norm, reference(t)["norm"], rel), (t.dtype, t.shape)
+        assert (st.mean, st.std, st.min, st.max) == (None, None, None, None)
+
+
+SPECIAL = {
+    "nan": [1.0, nan, 3.0],
+    "only nan": [nan],
+    "inf": [1.0, inf, 2.0],
+    "minus inf": [-inf, 0.5],
+    "both infinities": [inf, -inf],
+    "nan and inf": [inf, nan],
+}
+
+
+@pytest.mark.parametrize("case", SPECIAL)
+def test_nan_and_infinities_read_as_the_per_piece_path_reads_them(monkeypatch, case):
+    """The batch gives what ``_row`` (one piece at a time, ``aminmax``) gives: NaN in the
+    min and max of a tensor that holds one, an infinite norm beside infinities."""
+    tensors = [torch.tensor(SPECIAL[case]), torch.tensor(SPECIAL[case]).half(), torch.randn(5)]
+    batched = summarised(tensors) + summarised(tensors, gradient=True)
+    monkeypatch.setattr(summary, "_BATCHED", {"cpu": 0})  # every piece on its own
+    alone = summarised(tensors) + summarised(tensors, gradient=True)
+    for b, a in zip(batched, alone, strict=True):
+        for name in ("numel", "mean", "std", "norm", "min", "max"):
+            assert same(getattr(b, name), getattr(a, name)), (case, name, b, a)
+    values = batched[0]
+    if any(math.isnan(v) for v in SPECIAL[case]):
+        assert math.isnan(values.min) and math.isnan(values.max) and not values.finite
+    else:
+        assert (values.min, values.max) == (min(SPECIAL[case]), max(SPECIAL[case])) and not values.finite
+
+
+def test_many_batches_each_bounded(monkeypatch):
+    """A batch is reduced once it holds _BATCH_ELEMENTS: what waits stays bounded, and
+    pieces in different batches come out the same."""
+    monkeypatch.setattr(summary, "_BATCH_ELEMENTS", 64)
+    reduced = []
+    reduce = Summaries._reduce
+
+    def counting(self, key):
+        reduced.append(self._batches[key].elements)
+        return reduce(self, key)
+
+    monkeypatch.setattr(Summaries, "_reduce", counting)
+    g = torch.Generator().manual_seed(1)
+    tensors = [torch.randn(int(k), generator=g) for k in torch.randint(1, 40, (500,), generator=g)]
+    for t, st in zip(tensors, summarised(tensors), strict=True):
+        ref = reference(t)
+        assert all(same(getattr(st, k), v, rel=1e-9) for k, v in ref.items()), (t.numel(), st, ref)
+    assert len(reduced) > 100 and max(reduced) < 64 + 40, reduced
+
+
+class _Ops(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.__name__)
+        return func(*args, **(kwargs or {}))
+
+
+def test_small_tensors_cost_one_copy_each_and_a_few_reductions_in_all():
+    """3,000 tensors of 8 elements: a copy each, then a handful of reductions per batch,
+    and one read to the host for all of them."""
+    tensors = [torch.randn(8) for _ in range(3000)]
+    with _Ops() as ops:
+        m = Summaries()
+        pending = [m.describe(t) for t in tensors]
+        m.fetch()
+    reductions = [n for n in ops.names if "segment_reduce" in n or n.startswith(("sum", "aminmax", "dot"))]
+    batches = math.ceil(3000 * 8 / summary._BATCH_ELEMENTS)
+    assert ops.names.count("clone.default") == 3000, "the value's copy is also the statistics' copy"
+    assert 0 < len(reductions) <= 4 * batches, reductions
+    again = Summaries()
+    for t in tensors:
+        again.describe(t)
+    assert count_host_reads(again.fetch) <= 2  # float32 values, float64 statistics
+    for t, (value, st) in zip(tensors, pending, strict=True):
+        assert m.value_of(value) == t.tolist()
+        assert same(m.result(st).std, reference(t)["std"], rel=1e-9)
+
+
+def test_values_of_small_tensors_are_exact_in_their_own_dtype_and_order():
+    """The copy that is read as statistics is also the tensor's value: integers stay
+    integers (beyond float64's 2**53 too), a transposed tensor reads in its own order."""
+    tensors = [
+        torch.tensor([2**62 + 1, -3]),
+        torch.arange(12, dtype=torch.int16).reshape(3, 4).t(),
+        torch.tensor([True, False]),
+        torch.tensor([0.1, -0.0]).half(),
+        torch.tensor([1e-40, 3.0]).bfloat16(),
+        torch.tensor(7),
+        torch.zeros(0),
+        torch.tensor([1.0, 2.0]).expand(3, 2),
+    ]
+    m = Summaries()
+    pending = [m.describe(t) for t in tensors]
+    m.fetch()
+    for t, (value, st) in zip(tensors, pending, strict=True):
+        got = m.value_of(value)
+        assert got == t.tolist() and type(got) is type(t.tolist()), (t, got)
+        if t.numel() == 0:
+            assert m.result(st) is None
+        else:
+            assert same(m.result(st).mean, reference(t)["mean"], rel=1e-9), t
+
+
+def test_a_tensor_changed_in_place_after_it_was_asked_for_keeps_its_first_numbers():
+    """The batch holds copies: a later in-place change does not reach a waiting piece."""
+    t = torch.tensor([1.0, 2.0, 3.0])
+    m = Summaries()
+    value, st = m.describe(t)
+    t.mul_(10)
+    m.fetch()
+    assert m.value_of(value) == [1.0, 2.0, 3.0] and m.result(st).max == 3.0
+
+
+@pytest.mark.parametrize("bound", [1 << 16, 1])
+def test_a_small_gradient_asked_for_its_norm_then_its_value_is_copied_once(monkeypatch, bound):
+    """An edge asks for a gradient's norm, then the node it reaches for its value: one
+    copy serves both, whether its batch was reduced in between (bound 1) or not."""
+    monkeypatch.setattr(summary, "_BATCH_ELEMENTS", bound)
+    g = torch.randn(2, 3)
+    with _Ops() as ops:
+        m = Summaries()
+        norm = m.norm(g)
+        value, st = m.describe(g.view(6), gradient=True)
+        m.fetch()
+    assert st is norm and ops.names.count("clone.default") == 1, ops.names
+    assert m.value_of(value) == g.view(6).tolist()
+    assert same(m.result(norm).norm, g.double().norm().item())
+    again, _ = m.describe(g, gradient=True)  # after a fetch: copied anew
+    m.fetch()
+    assert m.value_of(again) == g.tolist()
