@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 import torch
 
 from ..data import Stats, Value
+from .layout import dense, flat_copy, memory_key, pieces, unexpanded
+from .reductions import FLOAT64_UP_TO, piece_row, segment_rows
 
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
@@ -39,12 +41,7 @@ SMALL_NUMEL = 16
 # temporary a reduction makes, 1 MiB of float32 on a CPU, 16 MiB on an accelerator.
 _PIECE = {"cpu": 1 << 18}
 _DEVICE_PIECE = 1 << 22
-# Up to this many elements a piece is read as float64: exact enough for any data, and
-# free at that size. Bigger float32 pieces are read as they are (a float64 copy would
-# cost more than the statistics themselves); their squares overflow only for elements
-# above about 1.8e19.
-_FLOAT64_UP_TO = 4096
-# Pieces of up to this many elements are batched (at most _FLOAT64_UP_TO). A segment
+# Pieces of up to this many elements are batched (at most FLOAT64_UP_TO). A segment
 # reduction costs more per element than a plain one: on a CPU, past about a thousand
 # elements the handful of calls a piece costs on its own is the cheaper; on an
 # accelerator every call waits its turn on the device, and batching always pays.
@@ -277,7 +274,7 @@ class Summaries:
         if value:
             copied = Pending("value", n, shape=tuple(t.shape))
             self._pending.append(copied)
-        key = (id(storage), t.storage_offset(), n, dtype, None, t._version, n, gradient)  # as _memory's
+        key = (id(storage), t.storage_offset(), n, dtype, None, t._version, n, gradient)  # as memory_key's
         held = self._done.get(key)
         if held is not None and held[0]() is storage:
             if copied is not None:
@@ -300,8 +297,8 @@ class Summaries:
         self._devices.add(t.device)
         if n == 0 or t.is_complex() or t.is_meta:
             return None
-        x = _unexpanded(t)
-        memory = _memory(x)
+        x = unexpanded(t)
+        memory = memory_key(x)
         if memory is None:
             return self._stats(x, n, gradient)
         storage, elements = memory
@@ -325,16 +322,16 @@ class Summaries:
         k = x.numel()
         batched = self._batched(x.device)
         if k <= batched:
-            self._batch(p, _copy(x), k, gradient)
+            self._batch(p, flat_copy(x), k, gradient)
             return p
-        whole = gradient and x.dtype in (torch.float32, torch.float64) and _dense(x) and k > _FLOAT64_UP_TO
+        whole = gradient and x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO
         limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
-        for piece in _pieces(x, limit):
+        for piece in pieces(x, limit):
             k = piece.numel()
             if k <= batched:
-                self._batch(p, _copy(piece), k, gradient)
+                self._batch(p, flat_copy(piece), k, gradient)
             else:
-                self._add_row(p, _row(piece, gradient), k)
+                self._add_row(p, piece_row(piece, gradient), k)
         return p
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
@@ -352,7 +349,7 @@ class Summaries:
         tensor, so kept per device)."""
         limit = self._limits.get(device)
         if limit is None:
-            limit = self._limits[device] = min(_FLOAT64_UP_TO, _BATCHED.get(device.type, _FLOAT64_UP_TO))
+            limit = self._limits[device] = min(FLOAT64_UP_TO, _BATCHED.get(device.type, FLOAT64_UP_TO))
         return limit
 
     def _batch(
@@ -396,7 +393,7 @@ class Summaries:
         batch = self._batches.pop(key)
         device, _, gradient, kept = key
         data = torch.cat([c.view(-1) for c in batch.copies])  # each copy is contiguous
-        rows = _segment_rows(data, batch.lengths, gradient)
+        rows = segment_rows(data, batch.lengths, gradient)
         width = 1 if gradient else 4
         offset = self._append(rows)
         group = (device, torch.float64)
@@ -420,68 +417,6 @@ class Summaries:
 
 # Where a row waiting in a batch will be: filled in when the batch is reduced.
 _UNREDUCED: tuple[tuple, int, int] = ((), 0, 0)
-
-
-def _copy(x: torch.Tensor) -> torch.Tensor:
-    """A flat copy of x, in memory order where x fills one block of memory (as ``_pieces``
-    reads it), else in x's own order; of x's dtype (a small tensor's exact value)."""
-    if _dense(x) and not x.is_contiguous():
-        x = x.permute(_memory_order(x))
-    return x.clone(memory_format=torch.contiguous_format).view(-1)
-
-
-def _segment_rows(data: torch.Tensor, lengths: list[int], gradient: bool) -> torch.Tensor:
-    """The rows ``_row`` gives, for every piece of a batch at once: ``data`` holds the
-    pieces one after another, ``lengths`` their sizes. Of gradients, [sum of squares]
-    per piece; of values, [sum, min, max, sum of squares around the piece's mean].
-
-    Read as float64, as ``_row`` reads small pieces. Segment reductions keep NaN (a
-    piece's min and max are NaN where it holds one, as ``aminmax``'s are) and need no
-    read of the lengths on the host, so nothing waits for the device.
-    """
-    x = data.to(torch.float64)
-    counts = torch.tensor(lengths)
-    if x.device.type == "cuda":  # a pinned copy: a plain one would wait for the device's queue
-        counts = counts.pin_memory().to(x.device, non_blocking=True)
-    elif x.device.type != "cpu":
-        counts = counts.to(x.device)
-    if gradient:
-        return torch.segment_reduce(x * x, "sum", lengths=counts, unsafe=True)
-    total = torch.segment_reduce(x, "sum", lengths=counts, unsafe=True)
-    lo = torch.segment_reduce(x, "min", lengths=counts, unsafe=True)
-    hi = torch.segment_reduce(x, "max", lengths=counts, unsafe=True)
-    mean = (total / counts).repeat_interleave(counts, output_size=x.numel())
-    d = x.sub_(mean) if x is not data else x - mean  # centred in place where x is a copy of its own
-    centred = torch.segment_reduce(d.square_(), "sum", lengths=counts, unsafe=True)
-    return torch.stack([total, lo, hi, centred], dim=1).view(-1)
-
-
-def _row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
-    """One piece's numbers, on its device: of a gradient, [sum of squares]; of a value,
-    [sum, min, max, sum of squares around the piece's mean].
-
-    Centring on the mean (computed on the device, so nothing waits) keeps the variance of
-    data far from zero (1000 + 0.01 * noise) from cancelling to nothing, as the one-pass
-    sum(x^2)/n - mean^2 would; ``var_mean`` would too, but on a CPU it is many times
-    slower than a sum. Half precision and integers are read as float32, small pieces as
-    float64 (see ``_FLOAT64_UP_TO``), a piece at a time.
-    """
-    wide = piece.dtype == torch.float64 or piece.numel() <= _FLOAT64_UP_TO
-    x = piece.to(torch.float64 if wide else torch.float32).reshape(-1)  # one copy at most
-    if gradient:
-        return _squares(x).view(1)
-    total = x.sum()
-    lo, hi = torch.aminmax(x)
-    mean = total / x.numel()
-    d = x.sub_(mean) if x.data_ptr() != piece.data_ptr() else x - mean  # a copy is centred in place
-    return torch.stack([total, lo, hi, _squares(d)])
-
-
-def _squares(x: torch.Tensor) -> torch.Tensor:
-    """The sum of squares of a 1-D tensor: ``dot`` without a copy, but a small float64
-    one by multiplying, since MKL's float64 ``dot`` starts its threads from a few
-    thousand elements and on a busy machine waits milliseconds for them."""
-    return (x * x).sum() if x.numel() <= _FLOAT64_UP_TO else torch.dot(x, x)
 
 
 def _finish(p: Pending, parts: list[list]) -> Stats | Value:
@@ -543,67 +478,3 @@ def _nest(flat: list, shape: tuple[int, ...]) -> Value:
         return list(flat)
     step = len(flat) // shape[0] if shape[0] else 0
     return [_nest(flat[k * step : (k + 1) * step], shape[1:]) for k in range(shape[0])]
-
-
-def _pieces(x: torch.Tensor, limit: int) -> list[torch.Tensor]:
-    """x's elements as pieces of at most ``limit`` elements, in memory order where x fills
-    one block of memory (the statistics do not care about order; gradients are often
-    transposed, and copying one to flatten it would cost more than all the statistics).
-
-    Dense: 1-D views of the block. Otherwise (a slice, a split's part) x is cut along its
-    outermost dimension into pieces that are dense or small, so that reading one never
-    copies more than a piece.
-    """
-    if _dense(x):
-        flat = x.view(-1) if x.is_contiguous() else x.permute(_memory_order(x)).view(-1)
-        if flat.numel() <= limit:
-            return [flat]
-        return list(flat.split(limit))
-    if x.numel() <= limit:
-        return [x]
-    outer = _memory_order(x)[0]
-    step = max(1, limit // (x.numel() // x.shape[outer]))
-    return [p for part in x.split(step, dim=outer) for p in _pieces(part, limit)]
-
-
-def _memory_order(x: torch.Tensor) -> list[int]:
-    """x's dimensions from the largest stride to the smallest."""
-    return sorted(range(x.dim()), key=x.stride, reverse=True)
-
-
-def _memory(x: torch.Tensor) -> tuple[torch.UntypedStorage, tuple] | None:
-    """x's storage, and a key naming it and which of its elements x reads in which order,
-    at which version.
-
-    None where that cannot be named: sparse and inference tensors (no storage, no version
-    counter), and tensor subclasses, whose storage may not be their data.
-    """
-    if type(x) is not torch.Tensor or x.layout != torch.strided or x.is_inference():
-        return None
-    storage = x.untyped_storage()
-    layout = None if _dense(x) else (tuple(x.shape), x.stride())
-    return storage, (id(storage), x.storage_offset(), x.numel(), x.dtype, layout, x._version)
-
-
-def _dense(x: torch.Tensor) -> bool:
-    """Whether x's elements fill one block of memory, in some order of its dimensions.
-
-    Read from the strides, without making the permuted view: this runs for every tensor
-    a recording summarises.
-    """
-    if x.is_contiguous():
-        return True
-    block = 1
-    for size, stride in sorted(zip(x.shape, x.stride(), strict=True), key=lambda dim: dim[1]):
-        if size != 1:
-            if stride != block:
-                return False
-            block *= size
-    return True
-
-
-def _unexpanded(x: torch.Tensor) -> torch.Tensor:
-    """The distinct elements of an expanded tensor (stride 0), e.g. the gradient of a sum."""
-    if 0 not in x.stride():
-        return x
-    return x[tuple(slice(0, 1) if st == 0 else slice(None) for st in x.stride())]

@@ -4,7 +4,7 @@ torch computes them one by one.
 A recording sees tens of thousands of small tensors (a loop's steps, a model's biases);
 ``Summaries`` copies each small piece once and reduces a whole batch with segment
 reductions. Checked here against torch's own float64 reductions, against the per-piece
-path (``_row``) the batch replaces, for NaN, infinities, integers, half precision,
+path (``reductions.piece_row``) the batch replaces, for NaN, infinities, integers, half precision,
 empty, expanded and strided tensors, and across many batches.
 """
 
@@ -15,7 +15,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from bench.probes import count_host_reads
-from vizlib.capture import summary
+from vizlib.capture import reductions, summary
 from vizlib.capture.summary import Summaries
 
 nan, inf = math.nan, math.inf
@@ -69,11 +69,11 @@ def test_batched_statistics_are_torchs_own():
     elements here) are read as float32."""
     tensors = mixed()
     for t, st in zip(tensors, summarised(tensors), strict=True):
-        rel = 1e-9 if t.numel() <= summary._FLOAT64_UP_TO else 1e-5
+        rel = 1e-9 if t.numel() <= reductions.FLOAT64_UP_TO else 1e-5
         for name, want in reference(t).items():
             assert same(getattr(st, name), want, rel), (t.dtype, tuple(t.shape), name, getattr(st, name), want)
     for t, st in zip(tensors, summarised(tensors, gradient=True), strict=True):
-        rel = 1e-9 if t.numel() <= summary._FLOAT64_UP_TO else 1e-5
+        rel = 1e-9 if t.numel() <= reductions.FLOAT64_UP_TO else 1e-5
         assert st.numel == t.numel() and same(st.norm, reference(t)["norm"], rel), (t.dtype, t.shape)
         assert (st.mean, st.std, st.min, st.max) == (None, None, None, None)
 
@@ -90,7 +90,7 @@ SPECIAL = {
 
 @pytest.mark.parametrize("case", SPECIAL)
 def test_nan_and_infinities_read_as_the_per_piece_path_reads_them(monkeypatch, case):
-    """The batch gives what ``_row`` (one piece at a time, ``aminmax``) gives: NaN in the
+    """The batch gives what ``reductions.piece_row`` (one piece at a time, ``aminmax``) gives: NaN in the
     min and max of a tensor that holds one, an infinite norm beside infinities."""
     tensors = [torch.tensor(SPECIAL[case]), torch.tensor(SPECIAL[case]).half(), torch.randn(5)]
     batched = summarised(tensors) + summarised(tensors, gradient=True)

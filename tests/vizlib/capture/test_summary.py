@@ -14,7 +14,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 import vizlib as vz
-from vizlib.capture import summary
+from vizlib.capture import layout
 from vizlib.capture.record import _tensors
 from vizlib.capture.summary import Summaries, stats
 
@@ -118,7 +118,7 @@ def test_tensors_without_plain_memory_are_summarised_each_time():
 
 
 def test_dense_means_a_permutation_of_a_contiguous_tensor():
-    """``_dense`` reads the strides; it must agree with trying the permutation."""
+    """``layout.dense`` reads the strides; it must agree with trying the permutation."""
 
     def permuted_is_contiguous(x):
         return x.permute(sorted(range(x.dim()), key=x.stride, reverse=True)).is_contiguous()
@@ -130,9 +130,9 @@ def test_dense_means_a_permutation_of_a_contiguous_tensor():
         shape = [rng.choice([1, 1, 2, 3, 4]) for _ in range(dims)]
         strides = [rng.choice([0, 1, 2, 3, 4, 6, 8, 12, 24]) for _ in range(dims)]
         x = memory.as_strided(shape, strides)
-        assert summary._dense(x) == permuted_is_contiguous(x), (shape, strides)
+        assert layout.dense(x) == permuted_is_contiguous(x), (shape, strides)
     for perm in itertools.permutations(range(4)):
-        assert summary._dense(torch.zeros(2, 3, 4, 5).permute(perm))
+        assert layout.dense(torch.zeros(2, 3, 4, 5).permute(perm))
 
 
 def test_the_tensors_of_a_call_are_those_pytree_finds_in_its_order():
