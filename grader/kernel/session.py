@@ -22,7 +22,7 @@ check cell becomes its print line. The session is what the checks rely on:
 - ``watch()`` records what really ran (watch.py); predictions that must be made without
   running anything are answers that are not functions: ``Grading(globals(), record=(...))``
   records every cell that sets one of these names, and the check reads
-  ``ran_while_setting(...)``.
+  ``ran_while_setting(...)`` and ``prediction_problems(...)`` (predictions.py).
 
 A notebook's first setup cell run again (in JupyterLab; grading always starts a fresh
 kernel) makes a new session that takes over from the old one, keeping as the setup's only
@@ -45,7 +45,7 @@ from typing import Any
 
 import torch
 
-from grader.kernel import containment, threads
+from grader.kernel import containment, predictions, threads
 from grader.kernel.names import cell_names, dependencies, is_check, sets_names
 from grader.kernel.rules import (
     ADVICE,
@@ -211,6 +211,24 @@ class Grading:
                 found.update(watch - beyond if beyond is not None else watch.anything())
                 started.update(f"code starting {what}" for what in watch.escaped)
         return sorted(started) + sorted(found)
+
+    def code_ran_setting(self, *names: str) -> list[str]:
+        """Every torch function that ran at any depth, however it was reached, in the cells
+        that set ``names`` (names given to ``record=``), and a record switched off there."""
+        found: set[str] = set()
+        for name in names:
+            footprint = self._footprints.get(name)
+            if footprint is not None:
+                found.update(footprint.code_run())
+                found.update([footprint.tampered] if footprint.tampered else [])
+        return sorted(found)
+
+    def prediction_problems(self, **given: Any) -> list[str]:
+        """What makes the cells that set ``given``'s names (with the values the check took)
+        more than a written-down prediction: torch code run there (``code_ran_setting``),
+        code beyond building values (predictions.py). Empty when none."""
+        sources = filter(None, (self._sources.get(name) for name in given))
+        return sorted(set(self.code_ran_setting(*given)) | set(predictions.code_problems(sources, given)))
 
     # -- keeping ----------------------------------------------------------------------------
     def _keep_names(self, names: Iterable[str]) -> None:

@@ -215,6 +215,12 @@ class Watch:
         operation, that ran, by name: empty when none did."""
         return sorted({c for c in self.calls if not _private(c)} | set(self.ops))
 
+    def code_run(self) -> list[str]:
+        """``code`` less what runs when memory is freed (a finalizer, a weakref callback of
+        torch's): any cell may run that for objects an earlier cell made."""
+        freed = ("torch.utils.weak",)
+        return sorted(c for c in self.code if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
+
     def __sub__(self, other: Watch) -> list[str]:
         """What ran here beyond what ran in ``other`` (counting repeats), as in anything()."""
         public = Counter({c: n for c, n in self.calls.items() if not _private(c)})

@@ -2,11 +2,12 @@
 
 - exercises/ is exactly what `python -m grader release` writes today, byte for byte;
 - the instructor's solutions score full marks, untouched exercises score zero;
-- for every task, the other correct answer in answers/ passes and each typical wrong one
-  fails with the message meant for it. The first wrong answer of every task goes into one
-  submission ("wrong-0"), graded like a learner's; a task's further wrong answers test the
-  same checks against other mistakes and run in one kernel per chapter (one_kernel.py says
-  why that is sound), since a submission of its own costs a kernel start each;
+- for every task, the other correct answer in answers/ passes, each typical wrong one fails
+  with the message meant for it, and with nothing answered (the stub made a `pass`) the
+  check fails on its own assertion. The first wrong answer of every task goes into one
+  submission ("wrong-0"), graded like a learner's; the other answers test the same checks
+  and run in one kernel per chapter (one_kernel.py says why that is sound), since a
+  submission of its own costs a kernel start each;
 - tampering with the checks changes no grade ("wrong-0" is tampered and earns nothing;
   the first chapter also grades its right answers tampered, and they earn full marks);
 - an infinite loop and a killed kernel each cost only their own task;
@@ -25,18 +26,19 @@ import hashlib
 import json
 import os
 import uuid
+from collections.abc import Hashable
 from pathlib import Path
 
 import nbformat
 import psutil
 import pytest
 
-from grader.host.notebook import load_chapter
+from grader.host.notebook import Chapter, load_chapter
 from grader.host.release import release
 
 from .answers import ANSWERS
 from .helpers import Graded, grade, tamper, with_answers, write_submissions
-from .one_kernel import Verdict, run_wrong_answers
+from .one_kernel import Answer, Verdict, run_answers
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
@@ -74,25 +76,27 @@ def test_committed_exercises_equal_a_fresh_release(tmp_path):
     assert [p.read_bytes() for p in again] == [p.read_bytes() for p in written]
 
 
-def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.NotebookNode]:
-    chapter = load_chapter(SOLUTIONS / f"{name}.ipynb")
-    exercise = nbformat.read(exercises / f"{name}.ipynb", as_version=4)
-    tasks = ANSWERS[name]
-    right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
-    # The exercise with each stub line replaced by `pass`: nothing answered, nothing raised.
+def emptied_answers(chapter: Chapter, exercise: nbformat.NotebookNode) -> dict[str, str]:
+    """Each task's solution cell as the exercise has it, each stub line made a `pass`:
+    nothing answered, nothing raised."""
     stubs = {c.get("id"): c.source for c in exercise.cells}
-    emptied = {
+    return {
         t.number: stubs[chapter.nb.cells[t.solution].id].replace(
             f'raise NotImplementedError("Exercise {t.number}")', "pass"
         )
         for t in chapter.tasks
     }
+
+
+def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.NotebookNode]:
+    chapter = load_chapter(SOLUTIONS / f"{name}.ipynb")
+    exercise = nbformat.read(exercises / f"{name}.ipynb", as_version=4)
+    tasks = ANSWERS[name]
+    right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
     first_wrong = {number: task.wrong[0].code for number, task in tasks.items()}
     submissions = {
         "solutions": chapter.nb,
         "untouched": exercise,
-        "emptied": with_answers(exercise, chapter, emptied),
-        "alternative": with_answers(exercise, chapter, {n: task.alternative for n, task in tasks.items()}),
         # Every wrong answer's verdict is read from a tampered notebook: its checks edited,
         # deleted, untagged and renamed must not change what it earns.
         "wrong-0": tamper(with_answers(exercise, chapter, first_wrong), chapter),
@@ -135,15 +139,17 @@ def grade_chapter(name: str, root: Path) -> Graded:
 @pytest.fixture(scope="class")
 def further(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[dict[tuple[str, int], Verdict], dict[str, Verdict]]:
-    """The chapter's further wrong answers, each task's right one after them, in one kernel."""
+) -> tuple[dict[tuple[str, Hashable], Verdict], dict[str, Verdict]]:
+    """The chapter's further wrong answers, its alternative answers and nothing answered,
+    each task's right answer after them, in one kernel."""
     name = request.cls.name
-    wrong: dict[str, list] = {}
-    for chapter, number, k in FURTHER:
-        if chapter == name:
-            wrong.setdefault(number, []).append((k, ANSWERS[name][number].wrong[k]))
-    folder = tmp_path_factory.mktemp(f"{name}-further")
-    return run_wrong_answers(load_chapter(SOLUTIONS / f"{name}.ipynb"), wrong, folder)
+    chapter = load_chapter(SOLUTIONS / f"{name}.ipynb")
+    emptied = emptied_answers(chapter, nbformat.read(EXERCISES / f"{name}.ipynb", as_version=4))
+    answers: dict[str, list[Answer]] = {}
+    for number, task in ANSWERS[name].items():
+        answers[number] = [Answer(k, task.wrong[k].code) for c, n, k in FURTHER if (c, n) == (name, number)]
+        answers[number] += [Answer("alternative", task.alternative), Answer("emptied", emptied[number], alone=True)]
+    return run_answers(chapter, answers, tmp_path_factory.mktemp(f"{name}-further"))
 
 
 @pytest.fixture(scope="class")
@@ -181,20 +187,21 @@ class ChapterTests:
         for number, (passed, message) in graded.verdicts(f"{name}-untouched").items():
             assert not passed and "not answered yet" in message and f"Exercise {number}" in message
 
-    def test_checks_bite_when_nothing_was_answered(self, graded):
-        name = self.name
-        """With the stubs replaced by `pass`, no solution raises: every check must then fail
-        on one of its own assertions (e.g. "x is not defined: ..."), not on a NameError."""
-        tasks = graded.entries[f"{name}-emptied"]["tasks"]
-        assert [t["reason"] for t in tasks] == ["check_failed"] * len(tasks), tasks
-
-    def test_alternative_answers_pass(self, graded):
-        name = self.name
-        failed = {
-            number: message
-            for number, (passed, message) in graded.verdicts(f"{name}-alternative").items()
-            if not passed
+    def test_checks_bite_when_nothing_was_answered(self, further):
+        """With the stubs replaced by `pass` (and nothing else answered), no solution raises:
+        every check must then fail on one of its own assertions (e.g. "x is not defined:
+        ..."), not on a NameError."""
+        verdicts = {number: further[0][(number, "emptied")] for number in ANSWERS[self.name]}
+        bad = {
+            n: v.message
+            for n, v in verdicts.items()
+            if v.passed or v.solution_raised or not v.message.startswith("AssertionError: ")
         }
+        assert not bad, bad
+
+    def test_alternative_answers_pass(self, further):
+        verdicts = {number: further[0][(number, "alternative")] for number in ANSWERS[self.name]}
+        failed = {number: verdict.message for number, verdict in verdicts.items() if not verdict.passed}
         assert not failed, f"correct alternative answers failed: {failed}"
 
     def test_wrong_answer_fails_with_the_intended_message(self, graded, wrong_case):

@@ -24,7 +24,7 @@ from .helpers import copied, grade, tamper, with_answers, write_submissions
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAPTER = load_chapter(FIXTURES / "90_fixture.ipynb")
-CELL_TIMEOUT = 10  # seconds; the loops below cost this much each
+CELL_TIMEOUT = 10  # seconds; the loops below take this long each (one of them busy)
 
 RIGHT = {
     "9.1": "def square(x):\n    ### BEGIN SOLUTION\n    return x ** 2\n    ### END SOLUTION",
@@ -86,14 +86,20 @@ def graded(tmp_path_factory):
         "lost_in_check": answered(
             exercise,
             {
-                "9.1": "def square(x):\n    while True:\n        pass",
+                # idle: only "lost" burns a core (an idle loop times out the same way)
+                "9.1": "import time\ndef square(x):\n    while True:\n        time.sleep(0.1)",
                 "9.2": RIGHT["9.2"],
                 "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)",
             },
         ),
         "stubborn": answered(
             exercise,
-            {**RIGHT, "9.2": "while True:\n    try:\n        pass\n    except KeyboardInterrupt:\n        pass"},
+            {
+                **RIGHT,
+                # idle, as it runs GRACE seconds past the timeout before it is killed
+                "9.2": "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n"
+                "    except KeyboardInterrupt:\n        pass",
+            },
         ),
         "flagged": answered(
             exercise,

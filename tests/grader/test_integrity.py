@@ -456,6 +456,43 @@ def test_the_code_of_a_recorded_cell_is_kept_as_it_ran(shell):
     assert shell.user_ns["_grading"].source_setting("never_set") is None
 
 
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ('guess = {"a", "b"}', None),
+        ('guess = sorted({"b"}.union(["a"]))', None),
+        ("guess = %time 3", "get_ipython()"),
+        ("import math\nguess = 3", "import"),
+        ("def f():\n    return 3\nguess = f()", "a def"),
+        ("guess = tuple(torch.ones(2).shape)", "torch.ones"),
+        ("guess = earlier", "earlier (set in another cell)"),
+        ('guess = int("x")', "code that fails on its own (ValueError)"),
+    ],
+)
+def test_a_prediction_is_plain_values_its_cell_gives_on_its_own(shell, cell, problem):
+    """prediction_problems reads the code that set the answer, which work hidden from the
+    watch (exec'd, in an earlier cell) cannot change: a plain value passes, anything else
+    is named."""
+    shell.run_cell("earlier = 3")
+    shell.run_cell(cell)
+    guess = shell.user_ns.get("guess")
+    found = shell.user_ns["_grading"].prediction_problems(guess=guess)
+    assert found == [] if problem is None else any(problem in line for line in found), found
+
+
+def test_a_prediction_changed_after_its_cell_ran_is_named(shell):
+    shell.run_cell("guess = 3")
+    assert shell.user_ns["_grading"].prediction_problems(guess=4) == ["a value changed after the cell ran (guess)"]
+
+
+def test_torch_run_at_any_depth_in_a_prediction_cell_is_named(shell):
+    shell.run_cell("guess = len([torch.ones(2) for _ in range(2)])")
+    grading = shell.user_ns["_grading"]
+    ran = grading.code_ran_setting("guess")
+    assert any(line.startswith("torch.") for line in ran), ran
+    assert grading.code_ran_setting("never_set") == []
+
+
 def test_a_thread_started_in_a_recorded_cell_is_part_of_its_footprint(shell):
     """A prediction set by work done in another thread: the cell runs (the learner sees no
     error there), and the check reads that the cell started a thread."""

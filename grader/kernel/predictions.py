@@ -1,0 +1,85 @@
+"""Whether a prediction was written down or measured, read from the code that set it.
+
+Some tasks ask for a prediction made without running anything ("which of these ops return
+float32 under autocast?", "which tensors does the compiled backward save?"). The watch sees
+what ran in the cell that set the answer (``Grading.ran_while_setting``), but a value can
+be measured where it does not look: in code run by ``exec`` or a decorator, in a copy of the
+globals, in an earlier cell, by a thread an earlier cell left running. So the cell's own
+code is read as well. A prediction's cell may only build values: literals, names,
+operators, comprehensions, and the builtins that build a value (PLAIN_CALLS). It is then run
+again on its own, with only those builtins and no globals, and must give the values the
+check took: a name read from another cell, or a value changed after the cell ran, shows.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterable
+from typing import Any
+
+PLAIN_CALLS = frozenset({"set", "frozenset", "list", "tuple", "dict", "sorted", "len", "int", "print"})
+_LITERALS = (ast.Constant, ast.Set, ast.List, ast.Tuple, ast.Dict)
+_PLAIN_NODES = (
+    ast.Module, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr, ast.Pass, ast.Name,
+    ast.Call, ast.keyword, ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp,
+    ast.Starred, ast.SetComp, ast.ListComp, ast.GeneratorExp, ast.comprehension, ast.operator,
+    ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context, ast.JoinedStr, ast.FormattedValue,
+    *_LITERALS,
+)  # fmt: skip
+_KINDS: dict[type, str] = {
+    ast.FunctionDef: "a def",
+    ast.AsyncFunctionDef: "a def",
+    ast.ClassDef: "a class",
+    ast.Lambda: "a lambda",
+    ast.Import: "import",
+    ast.ImportFrom: "import",
+    ast.With: "a with block",
+}
+
+
+def plain_node(node: ast.AST) -> bool:
+    """Whether a node of a prediction's code only builds a value: a literal, a name, an
+    operator, a call of a value-building builtin, a public method of a literal
+    (``{"x"}.union(...)``)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return (isinstance(func, ast.Name) and func.id in PLAIN_CALLS) or isinstance(func, ast.Attribute)
+    if isinstance(node, ast.Attribute):
+        return isinstance(node.value, _LITERALS) and not node.attr.startswith("_")
+    return isinstance(node, _PLAIN_NODES)
+
+
+def code_problems(sources: Iterable[str], given: dict[str, Any]) -> list[str]:
+    """What makes the cells' code (``sources``: the code of the cells that set the names in
+    ``given``, with the values the check took) more than a written-down prediction: code
+    beyond building values (named by its kind or its first 40 characters), a name read from
+    another cell, a value that is not what the cell's own code gives. Empty when none."""
+    found: set[str] = set()
+    for source in set(sources):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            found.add("code that is not Python")
+            continue
+        # Statements and expressions only: a def's arguments are not code that runs.
+        odd = [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.expr)) and not plain_node(n)]
+        found |= {_KINDS.get(type(n)) or ast.unparse(n).split("\n")[0][:40] for n in odd}
+        if not odd:
+            found |= _rerun_problems(tree, given)
+    return sorted(found)
+
+
+def _rerun_problems(tree: ast.Module, given: dict[str, Any]) -> set[str]:
+    """The cell's code run again on its own, with only the value-building builtins (print
+    does nothing): what it cannot do alone, or the names whose values it does not give."""
+    allowed = {name: vars(builtins)[name] for name in PLAIN_CALLS - {"print"}}
+    alone: dict[str, Any] = {"__builtins__": {**allowed, "print": lambda *args, **kwargs: None}}
+    try:
+        exec(compile(tree, "<prediction>", "exec"), alone)  # noqa: S102 - literals and builtins only
+    except NameError as error:
+        return {f"{error.name} (set in another cell)"}
+    except Exception as error:  # noqa: BLE001 - whatever fails tells the learner the same
+        return {f"code that fails on its own ({type(error).__name__})"}
+    changed = [name for name in given if name in alone and alone[name] != given[name]]
+    return {f"a value changed after the cell ran ({name})" for name in changed}
