@@ -138,10 +138,12 @@ def run_ranks(
     return results
 
 
-def run_ranks_for_check(fn: Callable[..., Any], what: str, world_size: int = 2, timeout: float = 20.0) -> list[Any]:
+def run_ranks_for_check(fn: Callable[..., Any], what: str, world_size: int = 2, timeout: float = 10.0) -> list[Any]:
     """``run_ranks`` for an exercise's check cell: the ranks' output is not shown, and a
     failure or a deadlock of the learner's function ``what`` becomes an AssertionError that
-    says, in the learner's terms, what happened (the check then fails with it)."""
+    says, in the learner's terms, what happened (the check then fails with it). A check's
+    ranks run a few small tensors through an answer: well under a second on a busy machine,
+    so ``timeout`` is taken as a deadlock and costs a deadlocked answer no more than that."""
     try:
         return run_ranks(fn, world_size, timeout=timeout, show_output=False)
     except LaunchError as error:
