@@ -116,11 +116,11 @@ def test_a_hung_run_ends_at_the_timeout_naming_the_ranks_still_running(tmp_path,
     """,
     )
     with pytest.raises(LaunchError) as caught:
-        torchrun(path, timeout=25, echo=False, env={"LAUNCH_TEST_TOKEN": token})
+        torchrun(path, timeout=15, echo=False, env={"LAUNCH_TEST_TOKEN": token})
     error = caught.value
     assert (error.reason, error.ranks) == ("timeout", [0, 1])
     message = str(error)
-    assert message.startswith("torchrun job.py timed out after 25 s and was stopped; rank 0 and rank 1 still running.")
+    assert message.startswith("torchrun job.py timed out after 15 s and was stopped; rank 0 and rank 1 still running.")
     assert "last lines of rank 1:\n    [default1]:rank 1 waiting" in message
     # `token` checks, once the test is over, that no process of the run survives.
 

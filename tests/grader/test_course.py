@@ -43,7 +43,7 @@ from .one_kernel import Answer, Verdict, run_answers
 ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, EXERCISES = ROOT / "solutions", ROOT / "exercises"
 CHAPTERS = sorted(path.stem for path in SOLUTIONS.glob("*.ipynb"))
-CELL_TIMEOUT = 30  # seconds: the infinite loop below costs this much
+CELL_TIMEOUT = 20  # seconds: the infinite loop below costs this much; a deadlock check takes 10 s
 WRONG = [
     (name, number, k)
     for name in CHAPTERS
