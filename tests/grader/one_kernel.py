@@ -10,7 +10,7 @@ answer in turn followed by the task's check and hidden cells, as the grader woul
 An answer's verdict is read as the grader reads it: it passed when its solution cell and
 every check cell ran without error, and otherwise the first error is its message. So its
 cells after that first error are not run: they cannot change the verdict, only cost time (a
-hidden check that deadlocks on three ranks waits out 20 s). The check cells print nothing
+hidden check that deadlocks on three ranks waits out its time limit). The check cells print nothing
 but their "passed" line, so no error means the output the grader compares is right too.
 
 One kernel for many answers must not let one answer's leftovers decide another's verdict:
