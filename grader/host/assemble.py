@@ -5,7 +5,8 @@ submission, preceded by a cell that installs output_guard. Setup cells' outputs 
 compared (they are not the learner's work), check and hidden cells are compared with the
 instructor's stored outputs minus stderr (warnings never cost a point), and a check with
 no stored output counts only by raising or not. After a lost kernel, tasks already graded
-are "replayed": only their solution cells run, to rebuild the state later tasks use.
+are "replayed": only their solution cells run, to rebuild the state later tasks use. Each
+cell of a graded task names its task and kind in its metadata, for the plugin.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ def grading_notebook(
                 cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
                 if not cell.outputs:
                     _ignore_output(cell)  # nothing to compare: only errors count
+            # The plugin reads which task a cell grades: a hidden check of a task that has
+            # already failed is skipped (plugin/recorder.py).
+            cell.metadata["grader"] = {"task": task.number, "kind": kind}
             cells.append(cell)
             roles.append(CellRole(kind, task.number, index))
     nb = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(chapter.nb.metadata))

@@ -20,6 +20,12 @@ while later submissions are graded.
 The grader then resumes from the next task in a fresh kernel, and grades the notebooks
 an ended run did not reach in the next one.
 
+A task's verdict is its first failing cell, so once a task has failed (its solution or a
+check), its hidden checks are skipped: they cannot change the verdict, and an answer that
+fails its check often deadlocks or loops in a hidden check too, which would cost the class
+the time limit and the learner the check's message. No later cell may rely on what a
+hidden check defines (tests/grader/test_hidden_cells.py reads that from the chapters' code).
+
 nbval waits only 5 s for a cell's output messages once the kernel has replied, and
 treats a longer wait as a timeout; on a busy machine that happens to correct answers,
 so the plugin lets it wait OUTPUT_WAIT seconds.
@@ -120,8 +126,16 @@ class NbvalCell(Protocol):
     @property
     def parent(self) -> pytest.Collector | None: ...
 
+    cell: Any  # the notebook cell (an nbformat NotebookNode)
     cell_num: int  # the cell's index among the notebook's code cells
     output_timeout: float  # how long nbval waits for the cell's output once the kernel replied
+
+
+def _role(item: NbvalCell) -> tuple[str | None, str | None]:
+    """The task a cell grades and its kind ("solution", "check", "hidden"), as the grading
+    notebook's metadata says (assemble.py); (None, None) for the guard and setup cells."""
+    meta = item.cell.metadata.get("grader") or {}
+    return meta.get("task"), meta.get("kind")
 
 
 def _error_of(item: NbvalCell) -> CellError | None:
@@ -140,6 +154,7 @@ class Recorder:
         # The cell running now: notebook, cell number, start time, the kernel's process.
         self.running: tuple[str, int, float, subprocess.Popen[bytes] | None] | None = None
         self.lost: set[str] = set()  # notebooks whose kernel timed out
+        self.failed: set[tuple[str, str]] = set()  # (notebook, task) with a cell that failed
         threading.Thread(target=self.watch, daemon=True).start()
 
     def write(self, record: RecordLine) -> None:
@@ -151,6 +166,9 @@ class Recorder:
     def pytest_runtest_setup(self, item: NbvalCell) -> None:
         if str(item.path) in self.lost:
             pytest.skip("an earlier cell lost the kernel")
+        task, kind = _role(item)
+        if kind == "hidden" and (str(item.path), task) in self.failed:
+            pytest.skip(f"Exercise {task} has already failed: its hidden checks cannot change that")
         item.output_timeout = OUTPUT_WAIT
 
     @pytest.hookimpl(hookwrapper=True)
@@ -223,6 +241,9 @@ class Recorder:
             # The sandbox stopped the cell's code: the kernel is not trusted any further.
             record["fatal"], record["limit"] = "died", reached
         self.write(record)
+        task, _ = _role(item)
+        if task is not None and call.when == "call" and (report.failed or record["error"]):
+            self.failed.add((str(item.path), task))
         if "fatal" in record:
             self.lost.add(str(item.path))
         if reached and process is not None:

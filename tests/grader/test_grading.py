@@ -101,6 +101,14 @@ def graded(tmp_path_factory):
                 "    except KeyboardInterrupt:\n        pass",
             },
         ),
+        # Fails its check, and would loop for ever in the hidden check, which is skipped.
+        "hidden_hangs": answered(
+            exercise,
+            {
+                **RIGHT,
+                "9.1": "import time\ndef square(x):\n    while x == 0.5:\n        time.sleep(0.1)\n    return x + x",
+            },
+        ),
         "flagged": answered(
             exercise,
             {
@@ -156,6 +164,14 @@ def test_hidden_checks_catch_answers_fitted_to_the_visible_ones(graded):
     result = graded.verdicts("hidden_only")
     assert result["9.1"] == (False, "hidden check: square must work for any number, not only the examples")
     assert result["9.2"][0] and result["9.3"][0]
+
+
+def test_a_task_that_failed_skips_its_hidden_checks(graded):
+    """9.1's answer fails its check, then would loop for ever in the hidden check: that
+    cell is not run, so the learner reads the check's message (not a timeout), and the
+    other tasks are graded in the same kernel."""
+    assert graded.verdicts("hidden_hangs")["9.1"] == (False, HINTS["9.1"])
+    assert graded.reasons("hidden_hangs") == ["check_failed", "passed", "passed"]
 
 
 def test_warnings_stderr_and_debug_prints_cost_nothing(graded):
