@@ -99,8 +99,9 @@ class _UpToFirstError(NotebookClient):
 
     def __init__(self, nb: nbformat.NotebookNode, blocks: list[Block], **kwargs: Any) -> None:
         super().__init__(nb, **kwargs)
-        self.block_of = {index: block for block in blocks for index in (block.solution, *block.checks)}
-        self.decided: set[int] = set()  # the blocks (by id) that met their first error
+        # cell index -> its block's solution cell, which names the block
+        self.block_of = {index: block.solution for block in blocks for index in (block.solution, *block.checks)}
+        self.decided: set[int] = set()  # the blocks that met their first error
 
     async def async_execute_cell(
         self,
@@ -110,11 +111,11 @@ class _UpToFirstError(NotebookClient):
         store_history: bool = True,
     ) -> nbformat.NotebookNode:
         block = self.block_of.get(cell_index)
-        if block is not None and id(block) in self.decided:
+        if block in self.decided:
             return cell
         cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
         if block is not None and _error(cell) is not None:
-            self.decided.add(id(block))
+            self.decided.add(block)
         return cell
 
 
