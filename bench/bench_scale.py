@@ -172,10 +172,8 @@ def report(ops: list[dict], gpts: dict[str, dict], mem: dict | None, big: dict |
         )
     body += (
         "\n\nOn a GPU the same recording's cost is its host reads (each waits for the device) and its "
-        "launches; these runs had no GPU, so the host-read count above stands in for it. Re-measure with "
-        "the shared recipe `gpu_vizlib.py` when one is lent: its peak for the recording is taken while the "
-        "`.grad` of the plain step before it is still alive (a parameter-sized set of gradients), so "
-        "zero the gradients (`set_to_none=True`) before measuring the recording."
+        "launches; these runs had no GPU, so the host-read count above stands in for it. On a GPU, "
+        "`python -m bench.gpu_scale` measures them (results/gpu_scale.md)."
     )
     return body
 

@@ -40,7 +40,10 @@ def machine() -> str:
 
 def graphviz_version() -> str:
     """'graphviz 2.43.0' from `dot -V` (it prints to stderr)."""
-    out = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr
+    try:
+        out = subprocess.run(["dot", "-V"], capture_output=True, text=True).stderr
+    except FileNotFoundError:  # a GPU machine's image may have no Graphviz
+        return "no Graphviz `dot`"
     return "graphviz " + out.split("version")[-1].split()[0] if "version" in out else "graphviz ?"
 
 

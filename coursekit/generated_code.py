@@ -11,6 +11,7 @@ checks that the pinned PyTorch still writes the same Python around the C++ kerne
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import torch
@@ -32,13 +33,14 @@ def stored(part: str) -> str:
     return (HERE / f"attend_{part}.txt").read_text()
 
 
-def capture() -> dict[str, str]:
-    """Compile attend (x of 64x32, w of 32x16) with Inductor now: {part: the module's text}."""
+def capture(device: str = "cpu") -> dict[str, str]:
+    """Compile attend (x of 64x32, w of 32x16, on ``device``) with Inductor now: {part: the
+    module's text}. On a GPU the modules launch Triton kernels where a CPU's run C++."""
     from torch._inductor.utils import run_and_get_code
 
     torch._dynamo.reset()
-    x = torch.randn(64, 32, requires_grad=True)
-    w = torch.randn(32, 16, requires_grad=True)
+    x = torch.randn(64, 32, device=device, requires_grad=True)
+    w = torch.randn(32, 16, device=device, requires_grad=True)
     with torch._inductor.config.patch(fx_graph_cache=False):
         _, codes = run_and_get_code(lambda: torch.compile(attend)(x, w).backward())
     torch._dynamo.reset()
@@ -52,6 +54,10 @@ def python_part(code: str) -> str:
     return re.sub(r"r'''.*?'''", "r'''<C++>'''", code, flags=re.S)
 
 
-if __name__ == "__main__":  # python -m coursekit.generated_code: store the code again
-    for part, code in capture().items():
-        (HERE / f"attend_{part}.txt").write_text(code)
+if __name__ == "__main__":  # python -m coursekit.generated_code [DEVICE [FOLDER]]: store it again
+    device = sys.argv[1] if len(sys.argv) > 1 else "cpu"
+    folder = Path(sys.argv[2]) if len(sys.argv) > 2 else HERE
+    suffix = "" if device == "cpu" else f"_{torch.device(device).type}"
+    folder.mkdir(parents=True, exist_ok=True)
+    for part, code in capture(device).items():
+        (folder / f"attend_{part}{suffix}.txt").write_text(code)

@@ -1,7 +1,8 @@
 """The numbers a recording keeps of a piece of a tensor, computed on its device: of a
 value, [sum, min, max, sum of squares around the piece's mean]; of a gradient, [sum of
-squares]. ``piece_row`` reduces one piece, ``segment_rows`` a batch of small pieces at once.
-summary.py decides what is read and brings the rows to the host.
+squares]. ``piece_row`` reduces one piece, ``segment_rows`` a batch of small pieces at once,
+``moments`` one piece of a value in two kernels (an accelerator's way). summary.py decides
+what is read and brings the rows to the host.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def piece_row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
     mean = total / x.numel()
     d = x.sub_(mean) if x.data_ptr() != piece.data_ptr() else x - mean  # a copy is centred in place
     return torch.stack([total, lo, hi, squares(d)])
+
+
+def moments(piece: torch.Tensor) -> list[torch.Tensor]:
+    """A value's piece as [mean, min, max, variance around the mean] (0-d tensors on its
+    device), in two kernels and no temporary of the piece's size (but a cast).
+
+    On a GPU every kernel costs a launch on the host, a few microseconds whatever its size,
+    and the host is what a recording waits on: ``piece_row`` launches six (sum, aminmax,
+    the mean, the centring, its squares, the stack), and its centred copy is as big as the
+    piece. ``var_mean`` is one pass (Welford's, as exact as centring first) and ``aminmax``
+    the other. On a CPU ``var_mean`` is many times slower than a sum, so CPUs keep
+    ``piece_row``. ``Summaries`` turns the mean and variance into the row's sum and squares.
+    """
+    x = piece if piece.dtype in (torch.float32, torch.float64) else piece.to(torch.float32)
+    var, mean = torch.var_mean(x, correction=0)
+    lo, hi = torch.aminmax(x)
+    return [mean, lo, hi, var]
 
 
 def squares(x: torch.Tensor) -> torch.Tensor:

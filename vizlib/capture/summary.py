@@ -32,7 +32,7 @@ import torch
 
 from ..data import Stats, Value
 from .layout import dense, flat_copy, memory_key, pieces, unexpanded
-from .reductions import FLOAT64_UP_TO, piece_row, segment_rows
+from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
 
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
@@ -46,6 +46,9 @@ _DEVICE_PIECE = 1 << 22
 # elements the handful of calls a piece costs on its own is the cheaper; on an
 # accelerator every call waits its turn on the device, and batching always pays.
 _BATCHED = {"cpu": 1024}
+# Devices whose big pieces of values are reduced by ``moments`` (two kernels) rather than
+# ``piece_row`` (six, and a centred copy): all but the CPU, where var_mean is the slower.
+_BY_MOMENTS = {"cpu": False}
 # A batch is reduced once its copies hold this many elements (512 KiB of float64): its
 # temporaries stay a few MiB, whatever the recording's size.
 _BATCH_ELEMENTS = 1 << 16
@@ -160,6 +163,9 @@ class Summaries:
         self._devices: set[torch.device] = set()
         self._limits: dict[torch.device, int] = {}  # see _batched
         self._kept: list[_Batch] = []  # reduced batches whose copies are read at fetch
+        # (device, dtype) -> moments' 0-d results waiting, and the (Pending, row, elements) each
+        # four of them fill: stacked at fetch, so that a piece costs no kernel for its row
+        self._moments: dict[tuple, tuple[list[torch.Tensor], list[tuple[Pending, int, int]]]] = {}
 
     @property
     def devices(self) -> set[str]:
@@ -217,7 +223,10 @@ class Summaries:
         number of tensors summarised."""
         for key in list(self._batches):
             self._reduce(key)
+        from_moments = self._stack_moments()
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
+        for group, at, k in from_moments:
+            _sum_and_squares(host[group], at, k)
         for p in self._pending:
             if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
                 group, offset, length = p.rows[0]
@@ -225,7 +234,7 @@ class Summaries:
             else:
                 p.result = _finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
             p.done = True
-        self._groups, self._sizes, self._pending = {}, {}, []
+        self._groups, self._sizes, self._pending, self._moments = {}, {}, [], {}
         for batch in self._kept:  # its copies were read: a later value copies anew
             batch.key = None
         self._kept = []
@@ -330,9 +339,31 @@ class Summaries:
             k = piece.numel()
             if k <= batched:
                 self._batch(p, flat_copy(piece), k, gradient)
+            elif not gradient and _BY_MOMENTS.get(piece.device.type, True):
+                self._add_moments(p, moments(piece.reshape(-1)), k)
             else:
                 self._add_row(p, piece_row(piece, gradient), k)
         return p
+
+    def _add_moments(self, p: Pending, four: list[torch.Tensor], count: int) -> None:
+        """A row of ``p`` that ``moments`` computed: read at fetch (see ``_stack_moments``)."""
+        scalars, targets = self._moments.setdefault((four[0].device, four[0].dtype), ([], []))
+        scalars += four
+        targets.append((p, len(p.rows), count))
+        p.rows.append(_UNREDUCED)
+        p.counts.append(count)
+
+    def _stack_moments(self) -> list[tuple[tuple, int, int]]:
+        """Stack every waiting moment into the rows ``fetch`` reads, one stack per device and
+        dtype, each ``Pending`` told where its row is; return (group, offset, elements) of
+        each row, whose mean and variance the host multiplies into a sum and squares."""
+        rows = []
+        for group, (scalars, targets) in self._moments.items():
+            offset = self._append(torch.stack(scalars))
+            for j, (p, slot, count) in enumerate(targets):
+                p.rows[slot] = (group, offset + 4 * j, 4)
+                rows.append((group, offset + 4 * j, count))
+        return rows
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
         for row, count in rows:
@@ -419,6 +450,17 @@ class Summaries:
 _UNREDUCED: tuple[tuple, int, int] = ((), 0, 0)
 
 
+def _sum_and_squares(rows: list[float], at: int, count: int) -> None:
+    """``moments``' row at ``rows[at:at + 4]``, [mean, min, max, variance] of ``count``
+    elements, as ``piece_row``'s: [sum, min, max, squares around the mean]. Infinities
+    without NaN make ``var_mean``'s running mean NaN where the sum is infinite."""
+    mean, lo, hi = rows[at : at + 3]
+    if math.isnan(mean) and not (math.isnan(lo) or math.isnan(hi)):
+        mean = math.inf if lo > -math.inf else -math.inf if hi < math.inf else math.nan
+    rows[at] = mean * count
+    rows[at + 3] *= count
+
+
 def _finish(p: Pending, parts: list[list]) -> Stats | Value:
     """The host's side: one tensor's rows combined into its ``Stats`` (or its value)."""
     if p.kind == "value":
@@ -438,7 +480,7 @@ def _finish(p: Pending, parts: list[list]) -> Stats | Value:
     spread = sum(c + k * (m - mean) ** 2 for c, k, m in zip(centred, p.counts, means, strict=True))
     squares = sum(c + k * m * m for c, k, m in zip(centred, p.counts, means, strict=True))
     lo, hi = min(lows), max(highs)
-    if math.isnan(lo) or math.isnan(hi) or math.isnan(mean):
+    if math.isnan(lo) or math.isnan(hi):  # a NaN (min and max keep it); +inf with -inf sum to NaN
         squares = math.nan
     elif math.isinf(lo) or math.isinf(hi):
         squares = math.inf
@@ -461,7 +503,7 @@ def _one_piece(p: Pending, row: list) -> Stats:
     distinct = p.counts[0]
     mean = total / distinct
     squares = centred + distinct * mean * mean
-    if math.isnan(lo) or math.isnan(hi) or math.isnan(mean):
+    if math.isnan(lo) or math.isnan(hi):  # a NaN (min and max keep it); +inf with -inf sum to NaN
         squares = math.nan
     elif math.isinf(lo) or math.isinf(hi):
         squares = math.inf

@@ -99,11 +99,69 @@ def test_nan_and_infinities_read_as_the_per_piece_path_reads_them(monkeypatch, c
     for b, a in zip(batched, alone, strict=True):
         for name in ("numel", "mean", "std", "norm", "min", "max"):
             assert same(getattr(b, name), getattr(a, name)), (case, name, b, a)
+    want = reference(tensors[0])
+    for name in ("mean", "std", "norm", "min", "max"):  # +inf beside -inf: a NaN mean, an infinite norm
+        assert same(getattr(batched[0], name), want[name]), (case, name, batched[0], want)
     values = batched[0]
     if any(math.isnan(v) for v in SPECIAL[case]):
         assert math.isnan(values.min) and math.isnan(values.max) and not values.finite
     else:
         assert (values.min, values.max) == (min(SPECIAL[case]), max(SPECIAL[case])) and not values.finite
+
+
+@pytest.mark.parametrize("case", SPECIAL)
+def test_an_accelerators_two_kernel_reduction_reads_nan_and_infinities_as_the_cpu_does(monkeypatch, case):
+    """On a GPU a big piece of a value is reduced by ``reductions.moments`` (var_mean and
+    aminmax): NaN, infinities of one sign and of both give the statistics ``piece_row`` gives."""
+    big = torch.tensor(SPECIAL[case] * 2000)
+    tensors = [big, big.half(), big.double(), torch.randn(5000)]
+    by_piece = summarised(tensors)
+    monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    by_moments = summarised(tensors)
+    for t, m, p in zip(tensors, by_moments, by_piece, strict=True):
+        want = reference(t)
+        for name in ("numel", "mean", "std", "norm", "min", "max"):
+            assert same(getattr(m, name), getattr(p, name), rel=1e-5), (case, name, m, p)
+            assert same(getattr(m, name), want[name], rel=1e-5), (case, name, m, want)
+
+
+def test_an_accelerators_two_kernel_reduction_gives_torchs_statistics(monkeypatch):
+    """Every dtype, layout and size of ``mixed`` (and pieces of a tensor bigger than a piece),
+    through ``moments`` where a CPU would use ``piece_row``: torch's float64 numbers, to
+    float32's precision; data far from zero keeps its spread (var_mean centres as it goes)."""
+    monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    monkeypatch.setitem(summary._PIECE, "cpu", 3000)
+    g = torch.Generator().manual_seed(3)
+    tensors = mixed() + [1000 + 0.01 * torch.randn(20000, generator=g), torch.randn(90, 100, generator=g).t()]
+    tensors += [torch.randint(-9, 9, (7000,), generator=g, dtype=torch.int8), torch.randn(6000, generator=g).bfloat16()]
+    for t, st in zip(tensors, summarised(tensors), strict=True):
+        for name, want in reference(t).items():
+            assert same(getattr(st, name), want, 1e-5), (t.dtype, tuple(t.shape), name, getattr(st, name), want)
+
+
+def test_an_accelerators_reduction_launches_two_kernels_per_piece(monkeypatch):
+    """What a GPU's host pays per big value: var_mean and aminmax, and one stack for all of them."""
+    monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    tensors = [torch.randn(5000) for _ in range(50)]
+    m = Summaries()
+    with _Ops() as ops:
+        pending = [m.stats(t) for t in tensors]
+        m.fetch()
+    kernels = [name.split(".")[0] for name in ops.names if not name.startswith(("detach.", "view."))]
+    assert sorted(kernels) == ["aminmax"] * 50 + ["cat", "stack"] + ["var_mean"] * 50, sorted(set(kernels))
+    assert all(m.result(p).numel == 5000 for p in pending)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a GPU machine)")
+def test_on_a_gpu_every_path_gives_torchs_statistics():
+    """Small pieces batched, big values by ``moments``, gradients by ``dot``, on the GPU."""
+    tensors = [t.cuda() for t in mixed()] + [torch.tensor(SPECIAL[case] * 3000).cuda() for case in SPECIAL]
+    tensors.append(1000 + 0.01 * torch.randn(300000, device="cuda"))
+    for gradient in (False, True):
+        for t, st in zip(tensors, summarised(tensors, gradient), strict=True):
+            want = reference(t.cpu())
+            for name in ("numel", "norm") if gradient else want:
+                assert same(getattr(st, name), want[name], 1e-5), (t.dtype, tuple(t.shape), name, st, want)
 
 
 def test_many_batches_each_bounded(monkeypatch):
