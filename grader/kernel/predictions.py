@@ -9,6 +9,8 @@ code is read as well. A prediction's cell may only build values: literals, names
 operators, comprehensions, and the builtins that build a value (PLAIN_CALLS). It is then run
 again on its own, with only those builtins and no globals, and must give the values the
 check took: a name read from another cell, or a value changed after the cell ran, shows.
+A reading of a text the task hands out (``reading_problems``) may be any Python, and is run
+again the same way, with the text and the string tools it may use.
 """
 
 from __future__ import annotations
@@ -70,15 +72,59 @@ def code_problems(sources: Iterable[str], given: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def _rerun_problems(tree: ast.Module, given: dict[str, Any]) -> set[str]:
-    """The cell's code run again on its own, with only the value-building builtins (print
-    does nothing): what it cannot do alone, or the names whose values it does not give."""
-    allowed = {name: vars(builtins)[name] for name in PLAIN_CALLS - {"print"}}
-    alone: dict[str, Any] = {"__builtins__": {**allowed, "print": lambda *args, **kwargs: None}}
+def reading_problems(
+    sources: Iterable[str],
+    given: dict[str, Any],
+    known: dict[str, Any],
+    builtin_names: Iterable[str],
+    modules: Iterable[str],
+) -> list[str]:
+    """What makes the cells' code (``sources``, which set the names in ``given``) more than
+    a reading of the texts the task hands out (``known``: name -> value), with the builtins
+    ``builtin_names`` and imports of ``modules`` only (string tools, say): an attribute with
+    a double underscore (a way to reach what the cell may not), a name read from another
+    cell, an import of anything else, a value that is not what the cell's own code gives.
+    Any Python may do the reading; it is run again on its own to see what it reads."""
+    found: set[str] = set()
+    for source in set(sources):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            found.add("code that is not Python")
+            continue
+        hidden = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and "__" in n.attr]
+        found |= {ast.unparse(n)[:40] for n in hidden}
+        if not hidden:
+            found |= _rerun_problems(tree, given, builtin_names, known, frozenset(modules))
+    return sorted(found)
+
+
+def _rerun_problems(
+    tree: ast.Module,
+    given: dict[str, Any],
+    builtin_names: Iterable[str] = PLAIN_CALLS,
+    known: dict[str, Any] | None = None,
+    modules: frozenset[str] = frozenset(),
+) -> set[str]:
+    """The cell's code run again on its own, with only ``builtin_names`` (print does
+    nothing), the values in ``known`` and imports of ``modules``: what it cannot do alone,
+    or the names whose values it does not give."""
+    allowed: dict[str, Any] = {name: vars(builtins)[name] for name in builtin_names if name != "print"}
+    allowed["print"] = lambda *args, **kwargs: None
+
+    def importing(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name.split(".")[0] not in modules:
+            raise ImportError(f"import {name}")
+        return builtins.__import__(name, *args, **kwargs)
+
+    allowed["__import__"] = importing
+    alone: dict[str, Any] = {"__builtins__": allowed, **(known or {})}
     try:
-        exec(compile(tree, "<prediction>", "exec"), alone)  # noqa: S102 - literals and builtins only
+        exec(compile(tree, "<cell>", "exec"), alone)  # noqa: S102 - only what ``allowed`` and ``known`` hold
     except NameError as error:
         return {f"{error.name} (set in another cell)"}
+    except ImportError as error:  # only ``importing`` raises one here
+        return {str(error)}
     except Exception as error:  # noqa: BLE001 - whatever fails tells the learner the same
         return {f"code that fails on its own ({type(error).__name__})"}
     changed = [name for name in given if name in alone and alone[name] != given[name]]

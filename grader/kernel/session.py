@@ -230,6 +230,15 @@ class Grading:
         sources = filter(None, (self._sources.get(name) for name in given))
         return sorted(set(self.code_ran_setting(*given)) | set(predictions.code_problems(sources, given)))
 
+    def reading_problems(
+        self, known: dict[str, Any], builtin_names: Iterable[str], modules: Iterable[str], **given: Any
+    ) -> list[str]:
+        """What makes the cells that set ``given``'s names (with the values the check took)
+        more than a reading of the texts in ``known`` with ``builtin_names`` and imports of
+        ``modules`` only (predictions.reading_problems). Empty when none."""
+        sources = filter(None, (self._sources.get(name) for name in given))
+        return predictions.reading_problems(sources, given, known, builtin_names, modules)
+
     # -- keeping ----------------------------------------------------------------------------
     def _keep_names(self, names: Iterable[str]) -> None:
         for key in list(names):

@@ -586,3 +586,35 @@ def test_torch_cond_runs_under_a_watch_and_its_branches_are_recorded():
     with watching(globals()) as watch:
         gate(x, torch.tensor(True))
     assert any("bernoulli" in name or "dropout" in name for name in watch.ops), dict(watch.ops)
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ('import re\nguess = re.findall(r"\\w+", TEXT)', None),
+        ("guess = [w for w in TEXT.split() if w.startswith('m')]", None),
+        ("def words(text):\n    return text.split()\nguess = words(TEXT)", None),
+        ("guess = earlier", "earlier (set in another cell)"),
+        ("import torch\nguess = [str(torch.float32)]", "import torch"),
+        ("guess = TEXT.__class__.__mro__", "TEXT.__class__"),
+        ("guess = int(TEXT)", "code that fails on its own (ValueError)"),
+    ],
+)
+def test_a_reading_of_a_given_text_may_use_string_tools_and_only_them(shell, cell, problem):
+    """reading_problems: a cell that reads the text the task hands out (``TEXT``) may be any
+    Python over that text, the builtins and modules allowed; anything else is named."""
+    shell.run_cell("earlier = ['x']\nTEXT = 'make more mistakes'")
+    shell.run_cell(cell)
+    grading = shell.user_ns["_grading"]
+    found = grading.reading_problems(
+        {"TEXT": "make more mistakes"}, ["len", "int", "str"], ["re"], guess=shell.user_ns.get("guess")
+    )
+    assert found == [] if problem is None else any(problem in line for line in found), found
+
+
+def test_a_reading_changed_after_its_cell_ran_is_named(shell):
+    shell.run_cell("guess = TEXT.split()")
+    grading = shell.user_ns["_grading"]
+    assert grading.reading_problems({"TEXT": "a b"}, [], [], guess=["a"]) == [
+        "a value changed after the cell ran (guess)"
+    ]
