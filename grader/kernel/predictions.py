@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 PLAIN_CALLS = frozenset({"set", "frozenset", "list", "tuple", "dict", "sorted", "len", "int", "print"})
@@ -57,19 +57,7 @@ def code_problems(sources: Iterable[str], given: dict[str, Any]) -> list[str]:
     ``given``, with the values the check took) more than a written-down prediction: code
     beyond building values (named by its kind or its first 40 characters), a name read from
     another cell, a value that is not what the cell's own code gives. Empty when none."""
-    found: set[str] = set()
-    for source in set(sources):
-        try:
-            tree = ast.parse(source)
-        except SyntaxError:
-            found.add("code that is not Python")
-            continue
-        # Statements and expressions only: a def's arguments are not code that runs.
-        odd = [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.expr)) and not plain_node(n)]
-        found |= {_KINDS.get(type(n)) or ast.unparse(n).split("\n")[0][:40] for n in odd}
-        if not odd:
-            found |= _rerun_problems(tree, given)
-    return sorted(found)
+    return _read_cells(sources, _beyond_values, lambda tree: _rerun_problems(tree, given))
 
 
 def reading_problems(
@@ -85,6 +73,17 @@ def reading_problems(
     a double underscore (a way to reach what the cell may not), a name read from another
     cell, an import of anything else, a value that is not what the cell's own code gives.
     Any Python may do the reading; it is run again on its own to see what it reads."""
+    allowed = frozenset(modules)
+    return _read_cells(
+        sources, _dunder_attributes, lambda tree: _rerun_problems(tree, given, builtin_names, known, allowed)
+    )
+
+
+def _read_cells(
+    sources: Iterable[str], odd: Callable[[ast.Module], set[str]], rerun: Callable[[ast.Module], set[str]]
+) -> list[str]:
+    """Each cell's code parsed: what ``odd`` names in it, or, where it names nothing, what
+    ``rerun`` (the cell run again on its own) shows."""
     found: set[str] = set()
     for source in set(sources):
         try:
@@ -92,11 +91,20 @@ def reading_problems(
         except SyntaxError:
             found.add("code that is not Python")
             continue
-        hidden = [n for n in ast.walk(tree) if isinstance(n, ast.Attribute) and "__" in n.attr]
-        found |= {ast.unparse(n)[:40] for n in hidden}
-        if not hidden:
-            found |= _rerun_problems(tree, given, builtin_names, known, frozenset(modules))
+        found |= odd(tree) or rerun(tree)
     return sorted(found)
+
+
+def _beyond_values(tree: ast.Module) -> set[str]:
+    """The statements and expressions that do more than build a value, by kind or by their
+    first 40 characters (a def's arguments are not code that runs)."""
+    odd = [n for n in ast.walk(tree) if isinstance(n, (ast.stmt, ast.expr)) and not plain_node(n)]
+    return {_KINDS.get(type(n)) or ast.unparse(n).split("\n")[0][:40] for n in odd}
+
+
+def _dunder_attributes(tree: ast.Module) -> set[str]:
+    """Attributes with a double underscore, by their first 40 characters."""
+    return {ast.unparse(n)[:40] for n in ast.walk(tree) if isinstance(n, ast.Attribute) and "__" in n.attr}
 
 
 def _rerun_problems(
