@@ -485,6 +485,23 @@ class Standardize(nn.Module):
         return (x - self.mean) / self.std
 """,
             ),
+            Wrong(
+                "fit adds to and multiplies the buffers: right only on the first fit of a fresh module.",
+                hint="each fit replaces the statistics",
+                code=STANDARDIZE.replace("self.mean.copy_(x.mean(dim=0))", "self.mean.add_(x.mean(dim=0))").replace(
+                    "self.std.copy_(x.std(dim=0))", "self.std.mul_(x.std(dim=0))"
+                ),
+            ),
+            Wrong(
+                "std clamped to at least 1e-3: a feature with a tiny std is not standardised.",
+                hint="no floor or eps",
+                code=STANDARDIZE.replace("x.std(dim=0))", "x.std(dim=0).clamp_min(1e-3))"),
+            ),
+            Wrong(
+                "fit without no_grad: a batch that requires grad puts the buffers in its graph.",
+                hint="inside its autograd graph",
+                code=STANDARDIZE.replace("    @torch.no_grad()\n", ""),
+            ),
         ],
     ),
     "3.2": Task(
@@ -636,6 +653,16 @@ class MyDropout(nn.Module):
                 hint="read self.p in forward",
                 code=SCALE_FIXED_IN_INIT,
             ),
+            Wrong(
+                "A mask of at most 65537 draws tiled over the input: elements 65537 apart share their fate.",
+                hint="the mask repeats",
+                code=MY_DROPOUT.replace(
+                    "        keep = torch.rand_like(x) >= self.p\n",
+                    "        n = x.numel()\n"
+                    "        pool = torch.rand(min(n, 65537), device=x.device, dtype=x.dtype) >= self.p\n"
+                    "        keep = pool.repeat(-(-n // 65537) if n else 1)[:n].reshape(x.shape)\n",
+                ),
+            ),
         ],
     ),
     "3.4": Task(
@@ -691,6 +718,11 @@ def causal_attention(q, k, v):
             ),
             Wrong(
                 "A loop over the batch, stacked: fails for a batch of 0.", hint="any batch", code=LOOP_OVER_THE_BATCH
+            ),
+            Wrong(
+                "torch.finfo(dtype).min instead of -inf: with past scores at -inf, the future wins.",
+                hint="still larger than −∞",
+                code=CAUSAL_ATTENTION.replace('float("-inf")', "torch.finfo(scores.dtype).min"),
             ),
         ],
     ),
@@ -893,6 +925,34 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     state.clear()
     state.update(new_state)
 """,
+            ),
+            Wrong(
+                "m and v made float32 on the CPU (torch.zeros(param.shape)): imprecise for float64, fails on a GPU.",
+                hint="torch.zeros_like(param)",
+                code=ADAMW_STEP.replace(
+                    "m=torch.zeros_like(param), v=torch.zeros_like(param)",
+                    "m=torch.zeros(param.shape), v=torch.zeros(param.shape)",
+                ),
+            ),
+            Wrong(
+                "param updated by param.data = ...: new memory, other views of param keep the old values.",
+                hint="gave param new memory",
+                code=ADAMW_STEP.replace(
+                    "    param.mul_(1 - lr * weight_decay)\n", "    new = param * (1 - lr * weight_decay)\n"
+                ).replace("    param.sub_(", "    param.data = new - ("),
+            ),
+            Wrong(
+                "The step count kept in a global keyed by id(state): a copy of the state cannot carry on.",
+                hint="in the state dict itself",
+                code="_adam_steps = {}\n\n\n"
+                + ADAMW_STEP.replace(
+                    "state.update(t=0, m=torch.zeros_like(param), v=torch.zeros_like(param))",
+                    "state.update(m=torch.zeros_like(param), v=torch.zeros_like(param))\n"
+                    "        _adam_steps[id(state)] = 0",
+                ).replace(
+                    '    state["t"] += 1\n    t, m, v = state["t"], state["m"], state["v"]',
+                    '    _adam_steps[id(state)] += 1\n    t, m, v = _adam_steps[id(state)], state["m"], state["v"]',
+                ),
             ),
         ],
     ),

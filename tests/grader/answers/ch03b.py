@@ -350,6 +350,20 @@ def clip_grad_norm(parameters, max_norm):
                 code=CLIPPED_WITHOUT_EPS,
             ),
             Wrong("New .grad tensors instead of scaling in place.", hint="scale them in place", code=GRADS_REPLACED),
+            Wrong(
+                "Gradients rescaled by g.data = g * c: the same objects, new memory.",
+                hint="or their memory",
+                code=CLIP_GRAD_NORM.replace(
+                    "g.mul_(max_norm / (norm + 1e-6))", "g.data = g * (max_norm / (norm + 1e-6))"
+                ),
+            ),
+            Wrong(
+                "Gradients rescaled by g.set_(g * c): the same objects, new memory.",
+                hint="or their memory",
+                code=CLIP_GRAD_NORM.replace(
+                    "g.mul_(max_norm / (norm + 1e-6))", "g.set_(g * (max_norm / (norm + 1e-6)))"
+                ),
+            ),
         ],
     ),
     "3.7": Task(
@@ -422,6 +436,18 @@ def accumulate(model, micro_batches):
                 hint="never concatenate",
                 code=WHOLE_BATCH_BEHIND_MODEL_FORWARD,
             ),
+            Wrong(
+                "Every forward first, then one backward per loss: every micro-batch's activations held at once.",
+                hint="right after its own forward",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    losses = [model(idx, targets) * (int((targets != PAD).sum()) / total) for idx, targets in micro_batches]
+    for loss in losses:
+        loss.backward()
+""",
+            ),
         ],
     ),
     "3.8": Task(
@@ -480,6 +506,18 @@ def checkpointed_forward(blocks, x):
                 "preserve_rng_state=False: dropout draws other masks when a block runs again.",
                 hint="preserve_rng_state=True",
                 code=RNG_NOT_PRESERVED,
+            ),
+            Wrong(
+                "use_reentrant=True on a fresh leaf made from x: .backward() works, torch.autograd.grad does not.",
+                hint="works with .backward() only",
+                code="""\
+def checkpointed_forward(blocks, x):
+    if not x.requires_grad:
+        x = x.detach().requires_grad_()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=True)
+    return x
+""",
             ),
         ],
     ),
@@ -664,6 +702,17 @@ class LoRALinear(nn.Module):
                 "A and B made in float32 on the CPU: fails for a float64, bf16 or GPU model.",
                 hint="base's dtype and on its device",
                 code=LORA_LINEAR_FLOAT32 + ADD_LORA,
+            ),
+            Wrong(
+                "scale = alpha // r: right only when r divides alpha.",
+                hint="for every alpha and r",
+                code=LORA_LINEAR.replace("alpha / r", "alpha // r") + ADD_LORA,
+            ),
+            Wrong(
+                "torch.manual_seed(0) in LoRALinear: the same A in every layer, the run's seed reset.",
+                hint="got the same A",
+                code=LORA_LINEAR.replace("        self.A = ", "        torch.manual_seed(0)\n        self.A = ")
+                + ADD_LORA,
             ),
         ],
     ),
