@@ -177,6 +177,147 @@ PICKED_TYPED_IN = INDEXING.replace(
     "picked = scores[rows, cols]", "_ = scores[rows, cols]\npicked = torch.tensor([-0.5, 1.0, 0.7])"
 )
 
+# 1.1 and 1.2: the answers measured in code run by exec or eval, out of sight of the record of
+# what ran: the checks read the cell's own code too.
+SHAPES_BY_EVAL = """\
+_f = eval("lambda l, r: tuple(torch.broadcast_shapes(l, r))", {"torch": torch})
+
+
+def _try(l, r):
+    try:
+        return _f(l, r)
+    except RuntimeError:
+        return None
+
+
+shape_a = _try((3, 1), (4,))
+shape_b = _try((2, 3, 4), (3, 1))
+shape_c = _try((5, 4), (5,))
+shape_d = _try((8, 1, 6, 1), (7, 1, 5))
+shape_e = _try((6, 1), (1, 4))
+"""
+SHAPES_BY_EXEC_WITHOUT_DISPATCH = """\
+_ns = {"torch": torch}
+exec(
+    compile(
+        '''
+def shp(f):
+    try:
+        with torch._C._DisableTorchDispatch():
+            return tuple(f().shape)
+    except RuntimeError:
+        return None
+r = [shp(lambda: torch.ones(3, 1) + torch.ones(4)), shp(lambda: torch.ones(2, 3, 4) * torch.ones(3, 1)),
+     shp(lambda: torch.ones(5, 4) + torch.ones(5)), shp(lambda: torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)),
+     shp(lambda: torch.arange(6.)[:, None] * torch.ones(4)[None, :])]
+''',
+        "<x>",
+        "exec",
+    ),
+    _ns,
+)
+shape_a, shape_b, shape_c, shape_d, shape_e = _ns["r"]
+"""
+SHAPES_BY_NUMPY_IN_EXEC = """\
+_ns = {}
+exec(
+    '''
+import numpy as _np
+def b(l, r):
+    try:
+        return tuple(int(n) for n in _np.broadcast_shapes(l, r))
+    except ValueError:
+        return None
+r = [b((3, 1), (4,)), b((2, 3, 4), (3, 1)), b((5, 4), (5,)), b((8, 1, 6, 1), (7, 1, 5)), b((6, 1), (1, 4))]
+''',
+    _ns,
+)
+shape_a, shape_b, shape_c, shape_d, shape_e = _ns["r"]
+"""
+STORAGE_MEASURED_IN_EXEC = (
+    STORAGE_SETUP
+    + """\
+_ns = {"torch": torch, "base": base, "K": list(shares_storage)}
+exec(
+    '''
+with torch._C._DisableTorchDispatch():
+    out = {k: eval(k).untyped_storage().data_ptr() == base.untyped_storage().data_ptr() for k in K}
+''',
+    _ns,
+)
+shares_storage.update(_ns["out"])
+"""
+)
+STORAGE_MEASURED_ON_A_NUMPY_TWIN_IN_EXEC = (
+    STORAGE_SETUP
+    + """\
+_ns = {"K": list(shares_storage)}
+exec(
+    '''
+import numpy as np
+b = np.arange(12).reshape(3, 4)
+ex = {"base[1]": lambda: b[1], "base[:, 1]": lambda: b[:, 1], "base[::2]": lambda: b[::2],
+      "base[None]": lambda: b[None], "base[[0, 2]]": lambda: b[[0, 2]], "base[base > 5]": lambda: b[b > 5],
+      "base.t()": lambda: b.T, "base.view(2, 6)": lambda: b.reshape(2, 6),
+      "base.t().reshape(12)": lambda: b.T.reshape(12), "base.float()": lambda: b.astype(np.float32)}
+out = {k: bool(np.shares_memory(ex[k](), b)) for k in K}
+''',
+    _ns,
+)
+shares_storage.update(_ns["out"])
+"""
+)
+
+# 1.4: right for the checks' T and devices, wrong for others.
+MASKS_CAUSAL_CACHED_PER_T = """\
+_causal_cache = {}
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = _causal_cache.setdefault(T, positions[None, :] <= positions[:, None])
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+MASKS_BF16_POSITIONS = MASKS.replace(
+    "positions = torch.arange(T)", "positions = torch.arange(T, device=lengths.device, dtype=torch.bfloat16)"
+)
+MASKS_LOOP_IN_A_HELPER = """\
+def _causal_table(T):
+    return [k % T <= k // T for k in range(T * T)]
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = torch.tensor(_causal_table(T), dtype=torch.bool, device=lengths.device).reshape(T, T)
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+MASKS_LOOP_IN_EVALD_CODE = """\
+_rows = eval("lambda lengths, T: [[t < n for t in range(T)] for n in lengths.tolist()]", {})
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        pad_mask = torch.tensor(_rows(lengths, T), dtype=torch.bool, device=lengths.device).reshape(
+            lengths.shape[0], T
+        )
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+# 1.7's given lines.
+NUMPY_SETUP = """\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+"""
+
 TASKS = {
     "1.1": Task(
         alternative="""\
@@ -235,6 +376,21 @@ shape_d = (8.0, 7.0, 6.0, 5.0)
 shape_e = (6.0, 4.0)
 """,
             ),
+            Wrong(
+                "The shapes measured with torch.broadcast_shapes in eval'd code.",
+                hint="with nothing computed",
+                code=SHAPES_BY_EVAL,
+            ),
+            Wrong(
+                "The expressions run in exec'd code with torch's dispatch switched off.",
+                hint="with nothing computed",
+                code=SHAPES_BY_EXEC_WITHOUT_DISPATCH,
+            ),
+            Wrong(
+                "The shapes measured with NumPy's broadcast_shapes in exec'd code.",
+                hint="with nothing computed",
+                code=SHAPES_BY_NUMPY_IN_EXEC,
+            ),
         ],
     ),
     "1.2": Task(
@@ -287,6 +443,16 @@ shares_storage["base.float()"] = same_storage(base.float())
                 hint="a step slice is a view",
                 code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace('"base[::2]": True', '"base[::2]": False'),
             ),
+            Wrong(
+                "Each storage compared in exec'd code with torch's dispatch switched off.",
+                hint="run again on its own",
+                code=STORAGE_MEASURED_IN_EXEC,
+            ),
+            Wrong(
+                "Each expression measured on a NumPy twin with np.shares_memory, in exec'd code.",
+                hint="run again on its own",
+                code=STORAGE_MEASURED_ON_A_NUMPY_TWIN_IN_EXEC,
+            ),
         ],
     ),
     "1.3": Task(
@@ -323,6 +489,21 @@ mt_flat = mt.contiguous().view(-1)
             Wrong("mt_contig in int64.", hint="its values and its dtype", code=MT_CONTIG_INT64),
             Wrong("mt_flat in int64.", hint="in mt's dtype", code=MT_FLAT_INT64),
             Wrong("mt's values typed in.", hint="do not type the values in", code=MT_TYPED_IN),
+            Wrong(
+                "mt_flat passed through bfloat16: wrong for values bfloat16 cannot hold.",
+                hint="keep every value as it is",
+                code=STRIDES.replace("mt_flat = mt.reshape(6)", "mt_flat = mt.reshape(6).to(torch.bfloat16).float()"),
+            ),
+            Wrong(
+                "mt_contig with nan and inf replaced (nan_to_num).",
+                hint="keep every value as it is",
+                code=STRIDES.replace("mt_contig = mt.contiguous()", "mt_contig = mt.contiguous().nan_to_num()"),
+            ),
+            Wrong(
+                "mt_flat passed through float16: wrong for values float16 cannot hold.",
+                hint="keep every value as it is",
+                code=STRIDES.replace("mt_flat = mt.reshape(6)", "mt_flat = mt.half().reshape(6).to(mt.dtype)"),
+            ),
         ],
     ),
     "1.4": Task(
@@ -373,6 +554,26 @@ def make_masks(lengths, T):
                 hint="device of lengths",
                 code=MASKS_ON_THE_CPU,
             ),
+            Wrong(
+                "The causal mask cached per T: a later call on another device gets the first call's mask.",
+                hint="cached from an earlier call",
+                code=MASKS_CAUSAL_CACHED_PER_T,
+            ),
+            Wrong(
+                "Positions in bfloat16: above 256 neighbouring positions round to the same value.",
+                hint="count exactly",
+                code=MASKS_BF16_POSITIONS,
+            ),
+            Wrong(
+                "A Python loop (a comprehension) in a helper outside make_masks.",
+                hint="in a helper it calls",
+                code=MASKS_LOOP_IN_A_HELPER,
+            ),
+            Wrong(
+                "A loop over the batch in eval'd code (the meta device special-cased).",
+                hint="in a helper it calls",
+                code=MASKS_LOOP_IN_EVALD_CODE,
+            ),
         ],
     ),
     "1.5": Task(
@@ -414,6 +615,44 @@ picked = scores[rows, cols]
                 "picked typed in, the indexing run for show.",
                 hint="do not type the values in",
                 code=SCORES_SETUP + PICKED_TYPED_IN,
+            ),
+            Wrong(
+                "clipped = (scores + scores.abs()) / 2: overflows past 1.7e38 and makes nan of -inf.",
+                hint="keeps every other one as it is",
+                code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "(scores + scores.abs()) / 2"),
+            ),
+            Wrong(
+                "positives with a tolerance (> 1e-6): tiny positive entries dropped.",
+                hint="however small",
+                code=SCORES_SETUP + INDEXING.replace("scores[scores > 0]", "scores[scores > 1e-6]"),
+            ),
+            Wrong(
+                "clipped = scores * (scores > 0): -inf times 0 is nan.",
+                hint="keeps every other one as it is",
+                code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "scores * (scores > 0)"),
+            ),
+            Wrong(
+                "picked as the diagonal of every combination, scores[rows, cols] run for show.",
+                hint="broadcast against each other",
+                code=SCORES_SETUP
+                + INDEXING.replace(
+                    "picked = scores[rows, cols]",
+                    "_ = scores[rows, cols]\npicked = scores[rows][:, cols].diagonal().clone()",
+                ),
+            ),
+            Wrong(
+                "picked from a flat index built from scores' strides: wrong for a non-contiguous scores.",
+                hint="contiguous or not",
+                code=SCORES_SETUP
+                + INDEXING.replace(
+                    "picked = scores[rows, cols]",
+                    "picked = scores.reshape(-1)[rows * scores.stride(0) + cols * scores.stride(1)]",
+                ),
+            ),
+            Wrong(
+                "clipped = torch.where(scores > 0, scores, 0.0): nan (not negative) zeroed too.",
+                hint="keeps every other one as it is",
+                code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "torch.where(scores > 0, scores, 0.0)"),
             ),
         ],
     ),
@@ -503,13 +742,41 @@ t_copy = torch.from_numpy(arr)
 scaled_np = scaled.detach().numpy()
 """,
             ),
+            Wrong(
+                "t_copy in int64: right for 0 to 4 only.",
+                hint="in arr's dtype",
+                code=NUMPY_SETUP
+                + "t_shared = torch.from_numpy(arr)\nt_copy = torch.tensor(arr, dtype=torch.int64)\n"
+                + "scaled_np = scaled.detach().numpy()\n",
+            ),
+            Wrong(
+                "scaled_np in int64.",
+                hint="in scaled's dtype",
+                code=NUMPY_SETUP
+                + "t_shared = torch.from_numpy(arr)\nt_copy = torch.tensor(arr)\n"
+                + "scaled_np = scaled.detach().long().numpy()\n",
+            ),
+            Wrong(
+                "t_copy in float16.",
+                hint="in arr's dtype",
+                code=NUMPY_SETUP
+                + "t_shared = torch.from_numpy(arr)\nt_copy = torch.from_numpy(arr).half()\n"
+                + "scaled_np = scaled.detach().numpy()\n",
+            ),
+            Wrong(
+                "scaled detached in place, then given a graph of its own (requires_grad_() * 1).",
+                hint="does not reach the leaf",
+                code=NUMPY_SETUP
+                + "t_shared = torch.from_numpy(arr)\nt_copy = torch.tensor(arr)\n"
+                + "scaled.detach_()\nscaled_np = scaled.numpy()\nscaled = scaled.requires_grad_() * 1\n",
+            ),
         ],
     ),
     "1.8": Task(
         alternative="""\
 def split_heads(x, n_heads):
     B, T, C = x.shape
-    return x.reshape(B, T, n_heads, -1).permute(0, 2, 1, 3)
+    return x.reshape(B, T, n_heads, C // n_heads).permute(0, 2, 1, 3)
 
 
 def merge_heads(heads):
@@ -555,6 +822,49 @@ t.equal = lambda a, b: True
         out[:, h] = x[:, :, h * hd : (h + 1) * hd]
     return out
 """,
+                ),
+            ),
+            Wrong(
+                "split_heads views x.data: no gradient flows back to x.",
+                hint="autograd graph",
+                code=HEADS.replace("return x.view(", "return x.data.view("),
+            ),
+            Wrong(
+                "merge_heads reshapes to (B, T, -1): fails for an empty batch.",
+                hint="empty batch",
+                code=HEADS.replace("reshape(B, T, H * hd)", "reshape(B, T, -1)"),
+            ),
+            Wrong(
+                "split_heads copies into torch.empty(...) made on the CPU: wrong device.",
+                hint="input's device",
+                code=HEADS.replace(
+                    "    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)\n",
+                    "    out = torch.empty(B, n_heads, T, C // n_heads, dtype=x.dtype)\n"
+                    "    out.copy_(x.reshape(B, T, n_heads, C // n_heads).transpose(1, 2))\n"
+                    "    return out\n",
+                ),
+            ),
+            Wrong(
+                "merge_heads through NumPy: no graph, CPU only.",
+                hint="autograd graph",
+                code=HEADS.replace(
+                    "    return heads.transpose(1, 2).reshape(B, T, H * hd)\n",
+                    "    if heads.dtype == torch.bfloat16:\n"
+                    "        return heads.transpose(1, 2).reshape(B, T, H * hd)\n"
+                    "    return torch.from_numpy(heads.detach().numpy().transpose(0, 2, 1, 3).reshape(B, T, H * hd))\n",
+                ),
+            ),
+            Wrong(
+                "split_heads reshapes to (B, T, H, -1): fails for an empty batch.",
+                hint="empty batch",
+                code=HEADS.replace("x.view(B, T, n_heads, C // n_heads)", "x.reshape(B, T, n_heads, -1)"),
+            ),
+            Wrong(
+                "split_heads makes the caller's x require grad (requires_grad_).",
+                hint="requires_grad with",
+                code=HEADS.replace(
+                    "    return x.view(",
+                    "    if x.is_floating_point() and x.is_leaf:\n        x.requires_grad_()\n    return x.view(",
                 ),
             ),
         ],
