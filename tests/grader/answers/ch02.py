@@ -95,8 +95,9 @@ h = torch.tanh(x)
 loss = (h ** 2).sum()
 """
 
-# 2.5's right cell (the given f and x0, then a vjp by one backward pass seeded with v): the
-# alternative builds J from this vjp instead, and each wrong answer breaks the vjp.
+# 2.5's right cell (the given f and x0, then a vjp by one backward pass seeded with v, read from
+# x.grad, which retain_grad keeps for a non-leaf x too): the alternative builds J from this vjp
+# instead, and each wrong answer breaks the vjp.
 VJP = """\
 def f(x):
     return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
@@ -107,6 +108,7 @@ x0 = torch.tensor([1.0, -0.5, 2.0])
 
 def vjp(f, x, v):
     x.grad = None
+    x.retain_grad()  # x may be a non-leaf: have backward keep its .grad too
     (v * f(x)).sum().backward()
     return x.grad
 
@@ -114,7 +116,8 @@ def vjp(f, x, v):
 J = torch.autograd.functional.jacobian(f, x0)
 """
 JACOBIAN_FIRST = VJP.replace(
-    "    x.grad = None\n    (v * f(x)).sum().backward()\n    return x.grad\n",
+    "    x.grad = None\n    x.retain_grad()  # x may be a non-leaf: have backward keep its .grad too\n"
+    "    (v * f(x)).sum().backward()\n    return x.grad\n",
     "    return v @ torch.autograd.functional.jacobian(f, x)\n",
 )
 GRAD_NOT_CLEARED = VJP.replace("    x.grad = None\n", "")
@@ -180,9 +183,9 @@ DETACHED_AFTER_RECORDING = NO_GRAD_AND_DETACH.replace(
     "    with torch.no_grad():\n        return model(xs)\n", "    return model(xs).detach()\n"
 )
 
-# 2.10: after the def line, the graph put in topological order depth-first, then walked from
-# the loss down to the point where a node's gradient is used. The alternative and BACKPROP
-# both start so.
+# 2.10: after the def line, the graph put in topological order by a recursive depth-first
+# search (RecursionError on a deep graph), then walked from the loss down to the point where a
+# node's gradient is used. BACKPROP starts so.
 BACKPROP_DEF = "def backprop(loss, leaves):\n"
 BACKPROP_WALK = """\
     order, seen = [], set()
@@ -205,7 +208,8 @@ BACKPROP_WALK = """\
                 continue
 """
 
-# 2.10's right engine as its last two wrong answers write it: each of them changes one line.
+# 2.10's engine as its wrong answers write it, each changing one line: right for the
+# diamonds, but it sums gradients down to the leaves' shapes only, and it recurses.
 BACKPROP = (
     BACKPROP_DEF
     + BACKPROP_WALK
@@ -228,6 +232,18 @@ KEPT_IN_BROADCAST_SHAPE = BACKPROP.replace(
 _WALK_HEAD, _WALK_BODY = BACKPROP.split("    with torch.no_grad():\n")
 RECORDING_LEFT_ON = _WALK_HEAD + "".join(
     line[4:] if line.startswith("        ") else line for line in _WALK_BODY.splitlines(keepends=True)
+)
+# Every gradient summed down to the shape of the input it goes to: right, but still recursive.
+RECURSIVE_WALK = (
+    BACKPROP.replace(
+        "found[id(node.variable)] = grad.sum_to_size(node.variable.shape)", "found[id(node.variable)] = grad"
+    )
+    .replace(
+        "                if nxt is not None and g is not None:\n",
+        "                if nxt is not None and g is not None:\n"
+        "                    g = g.sum_to_size(nxt._input_metadata[nr].shape)\n",
+    )
+    .replace("for (nxt, _), g in zip(", "for (nxt, nr), g in zip(")
 )
 GRADIENTS_OVERWRITTEN = BACKPROP.replace("grads[nxt] = g if nxt not in grads else grads[nxt] + g", "grads[nxt] = g")
 
@@ -332,6 +348,62 @@ thread.join()
 dL_dw, dL_dx, dL_db = found
 """,
                 ),
+            ),
+            Wrong(
+                "Differentiated by sympy, a computer-algebra system, not by hand.",
+                hint="not worked out by hand",
+                code="""\
+import sympy as sp
+
+w, x, b, a, c = sp.symbols("w x b a c")
+L = (w * x + b) ** 2
+dL_dw, dL_dx, dL_db = (int(sp.diff(L, v).subs({w: 3, x: 2, b: -1})) for v in (w, x, b))
+z = ((a + b) * c) * a
+dz_da, dz_db, dz_dc = (int(sp.diff(z, v).subs({a: 2, b: -3, c: 4})) for v in (a, b, c))
+""",
+            ),
+            Wrong(
+                "Measured by central finite differences in plain Python.",
+                hint="not worked out by hand",
+                code="""\
+def fd(fn, args, i, eps=1e-4):
+    up, down = list(args), list(args)
+    up[i] += eps
+    down[i] -= eps
+    return round((fn(*up) - fn(*down)) / (2 * eps), 6)
+
+
+dL_dw, dL_dx, dL_db = (fd(lambda w, x, b: (w * x + b) ** 2, (3.0, 2.0, -1.0), i) for i in range(3))
+dz_da, dz_db, dz_dc = (fd(lambda a, b, c: ((a + b) * c) * a, (2.0, -3.0, 4.0), i) for i in range(3))
+""",
+            ),
+            Wrong(
+                "Forward-mode dual numbers in plain Python.",
+                hint="not worked out by hand",
+                code="""\
+class Dual:
+    def __init__(self, v, d=0.0):
+        self.v, self.d = v, d
+
+    def __add__(self, o):
+        o = o if isinstance(o, Dual) else Dual(o)
+        return Dual(self.v + o.v, self.d + o.d)
+
+    def __mul__(self, o):
+        o = o if isinstance(o, Dual) else Dual(o)
+        return Dual(self.v * o.v, self.d * o.v + self.v * o.d)
+
+    def __pow__(self, n):
+        return Dual(self.v**n, n * self.v ** (n - 1) * self.d)
+
+
+def diff(fn, vs, i):
+    return fn(*[Dual(v, 1.0 if k == i else 0.0) for k, v in enumerate(vs)]).d
+
+
+dL_dw, dL_dx, dL_db = (diff(lambda w, x, b: (w * x + b) ** 2, (3.0, 2.0, -1.0), i) for i in range(3))
+dz_da, dz_db, dz_dc = (diff(lambda a, b, c: ((a + b) * c) * a, (2.0, -3.0, 4.0), i) for i in range(3))
+""",
             ),
         ],
     ),
@@ -441,6 +513,31 @@ def manual_grads(X, y, W1, b1, W2):
                 "Forward-mode autograd, one dual number per element.", hint="used autograd", code=FORWARD_MODE_AUTOGRAD
             ),
             Wrong("torch.func.jacfwd.", hint="used autograd", code=JACFWD),
+            Wrong(
+                "Computed in float32: float64 parameters get float32 gradients.",
+                hint="each gradient has its parameter's dtype",
+                code=MANUAL_GRADS.replace(
+                    "    h = X @ W1 + b1\n",
+                    "    X, y, W1, b1, W2 = (t.float() for t in (X, y, W1, b1, W2))\n    h = X @ W1 + b1\n",
+                ),
+            ),
+            # The values come back, but y's version counter shows the change: a backward through y fails.
+            Wrong(
+                "y negated in place and back: the values put back, the version counter bumped.",
+                hint="version counter",
+                code=MANUAL_GRADS.replace(
+                    "    dout = 2 * (out - y) / out.numel()\n",
+                    "    y.neg_()\n    dout = 2 * (out + y) / out.numel()\n    y.neg_()\n",
+                ),
+            ),
+            Wrong(
+                "autograd's own derivative kernels called by name: torch.ops.aten.*_backward.",
+                hint="derivative kernels",
+                code=MANUAL_GRADS.replace(
+                    "    dout = 2 * (out - y) / out.numel()\n",
+                    "    dout = torch.ops.aten.mse_loss_backward(torch.ones((), dtype=out.dtype), out, y, 1)\n",
+                ).replace("(dout @ W2.T) * (h > 0)", "torch.ops.aten.threshold_backward(dout @ W2.T, h, 0)"),
+            ),
         ],
     ),
     "2.3": Task(
@@ -454,7 +551,7 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         total = 0.0
         for start in range(0, len(xs), micro_batch):
             xb, yb = xs[start:start + micro_batch], ys[start:start + micro_batch]
-            part = torch.nn.functional.mse_loss(model(xb), yb, reduction="sum") / len(xs)
+            part = torch.nn.functional.mse_loss(model(xb), yb, reduction="sum") / ys.numel()
             part.backward()
             total += part.item()
         opt.step()
@@ -510,6 +607,51 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         for xb, yb in zip(xs[:whole].split(micro_batch), ys[:whole].split(micro_batch)):
 """,
                 ).replace("* len(xb) / len(xs)", "* len(xb) / whole"),
+            ),
+            Wrong(
+                "Micro-batches of 2 whatever micro_batch is.",
+                hint="Split by the micro_batch argument",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "xs.split(micro_batch), ys.split(micro_batch)", "xs.split(2), ys.split(2)"
+                ),
+            ),
+            Wrong(
+                "Always 4 micro-batches (chunk(4)), whatever micro_batch is.",
+                hint="Split by the micro_batch argument",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "xs.split(micro_batch), ys.split(micro_batch)", "xs.chunk(4), ys.chunk(4)"
+                ),
+            ),
+            # Right for one output: the sum over a micro-batch's elements / len(xs) is the mean only then.
+            Wrong(
+                "Squared errors summed and divided by len(xs): twice the mean for 2 outputs.",
+                hint="model with 2 outputs",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)", "((model(xb) - yb) ** 2).sum() / len(xs)"
+                ),
+            ),
+            Wrong(
+                "The whole batch through model.forward (no hooks), backward in slices of micro_batch.",
+                hint="examples at once",
+                code=TRAIN_STEP_START
+                + """\
+        sq = (model.forward(xs) - ys) ** 2
+        step_loss = 0.0
+        for part in sq.split(micro_batch):
+            loss = part.mean() * len(part) / len(xs)
+            loss.backward(retain_graph=True)
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+            ),
+            Wrong(
+                "model.eval() first: the model is left in eval mode.",
+                hint="left the model in eval mode",
+                code=MICRO_BATCH_TRAIN.replace(
+                    "    opt = torch.optim.SGD(", "    model.eval()\n    opt = torch.optim.SGD("
+                ),
             ),
         ],
     ),
@@ -597,6 +739,23 @@ J = torch.stack(rows)
                 hint="x's shape",
                 code=VJP.replace("    return x.grad\n", "    return x.grad.flatten()\n"),
             ),
+            Wrong(
+                "x.grad zeroed in place and returned: the next call overwrites the first result.",
+                hint="first result changed",
+                code=VJP.replace("    x.grad = None\n", "    if x.grad is not None:\n        x.grad.zero_()\n"),
+            ),
+            Wrong(
+                "The old x.grad subtracted after backward: lost in rounding when it holds 1e8.",
+                hint="already holds 1e8s",
+                code=VJP.replace(
+                    "    x.grad = None\n", "    before = 0 if x.grad is None else x.grad.clone()\n"
+                ).replace("    return x.grad\n", "    return x.grad - before\n"),
+            ),
+            Wrong(
+                "The result read from x.grad after backward: None for an x that is not a leaf.",
+                hint="not a leaf",
+                code=VJP.replace("    x.retain_grad()  # x may be a non-leaf: have backward keep its .grad too\n", ""),
+            ),
         ],
     ),
     "2.6": Task(
@@ -681,6 +840,60 @@ class Cube(torch.autograd.Function):
         return grad_output * 3 * y ** (2 / 3)
 """,
             ),
+            Wrong(
+                "backward not written by hand: autograd differentiates x ** 3 inside it.",
+                hint="runs autograd itself",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        with torch.enable_grad():
+            xx = x.detach().requires_grad_()
+            (g,) = torch.autograd.grad(xx**3, xx, grad_output)
+        return g
+""",
+            ),
+            Wrong(
+                "The output saved as a decoy, x kept on ctx: a change of x in place goes unnoticed.",
+                hint="silently used the changed x",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x**3
+        ctx.save_for_backward(y)
+        ctx.x = x
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * ctx.x**2
+""",
+            ),
+            Wrong(
+                "x recovered from the saved output by a signed cube root: lost where x ** 3 overflows.",
+                hint="overflows or underflows",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x**3
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (y,) = ctx.saved_tensors
+        x = y.sign() * y.abs() ** (1 / 3)
+        return grad_output * 3 * x**2
+""",
+            ),
         ],
     ),
     "2.7": Task(
@@ -714,6 +927,29 @@ def fixed_loss(x):
                 "mul_ done on y.data: backward no longer complains, but sigmoid's saved output is doubled.",
                 hint="wrong gradient",
                 code=FIXED_LOSS.replace("    y = y * 2\n", "    y.data.mul_(2)\n"),
+            ),
+            Wrong(
+                "sigmoid written as exp(x) / (1 + exp(x)): nan for x = 100.",
+                hint="inf / inf = nan",
+                code=FIXED_LOSS.replace("    y = torch.sigmoid(x)\n", "    e = torch.exp(x)\n    y = e / (1 + e)\n"),
+            ),
+            Wrong(
+                "Computed in float32 whatever x's dtype.",
+                hint="x's dtype",
+                code=FIXED_LOSS.replace("torch.sigmoid(x)", "torch.sigmoid(x.float())").replace(
+                    "(y * x).sum()", "(y * x.float()).sum()"
+                ),
+            ),
+            Wrong(
+                "mul_ kept, its error hidden by a reentrant checkpoint that recomputes sigmoid.",
+                hint="checkpoint recomputes",
+                code=FIXED_LOSS.replace(
+                    "    y = torch.sigmoid(x)\n    y = y * 2\n",
+                    """\
+    y = torch.utils.checkpoint.checkpoint(torch.sigmoid, x, use_reentrant=True)
+    y.mul_(2)
+""",
+                ),
             ),
         ],
     ),
@@ -757,6 +993,45 @@ def derivatives(f, x):
     (d2,) = torch.autograd.grad(d1, x)
     return d1, d2
 """,
+            ),
+            Wrong(
+                "backward twice, x.grad set back to None: the caller's x.grad is wiped.",
+                hint="changed x.grad",
+                code="""\
+def derivatives(f, x):
+    f(x).backward(create_graph=True)
+    d1 = x.grad
+    x.grad = None
+    d1.backward()
+    d2 = x.grad
+    x.grad = None
+    return d1, d2.detach()
+""",
+            ),
+            Wrong(
+                "d2 by a finite difference of autograd's first derivative, not from d1.",
+                hint="only an approximation",
+                code="""\
+def derivatives(f, x):
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    eps = 1e-3
+    ts = [(x.detach().double() + s).requires_grad_() for s in (eps, -eps)]
+    g = [torch.autograd.grad(f(t), t)[0] for t in ts]
+    return d1, ((g[0] - g[1]) / (2 * eps)).to(x.dtype)
+""",
+            ),
+            Wrong(
+                "d2 from torch.func.grad(torch.func.grad(f)), not from d1.",
+                hint="no torch.func",
+                code=SECOND_DERIVATIVE.replace(
+                    "    (d2,) = torch.autograd.grad(d1, x)\n",
+                    "    d2 = torch.func.grad(torch.func.grad(f))(x.detach())\n",
+                ),
+            ),
+            Wrong(
+                "f evaluated at a float32 copy of x: float64 precision lost.",
+                hint="no .float() copy",
+                code=SECOND_DERIVATIVE.replace("torch.autograd.grad(f(x), x,", "torch.autograd.grad(f(x.float()), x,"),
             ),
         ],
     ),
@@ -802,23 +1077,99 @@ def stop_grad_loss(w):
                     "    model.eval()\n    with torch.no_grad():\n        return model(xs)\n",
                 ),
             ),
+            # An eval-mode model (as the caller had it) comes back in training mode.
+            Wrong(
+                "predict switches to eval mode, then model.train(): not the mode the caller had.",
+                hint="changed the modules' train/eval modes",
+                code=NO_GRAD_AND_DETACH.replace(
+                    "    with torch.no_grad():\n        return model(xs)\n",
+                    """\
+    model.eval()
+    with torch.no_grad():
+        out = model(xs)
+    model.train()
+    return out
+""",
+                ),
+            ),
+            Wrong(
+                "predict puts back the top module's mode only: a submodule in eval mode ends in training mode.",
+                hint="changed the modules' train/eval modes",
+                code=NO_GRAD_AND_DETACH.replace(
+                    "    with torch.no_grad():\n        return model(xs)\n",
+                    """\
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        out = model(xs)
+    model.train(was)
+    return out
+""",
+                ),
+            ),
+            Wrong(
+                "predict freezes the parameters and leaves them frozen.",
+                hint="changed the parameters' requires_grad",
+                code=NO_GRAD_AND_DETACH.replace(
+                    "    with torch.no_grad():\n", "    model.requires_grad_(False)\n    with torch.no_grad():\n"
+                ),
+            ),
+            Wrong(
+                "stop_grad_loss switches w.requires_grad off and on: only a leaf's can be switched.",
+                hint="not a leaf",
+                code=NO_GRAD_AND_DETACH.replace(
+                    "    target = (w * w).detach()\n",
+                    "    w.requires_grad_(False)\n    target = w * w\n    w.requires_grad_(True)\n",
+                ),
+            ),
+            Wrong(
+                "predict caches its outputs by (id(model), id(xs)): stale once the model changes.",
+                hint="outputs of the old weights",
+                code="_cache = {}\n\n\n"
+                + NO_GRAD_AND_DETACH.replace(
+                    "    with torch.no_grad():\n        return model(xs)\n",
+                    """\
+    key = (id(model), id(xs))
+    if key not in _cache:
+        with torch.no_grad():
+            _cache[key] = model(xs)
+    return _cache[key]
+""",
+                ),
+            ),
         ],
     ),
     "2.10": Task(
         alternative=BACKPROP_DEF
         + """\
-    # Topological order by depth-first search: every node after all of its consumers.
-"""
-        + BACKPROP_WALK
-        + """\
+    # Topological order by depth-first search, with a stack: every node after all of its consumers.
+    order, seen, stack = [], set(), [(loss.grad_fn, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        stack += [(nxt, False) for nxt, _ in node.next_functions]
+    grads = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+    with torch.no_grad():
+        for node in reversed(order):
+            grad = grads.get(node)
+            if grad is None:
+                continue
             if type(node).__name__ == "AccumulateGrad":
-                found[id(node.variable)] = grad.sum_to_size(node.variable.shape)
+                found[id(node.variable)] = grad
                 continue
             outs = node(grad)
             if isinstance(outs, torch.Tensor):
                 outs = (outs,)
-            for (nxt, _), g in zip(node.next_functions, outs):
+            for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is not None and g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
                     grads[nxt] = g if nxt not in grads else grads[nxt] + g
     return [found.get(id(leaf)) for leaf in leaves]
 """,
@@ -889,6 +1240,30 @@ def backprop(loss, leaves):
     return found
 """,
                 ),
+            ),
+            # Right while only leaves are broadcast: a broadcast m.sum() reaches SumBackward0 in the wrong shape.
+            Wrong(
+                "Gradients summed down to the leaves' shapes only, not at every edge.",
+                hint="not only at the leaves",
+                code=BACKPROP,
+            ),
+            Wrong(
+                "Leaves' gradients summed over dimension 0: right for a bias of shape (5,) only.",
+                hint="Summing over dimension 0",
+                code=RECURSIVE_WALK.replace(
+                    "                found[id(node.variable)] = grad\n",
+                    "                found[id(node.variable)] = "
+                    "grad.sum(0) if grad.shape != node.variable.shape else grad\n",
+                ).replace(
+                    "                    g = g.sum_to_size(nxt._input_metadata[nr].shape)\n",
+                    "                    g = g if hasattr(nxt, 'variable') "
+                    "else g.sum_to_size(nxt._input_metadata[nr].shape)\n",
+                ),
+            ),
+            Wrong(
+                "The topological order by a recursive depth-first search: RecursionError on a deep graph.",
+                hint="recursion limit",
+                code=RECURSIVE_WALK,
             ),
         ],
     ),
