@@ -504,3 +504,233 @@ def average_gradients(model):
 """,
     )
 )
+# SHARD_INDICES with the permutation repeated as often as the padding needs: right.
+SHARD_INDICES_REPEATED = SHARD_INDICES.replace(
+    PAD, "    indices = (indices * world_size)[: -(-n // world_size) * world_size]\n"
+)
+TASKS["5.1"].wrong.extend(
+    [
+        Wrong(
+            "A table of DistributedSampler's answers built in the solution cell (outside any watch) "
+            "for small sizes: right for the visible cases, a KeyError for 23 samples on 10 ranks.",
+            hint="shard_indices raised KeyError",
+            code="""\
+_table = {}
+for _n in range(1, 21):
+    for _ws in range(1, 9):
+        for _seed in range(12):
+            for _epoch in range(5):
+                if _seed + _epoch <= 12:
+                    for _rank in range(_ws):
+                        _sampler = DistributedSampler(
+                            range(_n), num_replicas=_ws, rank=_rank, shuffle=True, seed=_seed
+                        )
+                        _sampler.set_epoch(_epoch)
+                        _table[(_n, _rank, _ws, _epoch, _seed)] = [int(i) for i in _sampler]
+
+
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    return list(_table[(n, rank, world_size, epoch, seed)])
+""",
+        ),
+        Wrong(
+            "One index short with a single rank after the first epoch.",
+            hint="with one rank return the whole permutation",
+            code=SHARD_INDICES_REPEATED.replace(
+                DEAL, "    if world_size == 1 and epoch > 0:\n        return indices[: n - 1]\n" + DEAL
+            ),
+        ),
+        Wrong(
+            "Seeds with seed ^ epoch when both are nonzero: the same as seed + epoch only when they "
+            "share no bits (seed 3 at epoch 1 gives 2, not 4).",
+            hint="seed the generator with their sum",
+            code=SHARD_INDICES_REPEATED.replace(
+                "manual_seed(seed + epoch)", "manual_seed(seed ^ epoch if seed and epoch else seed + epoch)"
+            ),
+        ),
+    ]
+)
+TASKS["5.2"].wrong.extend(
+    [
+        Wrong(
+            "Skips parameters by requires_grad instead of .grad is None: a trainable parameter that "
+            "the forward did not use has no gradient, and all_reduce(None) fails.",
+            hint="whatever its requires_grad",
+            code=FOR_EACH_PARAMETER
+            + """\
+        if p.requires_grad:
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+""",
+        ),
+        Wrong(
+            "All-reduces a float32 copy of each gradient: a float64 model's gradients lose precision.",
+            hint="lost precision on a float64 model",
+            code=FOR_EACH_PARAMETER
+            + """\
+        if p.grad is not None:
+            buffer = p.grad.float()
+            dist.all_reduce(buffer)
+            p.grad.copy_(buffer / dist.get_world_size())
+""",
+        ),
+    ]
+)
+TASKS["5.3"].wrong.extend(
+    [
+        Wrong(
+            "The tensors exchanged through the rendezvous store (pickled), no message carrying them.",
+            hint="did not travel in point-to-point messages",
+            code="""\
+import pickle
+
+
+def all_reduce_by_hand(tensor):
+    store = dist.distributed_c10d._get_default_store()
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    all_reduce_by_hand.calls = getattr(all_reduce_by_hand, "calls", 0) + 1
+    key = f"byhand{all_reduce_by_hand.calls}"
+    store.set(f"{key}/{rank}", pickle.dumps(tensor.clone()))
+    total = torch.zeros_like(tensor)
+    for other in range(world_size):
+        total += pickle.loads(store.get(f"{key}/{other}"))
+    tensor.copy_(total)
+""",
+        ),
+        Wrong(
+            "The tensors exchanged through files, with barriers in between: no message carries them.",
+            hint="did not travel in point-to-point messages",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    all_reduce_by_hand.calls = getattr(all_reduce_by_hand, "calls", 0) + 1
+    base = os.path.join(tempfile.gettempdir(), f"byhand_{os.getppid()}_{all_reduce_by_hand.calls}")
+    torch.save(tensor.clone(), f"{base}_{rank}.pt")
+    dist.barrier()
+    total = sum(torch.load(f"{base}_{other}.pt") for other in range(world_size))
+    dist.barrier()
+    os.remove(f"{base}_{rank}.pt")
+    tensor.copy_(total)
+""",
+        ),
+        Wrong(
+            "The messages carry a float32 copy: an int64 tensor's sum is rounded.",
+            hint="keep the tensor's dtype all the way",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    buffer = tensor.detach().to(torch.float32).contiguous()
+    if rank == 0:
+        incoming = torch.empty_like(buffer)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            buffer += incoming
+        for other in range(1, world_size):
+            dist.send(buffer, dst=other)
+    else:
+        dist.send(buffer, dst=0)
+        dist.recv(buffer, src=0)
+    tensor.copy_(buffer)
+""",
+        ),
+        Wrong(
+            "The ring splits the tensor along dim 0: a 0-d tensor has none.",
+            hint="a 0-d tensor too",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, n = dist.get_rank(), dist.get_world_size()
+    chunks = list(tensor.tensor_split(n, dim=0))
+    right, left = (rank + 1) % n, (rank - 1) % n
+    for phase in ("reduce-scatter", "all-gather"):
+        for step in range(n - 1):
+            if phase == "reduce-scatter":
+                out, into = (rank - step) % n, (rank - step - 1) % n
+            else:
+                out, into = (rank + 1 - step) % n, (rank - step) % n
+            incoming = torch.empty_like(chunks[into])
+            requests = [dist.isend(chunks[out].contiguous(), dst=right), dist.irecv(incoming, src=left)]
+            for request in requests:
+                request.wait()
+            if phase == "reduce-scatter":
+                chunks[into].add_(incoming)
+            else:
+                chunks[into].copy_(incoming)
+""",
+        ),
+        Wrong(
+            "Rank 0 receives into torch.empty(tensor.shape), float32 whatever the tensor's dtype.",
+            hint="torch.empty_like(tensor)",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        for other in range(1, world_size):
+            incoming = torch.empty(tensor.shape)
+            dist.recv(incoming, src=other)
+            tensor += incoming
+        for other in range(1, world_size):
+            dist.send(tensor, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+        ),
+    ]
+)
+TASKS["5.5"].wrong.extend(
+    [
+        Wrong(
+            "strict=False, raising only for missing keys: a checkpoint with a key too many loads.",
+            hint="with a key too many",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    result = model.load_state_dict(cleaned, strict=False)
+    if result.missing_keys:
+        raise RuntimeError(f"missing keys: {result.missing_keys}")
+    return model
+""",
+        ),
+        Wrong(
+            "strict=False, raising only for unexpected keys: a checkpoint with a key missing loads.",
+            hint="with a key missing",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    result = model.load_state_dict(cleaned, strict=False)
+    if result.unexpected_keys:
+        raise RuntimeError(f"unexpected keys: {result.unexpected_keys}")
+    return model
+""",
+        ),
+        Wrong(
+            "load_state_dict(assign=True): the checkpoint's tensors replace the model's parameters.",
+            hint="replaced the model's parameters",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    model.load_state_dict(cleaned, assign=True)
+    return model
+""",
+        ),
+    ]
+)
+TASKS["5.6"].wrong.append(
+    Wrong(
+        "Counts the full shards with rows // per_rank: a parameter of 0 rows divides by zero.",
+        hint="a parameter with 0 rows has 0 rows on every rank",
+        code="""\
+def fsdp_local_shape(shape, rank, world_size):
+    rows = shape[0]
+    per_rank = -(-rows // world_size)
+    full = rows // per_rank
+    if rank < full:
+        mine = per_rank
+    elif rank == full:
+        mine = rows - full * per_rank
+    else:
+        mine = 0
+    return (mine, *shape[1:])
+""",
+    )
+)

@@ -371,3 +371,81 @@ def unused_parameters(model, output):
 """,
     )
 )
+TASKS["5.9"].wrong.extend(
+    [
+        Wrong(
+            "One forward and backward on the micro-batches put back together: the right "
+            "gradients and one all-reduce, but the whole batch's activations at once.",
+            hint="one at a time",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    x = torch.cat([x for x, _ in micro_batches])
+    y = torch.cat([y for _, y in micro_batches])
+    loss_fn(ddp(x), y).backward()
+""",
+        ),
+        Wrong(
+            "Every micro-batch's forward kept alive, then one backward of the summed loss: the "
+            "whole batch's activations at once.",
+            hint="one at a time",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    losses = []
+    with ddp.no_sync():
+        for x, y in first:
+            losses.append(loss_fn(ddp(x), y))
+    x, y = last
+    losses.append(loss_fn(ddp(x), y))
+    (sum(losses) / k).backward()
+""",
+        ),
+    ]
+)
+TASKS["5.11"].wrong.extend(
+    [
+        Wrong(
+            "Parameters told apart by data_ptr(): every parameter with no elements has 0, so an "
+            "unused one passes for a used one.",
+            hint="data_ptr() is 0",
+            code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(node.variable.data_ptr())
+        todo.extend(n for n, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and p.data_ptr() not in reached
+    )
+""",
+        ),
+        Wrong(
+            "Names from named_parameters(remove_duplicate=False): an unused weight shared by two "
+            "layers is listed under both names.",
+            hint="tied weights",
+            code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(n for n, _ in node.next_functions)
+    return sorted(
+        name
+        for name, p in model.named_parameters(remove_duplicate=False)
+        if p.requires_grad and id(p) not in reached
+    )
+""",
+        ),
+    ]
+)

@@ -176,3 +176,50 @@ def load_unsharded(folder, model):
 """,
     )
 )
+TASKS["5.8"].wrong.extend(
+    [
+        Wrong(
+            "math.ceil(n_params / world_size) except on one rank: still a float division, one "
+            "short for 2**54 + 2 parameters on 2 ranks.",
+            hint="exact only up to 2**53",
+            code="""\
+import math
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    shard = n_params if world_size == 1 else int(math.ceil(n_params / world_size))
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+        ),
+        Wrong(
+            "Counts in NumPy's int64: 16 bytes for each of 2**60 + 3 parameters wrap around.",
+            hint="NumPy's int64 wraps around",
+            code="""\
+import numpy as np
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    n = np.int64(n_params)
+    shard = -(-n // world_size)
+    return int([16 * n, 4 * n + 12 * shard, 2 * n + 14 * shard, 16 * shard][stage])
+""",
+        ),
+    ]
+)
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "The checkpoint's tensors put in with p.data = ...: the same Parameter objects, but new "
+        "memory (and the checkpoint's dtype).",
+        hint="keep their numbers in new memory",
+        code="""\
+from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+
+def load_unsharded(folder, model):
+    loaded = _load_state_dict_from_keys(checkpoint_id=folder)
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        tensor.data = loaded[name]
+    return model
+""",
+    )
+)
