@@ -76,6 +76,7 @@ class _Cell:
     before: dict[str, Any] = field(default_factory=dict)
     escapes_before: int = 0  # containment.ESCAPES's length when the cell started
     check_source: str = ""  # a check cell's source, for how its failure shows (failures.py)
+    outer: _Cell | None = None  # the cell that ran this one (get_ipython().run_cell), if any
 
 
 def _keepable(name: str) -> bool:
@@ -127,6 +128,7 @@ class Grading:
         self._record = set(record)
         self._take_over_names(previous)
         self._cell: _Cell | None = None
+        self._running = 0  # cells running now: more than one when a cell runs another
         self._serial = 0
         self._checked_serial = -1
         shell = find_shell()
@@ -209,6 +211,7 @@ class Grading:
                 found.add(f"code that set {name} out of sight")
             else:
                 found.update(watch - beyond if beyond is not None else watch.anything())
+                found.update([watch.tampered] if watch.tampered else [])
                 started.update(f"code starting {what}" for what in watch.escaped)
         return sorted(started) + sorted(found)
 
@@ -351,6 +354,7 @@ class Grading:
             self._hooks = None
 
     def _pre_run_cell(self, info: Any) -> None:
+        self._running += 1
         try:
             self._before_cell(info)
         except Exception:  # noqa: BLE001 - a hook that raises would fail the learner's cell
@@ -373,10 +377,15 @@ class Grading:
             before=dict(self.namespace),
             escapes_before=len(containment.ESCAPES),
             check_source=raw if check else "",
+            outer=self._cell if self._running > 1 else None,
         )
         if recorded:
             self._cell.watch = Watch(self.namespace, refuse=False)  # the check reads what it started
             self._cell.watch.start()
+            if self._cell.outer is not None:
+                # What the running cell did before it ran this one (a backward, say) is not in this
+                # cell's record: its names were set out of sight.
+                self._cell.watch.tampered = "a cell run from inside another cell (get_ipython().run_cell)"
 
     def _check_source(self) -> str | None:
         """The running cell's source when it is a check cell, else None."""
@@ -384,6 +393,7 @@ class Grading:
         return cell.check_source if cell is not None and cell.is_check else None
 
     def _post_run_cell(self, result: Any) -> None:
+        self._running = max(0, self._running - 1)
         try:
             self._after_cell()
         except Exception:  # noqa: BLE001, S110 - a hook that raises would fail the learner's cell
@@ -402,6 +412,8 @@ class Grading:
         if cell.is_check:
             # What a check defined (its helpers), as it defined it: later checks rely on them.
             self._keep_new_names()
+        if cell.outer is not None:  # back in the cell that ran this one
+            self._cell = cell.outer
 
     def _guard(self, node: ast.Module) -> ast.Module:
         """Run by IPython on every cell's code, right before it runs."""

@@ -618,3 +618,19 @@ def test_a_reading_changed_after_its_cell_ran_is_named(shell):
     assert grading.reading_problems({"TEXT": "a b"}, [], [], guess=["a"]) == [
         "a value changed after the cell ran (guess)"
     ]
+
+
+def test_a_prediction_set_by_a_cell_another_cell_ran_is_out_of_sight(shell):
+    """A cell that does the work (autograd, say) and then runs another cell that only writes
+    the numbers down: the record of that inner cell is not all that set them."""
+    shell.run_cell(
+        "_x = torch.tensor(2.0, requires_grad=True)\n(_x ** 2).backward()\n"
+        "get_ipython().run_cell('guess = ' + repr(_x.grad.item()))"
+    )
+    grading = shell.user_ns["_grading"]
+    assert shell.user_ns["guess"] == 4.0
+    inside = "a cell run from inside another cell (get_ipython().run_cell)"
+    assert grading.ran_while_setting("guess") == [inside]
+    assert grading.prediction_problems(guess=4.0) == [inside]
+    shell.run_cell("guess = 4.0")  # written down in a cell of its own: nothing to say
+    assert grading.ran_while_setting("guess") == [] and grading.prediction_problems(guess=4.0) == []

@@ -405,6 +405,21 @@ dL_dw, dL_dx, dL_db = (diff(lambda w, x, b: (w * x + b) ** 2, (3.0, 2.0, -1.0), 
 dz_da, dz_db, dz_dc = (diff(lambda a, b, c: ((a + b) * c) * a, (2.0, -3.0, 4.0), i) for i in range(3))
 """,
             ),
+            Wrong(
+                "Autograd run in the cell, the numbers written down by a cell it runs itself.",
+                hint="run from inside another cell",
+                code="""\
+_vals = []
+for _fn, _vs in (
+    (lambda w, x, b: (w * x + b) ** 2, (3.0, 2.0, -1.0)),
+    (lambda a, b, c: ((a + b) * c) * a, (2.0, -3.0, 4.0)),
+):
+    _ts = [torch.tensor(v, requires_grad=True) for v in _vs]
+    _fn(*_ts).backward()
+    _vals += [t.grad.item() for t in _ts]
+get_ipython().run_cell("dL_dw, dL_dx, dL_db, dz_da, dz_db, dz_dc = " + repr(tuple(_vals)))
+""",
+            ),
         ],
     ),
     "2.2": Task(
