@@ -61,8 +61,9 @@ def cell_names(source: str) -> tuple[set[str], set[str]]:
 
 
 def sets_names(source: str, names: Iterable[str]) -> set[str]:
-    """Which of ``names`` a cell sets or changes: assigns, deletes, assigns into (x[k] = v,
-    x.a = v) or calls a changing method of (x.update(...), x.add_(...))."""
+    """Which of ``names`` a cell sets or changes: assigns, defines (def, class), deletes,
+    assigns into (x[k] = v, x.a = v) or calls a changing method of (x.update(...),
+    x.add_(...))."""
     wanted = set(names)
     try:
         tree = ast.parse(source)
@@ -72,6 +73,8 @@ def sets_names(source: str, names: Iterable[str]) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             found.update(wanted & set(node.names))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.update(wanted & {node.name})
         else:
             found.update(wanted & {_changed_name(node)})
     return found

@@ -279,6 +279,7 @@ def test_sets_names_sees_assignments_and_changes():
     assert sets_names("shares_storage.update({'a': True})", names) == {"shares_storage"}
     assert sets_names("shares_storage['a'] = True", names) == {"shares_storage"}
     assert sets_names("print(picked.sum(), shares_storage['a'])", names) == set()
+    assert sets_names("def picked(x):\n    return x", names) == {"picked"}
 
 
 def test_torch_may_wrap_its_own_functions_but_nobody_else_may():

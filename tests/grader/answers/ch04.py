@@ -400,7 +400,7 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
         loss = torch.nn.CrossEntropyLoss()(logits, y)
     scaler.scale(loss).backward()
     scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(optimizer.param_groups[0]["params"], max_norm)
+    torch.nn.utils.clip_grad_norm_([p for group in optimizer.param_groups for p in group["params"]], max_norm)
     scaler.step(optimizer)
     scaler.update()
     return float(loss.detach())
@@ -668,4 +668,210 @@ with _disable_current_modes():
     fp32_ops = types.FunctionType(_measure.__code__, dict(globals()))()
 """,
     )
+)
+
+# Wrong answers of the red team's report ch0406 (each passed every check before).
+TASKS["4.1"].wrong.extend(
+    [
+        Wrong(
+            "A complete table of the three formats with inf (float8_e5m2 included), not computed "
+            "from torch.finfo(dtype): right numbers, but nothing computed.",
+            hint="never reads torch.finfo",
+            code="""\
+def cast_limits(dtype):
+    return {
+        torch.float16: (65520.0, 2.9802322387695312e-08),
+        torch.bfloat16: (3.3961775292304601e38, 4.591774807899561e-41),
+        torch.float8_e5m2: (61440.0, 7.62939453125e-06),
+    }[dtype]
+""",
+        ),
+        Wrong(
+            "The limits searched by bisection when the cell runs (outside the watched call), and "
+            "only looked up by cast_limits.",
+            hint="searched for the limits when it ran",
+            code="""\
+def _first(lo, hi, holds):
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if holds(torch.tensor(mid, dtype=torch.int32).view(torch.float32)):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _as_float(bits):
+    return torch.tensor(bits, dtype=torch.int32).view(torch.float32).item()
+
+
+def _search(dtype):
+    top = torch.tensor(torch.finfo(dtype).max, dtype=torch.float32).view(torch.int32).item()
+    over = _first(top, 0x7F800000, lambda x: bool(torch.isinf(x.to(dtype))))
+    under = _first(0, 0x7F800000, lambda x: x.to(dtype).item() != 0) - 1
+    return _as_float(over), _as_float(under)
+
+
+_LIMITS = {d: _search(d) for d in (torch.float16, torch.bfloat16, torch.float8_e5m2)}
+
+
+def cast_limits(dtype):
+    torch.finfo(dtype)
+    return _LIMITS[dtype]
+""",
+        ),
+    ]
+)
+TASKS["4.2"].wrong.extend(
+    [
+        Wrong(
+            "The master kept in float64, not float32: within the old tolerance of a float64 "
+            "reference, but other numbers than an fp32 master's.",
+            hint="not float64",
+            code=MASTER_SGD.replace("w16.float()", "w16.double()").replace("grad.float()", "grad.double()"),
+        ),
+        Wrong(
+            "lr rounded to fp16, like the weights, before the fp32 update.",
+            hint="not rounded to fp16",
+            code=MASTER_SGD.replace(
+                "    for grad in grads:\n        master -= lr * grad.float()\n",
+                "    lr16 = torch.tensor(lr, dtype=torch.float16).float()\n"
+                "    for grad in grads:\n        master -= lr16 * grad.float()\n",
+            ),
+        ),
+        Wrong(
+            "The gradients summed first (in float64), one fp32 update: not every update applied.",
+            hint="not their sum",
+            code=MASTER_SGD.replace(
+                "    for grad in grads:\n        master -= lr * grad.float()\n",
+                "    total = torch.zeros_like(master, dtype=torch.float64)\n"
+                "    for grad in grads:\n        total += grad.double()\n"
+                "    master -= (lr * total).float()\n",
+            ),
+        ),
+        Wrong(
+            "The master copy cached per weight tensor across calls: called again, it goes on from the old master.",
+            hint="called again",
+            code=MASTER_SGD.replace("lr_lost = 1e-3\n", "lr_lost = 1e-3\n_masters = {}\n").replace(
+                "master = w16.float()", "master = _masters.setdefault(id(w16), w16.float())"
+            ),
+        ),
+    ]
+)
+TASKS["4.4"].wrong.extend(
+    [
+        Wrong(
+            "Only the first param group clipped: wrong for an optimizer with several groups.",
+            hint="two groups",
+            code=AMP_STEP.replace(
+                "clip_grad_norm_(model.parameters(), max_norm)",
+                'clip_grad_norm_(optimizer.param_groups[0]["params"], max_norm)',
+            ),
+        ),
+        Wrong(
+            "The model left in eval mode after the step.",
+            hint="eval mode",
+            code=AMP_STEP.replace("    return loss.item()\n", "    model.eval()\n    return loss.item()\n"),
+        ),
+        Wrong(
+            "The default max_norm changed to None: no clipping when the caller relies on the default.",
+            hint="its default",
+            code=AMP_STEP.replace("max_norm=1.0):", "max_norm=None):").replace(
+                CLIP, "    if max_norm is not None:\n    " + CLIP
+            ),
+        ),
+    ]
+)
+TASKS["4.5"].wrong.extend(
+    [
+        Wrong(
+            "The scale capped at 2**24 (apex's max_loss_scale): GradScaler has no cap.",
+            hint="no largest scale",
+            code=PREDICT_SCALES.replace("scale, clean = scale * 2.0, 0", "scale, clean = min(scale * 2.0, 2.0**24), 0"),
+        ),
+        Wrong(
+            "The scale floored at 1.0 (min_loss_scale): GradScaler has no floor.",
+            hint="no smallest scale",
+            code=PREDICT_SCALES.replace("scale, clean = scale * 0.5, 0", "scale, clean = max(scale * 0.5, 1.0), 0"),
+        ),
+        Wrong(
+            "Integer arithmetic on an int init_scale: 1 halves to 0, not 0.5.",
+            hint="halves 1 to 0.5",
+            code=PREDICT_SCALES.replace("float(init_scale)", "init_scale")
+            .replace("scale * 0.5", "scale // 2")
+            .replace("scale * 2.0", "scale * 2"),
+        ),
+    ]
+)
+TASKS["4.6"].wrong.extend(
+    [
+        Wrong(
+            "The default max_norm changed to None: no clipping when the caller relies on the default.",
+            hint="its default",
+            code=ACCUMULATION_STEP.replace("max_norm=1.0):", "max_norm=None):").replace(
+                CLIP, "    if max_norm is not None:\n    " + CLIP
+            ),
+        ),
+        Wrong(
+            "zero_grad at the end, not the start: gradients already on the model enter the step.",
+            hint="already on the model",
+            code=ACCUMULATION_STEP.replace("    optimizer.zero_grad()\n", "").replace(
+                STEP_AND_UPDATE, STEP_AND_UPDATE + "    optimizer.zero_grad()\n"
+            ),
+        ),
+        Wrong(
+            "A non-finite micro-batch dropped (continue) and the step taken on the others, where "
+            "GradScaler skips the whole step and halves the scale.",
+            hint="skip the whole step",
+            code=ACCUMULATION_STEP.replace(
+                "        scaler.scale(loss).backward()\n",
+                "        if not torch.isfinite(loss):\n            continue\n        scaler.scale(loss).backward()\n",
+            ),
+        ),
+        Wrong(
+            "Only the first param group clipped.",
+            hint="two groups",
+            code=ACCUMULATION_STEP.replace(
+                "clip_grad_norm_(model.parameters(), max_norm)",
+                'clip_grad_norm_(optimizer.param_groups[0]["params"], max_norm)',
+            ),
+        ),
+    ]
+)
+TASKS["4.7"].wrong.extend(
+    [
+        Wrong(
+            "zero_grad at the end, not the start: gradients already on the model enter the first step.",
+            hint="already on the model",
+            code=BF16_STEP.replace("    optimizer.zero_grad()\n", "").replace(
+                "    optimizer.step()\n", "    optimizer.step()\n    optimizer.zero_grad()\n"
+            )
+            + WHY,
+        ),
+        Wrong(
+            "An enabled GradScaler still scales the loss; the gradients unscaled by hand and "
+            "optimizer.step() called directly (no unscale_ or update kernels run).",
+            hint="enabled GradScaler",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                p.grad.div_(scaler.get_scale())
+    optimizer.step()
+    return loss.item()
+"""
+            + WHY,
+        ),
+        Wrong(
+            "The model left in eval mode after the step.",
+            hint="eval mode",
+            code=BF16_STEP.replace("    return loss.item()\n", "    model.eval()\n    return loss.item()\n") + WHY,
+        ),
+    ]
 )

@@ -734,3 +734,133 @@ def gate_tensor(x, flag):
 """,
     )
 )
+
+# Wrong answers of the red team's report ch0406 (each passed every check before).
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "The maximum computed once per (shape, dtype) and kept: a later input of that shape "
+            "with another largest |x| is divided by the old maximum.",
+            hint="a later input of the same shape",
+            code="""\
+_biggest = {}
+
+
+def normalise(x):
+    key = (tuple(x.shape), x.dtype)
+    if key not in _biggest:
+        _biggest[key] = x.abs().max()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / _biggest[key]
+""",
+        ),
+        Wrong(
+            "The division guarded with clamp_min(1e-12): a tiny x gives other values.",
+            hint="a tiny x keeps it tiny",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max().clamp_min(1e-12)
+""",
+        ),
+        Wrong(
+            "The sign taken from a float32 sum: a float64 x whose sum is just below 0 is not flipped.",
+            hint="compute in x's own dtype",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum(dtype=torch.float32) < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "Computed in float32 and cast back to x's dtype: float64 numbers beyond float32's range overflow.",
+            hint="compute in x's own dtype",
+            code="""\
+def normalise(x):
+    xf = x.float()
+    xf = torch.where(xf.sum() < 0, -xf, xf)
+    return (xf / xf.abs().max()).to(x.dtype)
+""",
+        ),
+        Wrong(
+            "NaNs left out of the maximum (nan_to_num): a NaN input gives finite numbers where "
+            "normalise_buggy gives NaN.",
+            hint="a NaN in x makes it NaN",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / torch.nan_to_num(x, nan=0.0).abs().max()
+""",
+        ),
+    ]
+)
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            "Float literals 2.0 and 1.0: an integer x comes back float.",
+            hint="they make an integer x float",
+            code="""\
+def gate_python(x, flag):
+    return x * 2.0 if flag else x - 1.0
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2.0, x - 1.0)
+""",
+        ),
+        Wrong(
+            "Computed in float32 and cast back: a float64 x beyond float32's range overflows.",
+            hint="computed in x's dtype",
+            code="""\
+def gate_python(x, flag):
+    return (x.float() * 2 if flag else x.float() - 1).to(x.dtype)
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x.float() * 2, x.float() - 1).to(x.dtype)
+""",
+        ),
+    ]
+)
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            "Traced on a fresh torch.randn batch of 2: float32 whatever the model takes, and drawn "
+            "from the caller's global random generator.",
+            hint="global random generator",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    fresh = torch.randn(2, *example.shape[1:])
+    return torch.export.export(model, (fresh,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "Traced on a made-up batch of zeros (no random numbers): float32 whatever the model "
+            "takes (token ids fail), and not the example.",
+            hint="traced on another input",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    fresh = torch.zeros(2, *example.shape[1:])
+    return torch.export.export(model, (fresh,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "The global random generator reseeded for a reproducible export.",
+            hint="global random generator",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    torch.manual_seed(0)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "A forward pre-hook (casting the input to float32) left registered on the model.",
+            hint="left a hook on the model",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    model.register_forward_pre_hook(lambda m, args: tuple(a.float() for a in args))
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+    ]
+)
