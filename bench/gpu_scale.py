@@ -38,7 +38,7 @@ import vizlib as vz
 from bench.probes import count_host_reads
 from bench.report import table, write_section
 from coursekit.models import GPTConfig, make_gpt
-from vizlib.capture.summary import Summaries
+from vizlib.capture import Summaries
 
 DEVICE = "cuda"
 GPTS = {"GPT-12": 12, "GPT-48": 48}

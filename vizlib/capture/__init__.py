@@ -13,6 +13,7 @@ from .build import capture, collector_paused
 from .compiled import compiled_graphs
 from .fx import capture_compiler_graph, is_compiler_graph
 from .joint import joint_graph
+from .summary import Summaries
 
 __all__ = [
     "capture",
@@ -21,4 +22,5 @@ __all__ = [
     "compiled_graphs",
     "is_compiler_graph",
     "joint_graph",
+    "Summaries",
 ]
