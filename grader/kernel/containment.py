@@ -18,7 +18,13 @@ back. So, while any Watch records in this process:
   at any time, every Watch from then on fails;
 - a thread the notebook started that switched off the grader's profile function
   (``sys.setprofile``, seen by the audit hook at any time) and is still alive fails the
-  task too: its work would be out of sight.
+  task too: its work would be out of sight;
+- so does a process the notebook's own code started in an earlier cell, outside any Watch,
+  that still runs when a Watch starts or stops: a worker forked in the solution cell and
+  handed the work over a pipe during the call. The audit hook notes when the notebook's code
+  starts a process; a Watch then looks at the kernel's processes started since (psutil),
+  leaving out those of torch's compiler and multiprocessing's fork server and resource
+  tracker themselves (the course's ranks start through the fork server and end with their call).
 
 torch's compiler starts processes of its own (a C++ compiler, Triton's assembler, worker
 pools): those, started below ``torch._inductor``, ``torch._dynamo`` or ``triton``, are
@@ -30,6 +36,7 @@ from __future__ import annotations
 import _posixsubprocess
 import sys
 import threading
+import time
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -55,8 +62,17 @@ C_STARTERS = (
     *("posix_spawn", "posix_spawnp", "execv", "execve", "execvp", "execvpe", "pthread_create"),
     *("dlsym", "dlvsym", "PyThread_start_new_thread", "PyThread_start_joinable_thread"),
 )
-# Where torch's compiler starts processes of its own.
+# Where torch's compiler starts processes of its own, and the course's packages theirs (run_ranks'
+# fork server, torchrun, Graphviz).
 COMPILER_PACKAGES = ("torch._inductor", "torch._dynamo", "triton")
+COURSE_PACKAGES = ("coursekit", "vizlib", "grader")
+# The command lines of the helper processes that do no work of the notebook's: torch's compile
+# workers, multiprocessing's fork server (not the workers it forks) and resource tracker.
+HELPER_COMMANDS = (
+    "torch/_inductor/compile_worker",
+    "multiprocessing.forkserver import main",
+    "multiprocessing.resource_tracker import main",
+)
 ADVICE = (
     "do the work in the call itself, in this process: work done in another process or thread is out "
     "of the grader's sight and earns nothing."
@@ -68,6 +84,7 @@ _grader = threading.local()  # .setting: the grader itself is setting a profile 
 SWITCHED_OFF: set[int] = set()  # threads whose profile function was changed by the notebook's code
 STARTED: set[int] = set()  # live threads that started through the start hook (threads.py)
 ESCAPES: list[str] = []  # every escape refused in this process, in order (a check reads its own)
+NOTEBOOK_STARTS: list[float] = []  # when (time.time()) the notebook's own code started a process
 
 
 def install() -> None:
@@ -86,6 +103,7 @@ def install() -> None:
 def _watched_fork_exec(start: Callable[..., int]) -> Callable[..., int]:
     def fork_exec(*args: Any) -> int:
         starting("a process (subprocess or multiprocessing)")
+        _note_notebook_start()
         return start(*args)
 
     fork_exec._grader_hook = True  # type: ignore[attr-defined]
@@ -126,9 +144,48 @@ def out_of_sight(before: set[int] | None = None) -> list[str]:
     SWITCHED_OFF.intersection_update(alive)
     found = ["a thread that switched off the grader's record (sys.setprofile) and still runs"] if SWITCHED_OFF else []
     found += C_LOOKED_UP[:1]  # the C function may be called any time later, out of sight
+    found += lingering_processes()[:1]
     if before is not None and alive - before - STARTED:
         found.append("a thread (started out of the grader's sight)")
     return found
+
+
+def lingering() -> list[Any]:
+    """The processes (psutil.Process) the notebook's code started in earlier cells that still
+    run: its fork server's workers included, its helpers (HELPER_COMMANDS) left out."""
+    if not NOTEBOOK_STARTS:
+        return []
+    import psutil
+
+    since = min(NOTEBOOK_STARTS) - 1.0  # create_time is rounded to the clock's ticks
+    me = psutil.Process()
+    found = []
+    for child in me.children(recursive=True):
+        try:
+            if child.status() == psutil.STATUS_ZOMBIE or child.create_time() < since:
+                continue
+            command = " ".join(child.cmdline())
+            helper = any(marker in command for marker in HELPER_COMMANDS)
+            if helper and not ("forkserver" in command and child.ppid() != me.pid):  # a fork server's worker
+                continue
+        except psutil.Error:  # gone meanwhile
+            continue
+        child.command = command  # type: ignore[attr-defined]
+        found.append(child)
+    return found
+
+
+def lingering_processes() -> list[str]:
+    """``lingering``, each as 'a process in an earlier cell that still runs (pid N: its command)'."""
+    return [f"a process in an earlier cell that still runs (pid {p.pid}: {p.command[:60]})" for p in lingering()]
+
+
+def _note_notebook_start() -> None:
+    """Note that the notebook's own code is starting a process where no Watch refuses it (the
+    course's packages and torch's compiler start their own)."""
+    refused = any(watch.refuse for watch in active.WATCHING)
+    if not refused and not _from_packages(COMPILER_PACKAGES + COURSE_PACKAGES):
+        NOTEBOOK_STARTS.append(time.time())
 
 
 def _escaped(what: str) -> None:
@@ -140,6 +197,7 @@ def _escaped(what: str) -> None:
 def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     if event in PROCESS_EVENTS:
         starting(PROCESS_EVENTS[event])
+        _note_notebook_start()
     elif event == "ctypes.dlsym" and len(args) > 1 and args[1] in C_STARTERS and not _from_compiler():
         C_LOOKED_UP.append(f"a process or a thread through ctypes ({args[1]})")
         starting(C_LOOKED_UP[-1])
@@ -153,10 +211,15 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
 
 def _from_compiler() -> bool:
     """Whether torch's compiler is the one starting a process (its C++ compiler, Triton)."""
-    frame: types.FrameType | None = sys._getframe(2)
+    return _from_packages(COMPILER_PACKAGES)
+
+
+def _from_packages(packages: tuple[str, ...]) -> bool:
+    """Whether code of one of ``packages`` is on the stack (this module's own frames aside)."""
+    frame: types.FrameType | None = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__")
-        if isinstance(module, str) and module.startswith(COMPILER_PACKAGES):
+        if frame.f_globals is not globals() and isinstance(module, str) and module.startswith(packages):
             return True
         frame = frame.f_back
     return False

@@ -23,6 +23,7 @@ One kernel for many answers must not let one answer's leftovers decide another's
 - every check cell starts with the grading session's guard, which puts back what an
   answer replaced (and fails that answer's check, naming it), and the session puts it
   back again after each answer's block, whose last checks may not have run;
+- a process the answer started and left running is ended after its block;
 - after a task's other answers, its right answer and checks run as in the notebook, and
   must pass (``spoiled``): an answer that left the kernel changed shows there.
 
@@ -144,6 +145,9 @@ def _task_block(chapter: Chapter, task: Task, answer: Answer | None, cells: list
     # What the answer replaced (torch's functions, the checks' helpers), put back: a check
     # cell's guard does it, but the block's last checks may not have run.
     cells.append(_code("_one_kernel_replaced = _grading.problems()"))
+    # A worker process the answer started and left running fails every later check (the grader
+    # cannot see its work): it ends with the answer, as it would with the answer's own kernel.
+    cells.append(_code("from grader.kernel import containment as _c\nfor _p in _c.lingering():\n    _p.kill()"))
     if answer.alone:
         cells.append(_code("globals().update(_one_kernel_hidden)"))
     return block

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -199,6 +200,75 @@ def test_a_process_or_thread_started_while_a_check_watches_fails_it(start, what)
         with watching(globals()):
             answer()
     assert threading.active_count() == before  # nothing was started
+
+
+@pytest.fixture
+def noted_starts():
+    """containment.NOTEBOOK_STARTS as this test makes it: processes other tests in this pytest
+    process started (a browser, say) are theirs, not a notebook's."""
+    containment.NOTEBOOK_STARTS.clear()
+    yield containment.NOTEBOOK_STARTS
+    containment.NOTEBOOK_STARTS.clear()
+
+
+def _sleeping_worker(method):
+    def start():
+        worker = multiprocessing.get_context(method).Process(target=time.sleep, args=(60,), daemon=True)
+        worker.start()
+        return worker.kill, worker.join
+
+    return start
+
+
+def _sleeping_program():
+    program = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    return program.kill, program.wait
+
+
+@pytest.mark.parametrize(
+    "start",
+    [_sleeping_worker("fork"), _sleeping_worker("forkserver"), _sleeping_program],
+    ids=["fork", "forkserver", "subprocess"],
+)
+def test_a_process_started_in_an_earlier_cell_that_still_runs_fails_every_watch(noted_starts, start):
+    """A worker started before the check (in the solution cell, where nothing is refused) can
+    be handed the check's work over a pipe and do it out of sight: while it runs, every Watch
+    fails; once it has ended, none does."""
+    with watching(globals()):
+        pass  # the hooks are in, as after the setup cell
+    if "forkserver" in start.__qualname__:
+        multiprocessing.forkserver.ensure_running()
+    stop, wait = start()
+    try:
+        assert noted_starts
+        with pytest.raises(
+            AssertionError, match=r"your code started a process in an earlier cell that still runs \(pid \d+"
+        ):
+            with watching(globals()):
+                torch.ones(1) + 1
+    finally:
+        stop()
+        wait()
+    with watching(globals()):
+        torch.ones(1) + 1
+
+
+def test_a_process_the_course_starts_is_not_the_notebooks(noted_starts):
+    """run_ranks' fork server, torchrun and Graphviz are started by the course's packages: not
+    noted, so a helper that outlives its cell fails nothing."""
+    with watching(globals()):
+        pass
+    course = {"__name__": "coursekit.helper"}
+    exec(
+        "import subprocess, sys\nproc = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])", course
+    )
+    try:
+        assert noted_starts == []
+        with watching(globals()):
+            torch.ones(1) + 1
+    finally:
+        course["proc"].kill()
+        course["proc"].wait()
 
 
 def test_a_c_function_that_forks_looked_up_before_the_watch_fails_every_watch_after():

@@ -734,3 +734,31 @@ def fsdp_local_shape(shape, rank, world_size):
 """,
     )
 )
+
+# Work handed to a worker process the solution cell started (before any check watched), over a pipe.
+TASKS["5.1"].wrong.append(
+    Wrong(
+        "DistributedSampler run in a worker process the solution cell forked, handed each call over a pipe.",
+        hint="a process in an earlier cell that still runs",
+        code="""\
+import multiprocessing as _mp
+
+def _sampler_worker(conn):
+    from torch.utils.data import DistributedSampler as _DS
+    while True:
+        args = conn.recv()
+        n, rank, world_size, epoch, seed = args
+        s = _DS(range(n), num_replicas=world_size, rank=rank, shuffle=True, seed=seed)
+        s.set_epoch(epoch)
+        conn.send([int(i) for i in s])
+
+_parent_conn, _child_conn = _mp.get_context("fork").Pipe()
+_worker = _mp.get_context("fork").Process(target=_sampler_worker, args=(_child_conn,), daemon=True)
+_worker.start()
+
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    _parent_conn.send((n, rank, world_size, epoch, seed))
+    return _parent_conn.recv()
+""",
+    )
+)

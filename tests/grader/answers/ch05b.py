@@ -449,3 +449,32 @@ def unused_parameters(model, output):
         ),
     ]
 )
+
+# Work handed to a worker process the solution cell started (before any check watched), over a pipe.
+TASKS["5.7"].wrong.append(
+    Wrong(
+        "DDP's own bucket assignment run in a worker process the solution cell forked, over a pipe.",
+        hint="a process in an earlier cell that still runs",
+        code="""\
+import multiprocessing as _mp
+
+def _bucket_worker(conn):
+    import torch as _t
+    import torch.distributed as _d
+    while True:
+        sizes, cap, first = conn.recv()
+        tensors = [_t.empty(s // 4) for s in reversed(sizes)]
+        buckets, _ = _d._compute_bucket_assignment_by_size(tensors, [first, cap])
+        n = len(sizes)
+        conn.send([[n - 1 - i for i in b] for b in buckets])
+
+_bk_parent, _bk_child = _mp.get_context("fork").Pipe()
+_bk_proc = _mp.get_context("fork").Process(target=_bucket_worker, args=(_bk_child,), daemon=True)
+_bk_proc.start()
+
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    _bk_parent.send((list(param_bytes), bucket_cap_bytes, first_bucket_cap_bytes))
+    return [[int(i) for i in b] for b in _bk_parent.recv()]
+""",
+    )
+)
