@@ -43,15 +43,23 @@ def clocked(fn: Callable[[], object]) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def per_op(steps: int, numel: int, repeats: int) -> dict:
-    """µs a recording adds per op, on a chain of ``2 * steps`` ops over ``numel`` elements."""
+def wall(fn: Callable[[], object]) -> float:
+    """Wall-clock seconds of ``fn()``."""
+    return clocked(fn)[0]
+
+
+def per_op(
+    steps: int, numel: int, repeats: int, device: str = "cpu", clock: Callable[[Callable[[], object]], float] = wall
+) -> dict:
+    """µs a recording adds per op, on a chain of ``2 * steps`` ops over ``numel`` elements on
+    ``device``, each call timed by ``clock`` (a GPU's waits for the device: gpu_scale.py)."""
 
     def chain(x: torch.Tensor) -> torch.Tensor:
         for _ in range(steps):
             x = (x * 1.0001).sin()
         return x.sum()
 
-    x = torch.randn(numel)
+    x = torch.randn(numel, device=device)
 
     def plain() -> None:
         leaf = x.clone().requires_grad_()
@@ -62,8 +70,8 @@ def per_op(steps: int, numel: int, repeats: int) -> dict:
     ops = sum(n.kind == "op" for n in vz.graph(chain, x, max_nodes=None).nodes)
     extra = []
     for _ in range(repeats):
-        p, _ = clocked(plain)
-        r, _ = clocked(lambda: vz.graph(chain, x, max_nodes=None))
+        p = clock(plain)
+        r = clock(lambda: vz.graph(chain, x, max_nodes=None))
         extra.append((r - p) / ops * 1e6)
     return {"numel": numel, "ops": ops, "us": statistics.median(extra)}
 

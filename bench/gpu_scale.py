@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 import torch
 
 import vizlib as vz
+from bench.bench_scale import per_op
 from bench.probes import count_host_reads
 from bench.report import table, write_section
 from coursekit.models import GPTConfig, make_gpt
@@ -108,26 +109,6 @@ def hf_gpt2(repeats: int) -> dict | str:
         return model(input_ids=i, labels=i).loss
 
     return compare(lambda: torch.autograd.grad(loss(ids), params), lambda: vz.graph(loss, ids, params=model), repeats)
-
-
-def per_op(steps: int, numel: int, repeats: int) -> dict:
-    """µs a recording adds per op, on a chain of ``2 * steps`` ops over ``numel`` elements."""
-
-    def chain(x: torch.Tensor) -> torch.Tensor:
-        for _ in range(steps):
-            x = (x * 1.0001).sin()
-        return x.sum()
-
-    x = torch.randn(numel, device=DEVICE)
-
-    def plain() -> None:
-        leaf = x.clone().requires_grad_()
-        torch.autograd.grad(chain(leaf), [leaf])
-
-    ops = sum(n.kind == "op" for n in vz.graph(chain, x, max_nodes=None).nodes)
-    plain()
-    extra = [(synced(lambda: vz.graph(chain, x, max_nodes=None)) - synced(plain)) / ops * 1e6 for _ in range(repeats)]
-    return {"numel": numel, "ops": ops, "us": statistics.median(extra)}
 
 
 def launch_us(calls: int = 2000) -> float:
@@ -216,7 +197,7 @@ def main() -> None:
         "timed right before the recording it is compared with, between `torch.cuda.synchronize()` calls; "
         "medians of the runs. Command: `python -m bench.gpu_scale`."
     )
-    ops = [per_op(500, numel, args.repeats) for numel in (16, 4096, 1 << 16)]
+    ops = [per_op(500, numel, args.repeats, DEVICE, synced) for numel in (16, 4096, 1 << 16)]
     print("per op done", flush=True)
     models: dict[str, dict | str] = {}
     for name, layers in GPTS.items():

@@ -150,9 +150,11 @@ def out_of_sight(before: set[int] | None = None) -> list[str]:
     return found
 
 
-def lingering() -> list[Any]:
-    """The processes (psutil.Process) the notebook's code started in earlier cells that still
-    run: its fork server's workers included, its helpers (HELPER_COMMANDS) left out."""
+def lingering() -> list[tuple[Any, str]]:
+    """The processes (psutil.Process, and its command line) the notebook's code started in
+    earlier cells that still run: its fork server's workers included, its helpers
+    (HELPER_COMMANDS) left out. When none does, the starts noted so far are forgotten: a
+    later start is noted anew, and Watches meanwhile look at no process."""
     if not NOTEBOOK_STARTS:
         return []
     import psutil
@@ -170,14 +172,15 @@ def lingering() -> list[Any]:
                 continue
         except psutil.Error:  # gone meanwhile
             continue
-        child.command = command  # type: ignore[attr-defined]
-        found.append(child)
+        found.append((child, command))
+    if not found:
+        NOTEBOOK_STARTS.clear()
     return found
 
 
 def lingering_processes() -> list[str]:
     """``lingering``, each as 'a process in an earlier cell that still runs (pid N: its command)'."""
-    return [f"a process in an earlier cell that still runs (pid {p.pid}: {p.command[:60]})" for p in lingering()]
+    return [f"a process in an earlier cell that still runs (pid {p.pid}: {command[:60]})" for p, command in lingering()]
 
 
 def _note_notebook_start() -> None:

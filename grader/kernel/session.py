@@ -230,7 +230,7 @@ class Grading:
         """What makes the cells that set ``given``'s names (with the values the check took)
         more than a written-down prediction: torch code run there (``code_ran_setting``),
         code beyond building values (predictions.py). Empty when none."""
-        sources = filter(None, (self._sources.get(name) for name in given))
+        sources = filter(None, map(self.source_setting, given))
         return sorted(set(self.code_ran_setting(*given)) | set(predictions.code_problems(sources, given)))
 
     def reading_problems(
@@ -239,7 +239,7 @@ class Grading:
         """What makes the cells that set ``given``'s names (with the values the check took)
         more than a reading of the texts in ``known`` with ``builtin_names`` and imports of
         ``modules`` only (predictions.reading_problems). Empty when none."""
-        sources = filter(None, (self._sources.get(name) for name in given))
+        sources = filter(None, map(self.source_setting, given))
         return predictions.reading_problems(sources, given, known, builtin_names, modules)
 
     # -- keeping ----------------------------------------------------------------------------

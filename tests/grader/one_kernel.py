@@ -147,7 +147,7 @@ def _task_block(chapter: Chapter, task: Task, answer: Answer | None, cells: list
     cells.append(_code("_one_kernel_replaced = _grading.problems()"))
     # A worker process the answer started and left running fails every later check (the grader
     # cannot see its work): it ends with the answer, as it would with the answer's own kernel.
-    cells.append(_code("from grader.kernel import containment as _c\nfor _p in _c.lingering():\n    _p.kill()"))
+    cells.append(_code("from grader.kernel import containment as _c\nfor _p, _ in _c.lingering():\n    _p.kill()"))
     if answer.alone:
         cells.append(_code("globals().update(_one_kernel_hidden)"))
     return block

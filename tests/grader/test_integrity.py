@@ -251,6 +251,7 @@ def test_a_process_started_in_an_earlier_cell_that_still_runs_fails_every_watch(
         wait()
     with watching(globals()):
         torch.ones(1) + 1
+    assert noted_starts == []  # nothing lingers: the start is forgotten, later Watches list no process
 
 
 def test_a_process_the_course_starts_is_not_the_notebooks(noted_starts):
