@@ -266,11 +266,10 @@ class ForwardRecorder(TorchFunctionMode):
             return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
-        for a in _tensors((args, kwargs)):
+        for a in _tensors(args) + _tensors(kwargs) if kwargs else _tensors(args):
             self.adopt(a)
-        raw = getattr(func, "__name__", str(func))
-        name = raw.strip("_")
-        in_place = _is_in_place(raw) or kwargs.get("out") is not None
+        raw, name, in_place = _call_name(func)
+        in_place = in_place or kwargs.get("out") is not None
         if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
             self._refuse_in_place(raw, self.copies[id(args[0])])
         if in_place or kwargs or name in _UPDATES_ARGS:
@@ -373,15 +372,45 @@ def _tensors(tree: object) -> list[torch.Tensor]:
     them: inside tuples (named ones and torch.return_types too), lists and dict values.
 
     The function mode runs this twice for every torch call; pytree's general walk cost
-    more than the rest of the mode together.
+    more than the rest of the mode together, and so did a recursive call per item: a
+    call's arguments are nearly always a flat tuple of tensors and numbers.
     """
     if isinstance(tree, torch.Tensor):
         return [tree]
-    if isinstance(tree, (tuple, list)):
-        return [t for item in tree for t in _tensors(item)]
     if isinstance(tree, dict):
-        return [t for item in tree.values() for t in _tensors(item)]
-    return []
+        tree = tree.values()
+    elif not isinstance(tree, (tuple, list)):
+        return []
+    found = []
+    for item in tree:
+        if isinstance(item, torch.Tensor):
+            found.append(item)
+        elif isinstance(item, (tuple, list, dict)):
+            found += _tensors(item)
+    return found
+
+
+# func -> (its name, the name as recorded, whether it changes its first argument): every
+# torch call asks, and a model calls the same few hundred functions over and over.
+_CALL_NAMES: dict[object, tuple[str, str, bool]] = {}
+
+
+def _call_name(func: Callable) -> tuple[str, str, bool]:
+    """``("__iadd__", "iadd", True)`` for ``Tensor.__iadd__``: its name, the name as
+    recorded (dunders stripped of their underscores), and whether it is in place."""
+    try:
+        return _CALL_NAMES[func]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable callable: named anew each time
+        return _name_call(func)
+    named = _CALL_NAMES[func] = _name_call(func)
+    return named
+
+
+def _name_call(func: Callable) -> tuple[str, str, bool]:
+    raw = getattr(func, "__name__", str(func))
+    return raw, raw.strip("_"), _is_in_place(raw)
 
 
 @dataclass

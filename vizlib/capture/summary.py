@@ -52,6 +52,14 @@ _BY_MOMENTS = {"cpu": False}
 # A batch is reduced once its copies hold this many elements (512 KiB of float64): its
 # temporaries stay a few MiB, whatever the recording's size.
 _BATCH_ELEMENTS = 1 << 16
+# Devices whose big float32/float64 gradients are held, not reduced one at a time, until
+# one multi-tensor norm (``torch._foreach_norm``) reads a batch of them: on a GPU each
+# ``dot`` is a launch the host waits on, and a backward summarises hundreds of gradients.
+# Not the CPU, where a ``dot`` costs no launch and the batch would only hold memory.
+_BY_FOREACH = {"cpu": False}
+# Held gradients are read once they hold this many bytes: the most a recording keeps
+# alive beyond what a plain backward would.
+_HELD_BYTES = 16 << 20
 
 
 def small_value(t: torch.Tensor) -> Value:
@@ -166,6 +174,10 @@ class Summaries:
         # (device, dtype) -> moments' 0-d results waiting, and the (Pending, row, elements) each
         # four of them fill: stacked at fetch, so that a piece costs no kernel for its row
         self._moments: dict[tuple, tuple[list[torch.Tensor], list[tuple[Pending, int, int]]]] = {}
+        # (device, dtype) -> gradients held for one multi-tensor norm (see _BY_FOREACH), each
+        # with the Pending and row it fills, and the bytes they hold
+        self._held: dict[tuple, list[tuple[Pending, int, torch.Tensor]]] = {}
+        self._held_bytes: dict[tuple, int] = {}
 
     @property
     def devices(self) -> set[str]:
@@ -223,6 +235,8 @@ class Summaries:
         number of tensors summarised."""
         for key in list(self._batches):
             self._reduce(key)
+        for key in list(self._held):
+            self._norms(key)
         from_moments = self._stack_moments()
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
         for group, at, k in from_moments:
@@ -334,6 +348,9 @@ class Summaries:
             self._batch(p, flat_copy(x), k, gradient)
             return p
         whole = gradient and x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO
+        if whole and _BY_FOREACH.get(x.device.type, True):
+            self._hold(p, pieces(x, k)[0], k)
+            return p
         limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
         for piece in pieces(x, limit):
             k = piece.numel()
@@ -344,6 +361,29 @@ class Summaries:
             else:
                 self._add_row(p, piece_row(piece, gradient), k)
         return p
+
+    def _hold(self, p: Pending, grad: torch.Tensor, count: int) -> None:
+        """Hold a gradient (a 1-D view of its memory) for ``_norms``: its row of ``p`` is
+        filled in when the held gradients of its device and dtype are read together."""
+        key = (grad.device, grad.dtype)
+        self._held.setdefault(key, []).append((p, len(p.rows), grad))
+        p.rows.append(_UNREDUCED)
+        p.counts.append(count)
+        held = self._held_bytes[key] = self._held_bytes.get(key, 0) + count * grad.element_size()
+        if held >= _HELD_BYTES:
+            self._norms(key)
+
+    def _norms(self, key: tuple) -> None:
+        """Read the gradients held on one device in one dtype: one multi-tensor norm, whose
+        squares (in float64) are their rows; then let go of them."""
+        held = self._held.pop(key)
+        del self._held_bytes[key]
+        norms = torch._foreach_norm([grad for _, _, grad in held])
+        squares = torch.stack(norms).to(torch.float64).square_()
+        offset = self._append(squares)
+        group = (squares.device, squares.dtype)
+        for j, (p, slot, _) in enumerate(held):
+            p.rows[slot] = (group, offset + j, 1)
 
     def _add_moments(self, p: Pending, four: list[torch.Tensor], count: int) -> None:
         """A row of ``p`` that ``moments`` computed: read at fetch (see ``_stack_moments``)."""

@@ -14,6 +14,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+import vizlib as vz
 from bench.probes import count_host_reads
 from vizlib.capture import reductions, summary
 from vizlib.capture.summary import Summaries
@@ -152,9 +153,70 @@ def test_an_accelerators_reduction_launches_two_kernels_per_piece(monkeypatch):
     assert all(m.result(p).numel == 5000 for p in pending)
 
 
+def test_an_accelerators_held_gradients_give_torchs_norms(monkeypatch):
+    """Big float32/float64 gradients held and read by one multi-tensor norm a batch at a
+    time, as a GPU reads them: torch's norms, whatever the layout; the other gradients
+    (half precision, strided slices, small ones) take their usual paths beside them."""
+    monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
+    monkeypatch.setattr(summary, "_HELD_BYTES", 3 * 5000 * 4)
+    g = torch.Generator().manual_seed(5)
+    tensors = [torch.randn(k, generator=g) * 10 for k in (5000, 4097, 20000, 6000)]
+    tensors += [torch.randn(90, 100, generator=g, dtype=torch.float64).t(), torch.randn(70, 1).expand(70, 300)]
+    tensors += [torch.randn(9000, generator=g).half(), torch.randn(200, 300, generator=g)[::2], torch.randn(50)]
+    tensors += [torch.full((8000,), 3e15), torch.tensor([1.0, inf] * 3000), torch.tensor([nan] * 5000)]
+    for t, st in zip(tensors, summarised(tensors, gradient=True), strict=True):
+        want = reference(t)["norm"]
+        assert same(st.norm, want, 1e-5), (t.dtype, tuple(t.shape), st.norm, want)
+
+
+def test_held_gradients_cost_one_norm_per_batch_and_stay_bounded(monkeypatch):
+    """60 gradients of 5,000 floats, held at most 4 at a time: one multi-tensor norm per
+    batch instead of a ``dot`` each, and no gradient held past its batch."""
+    monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
+    monkeypatch.setattr(summary, "_HELD_BYTES", 4 * 5000 * 4)
+    grads = [torch.randn(5000) for _ in range(60)]
+    m = Summaries()
+    most = 0
+    with _Ops() as ops:
+        pending = []
+        for t in grads:
+            pending.append(m.stats(t, gradient=True))
+            most = max(most, sum(len(held) for held in m._held.values()))
+        m.fetch()
+    kernels = [name.split(".")[0] for name in ops.names if not name.startswith(("detach.", "view."))]
+    assert "dot" not in kernels and kernels.count("_foreach_norm") == 15, sorted(set(kernels))
+    assert most <= 4 and not m._held
+    for t, p in zip(grads, pending, strict=True):
+        assert same(m.result(p).norm, torch.linalg.vector_norm(t.double()).item(), 1e-6)
+
+
+def test_a_recording_with_held_gradients_draws_the_same_numbers(monkeypatch):
+    """A whole recording (an MLP's gradients, edge norms and a parameter's TBackward seen
+    twice) with gradients held as on a GPU: the numbers of the usual path."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(300, 200), torch.nn.Tanh(), torch.nn.Linear(200, 100))
+    x = torch.randn(64, 300)
+
+    def numbers() -> list:
+        g = vz.graph(lambda x: model(x).square().mean(), x, params=model, max_nodes=None)
+        return [(n.name, n.grad_stats and n.grad_stats.norm) for n in g.nodes] + list(g.edge_grads)
+
+    usual = numbers()
+    monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
+    monkeypatch.setattr(summary, "_HELD_BYTES", 100_000)
+    held = numbers()
+    assert len(held) == len(usual)
+    for a, b in zip(held, usual, strict=True):
+        if isinstance(a, tuple):
+            assert a[0] == b[0] and same(a[1], b[1], 1e-5), (a, b)
+        else:
+            assert same(a, b, 1e-5), (a, b)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a GPU machine)")
 def test_on_a_gpu_every_path_gives_torchs_statistics():
-    """Small pieces batched, big values by ``moments``, gradients by ``dot``, on the GPU."""
+    """Small pieces batched, big values by ``moments``, big gradients held for one
+    multi-tensor norm, on the GPU."""
     tensors = [t.cuda() for t in mixed()] + [torch.tensor(SPECIAL[case] * 3000).cuda() for case in SPECIAL]
     tensors.append(1000 + 0.01 * torch.randn(300000, device="cuda"))
     for gradient in (False, True):
