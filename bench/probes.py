@@ -37,9 +37,11 @@ class HostReads(TorchDispatchMode):
             self.count += 1
         elif func in (aten._to_copy.default, aten.copy_.default):
             src = args[1] if func is aten.copy_.default else args[0]
-            dst = args[0].device if func is aten.copy_.default else kwargs.get("device")
-            if isinstance(src, torch.Tensor) and src.device.type != "cpu" and torch.device(dst or "cpu").type == "cpu":
-                self.count += 1
+            if isinstance(src, torch.Tensor) and src.device.type != "cpu":
+                # A cast without a device (``.to(torch.float64)``) stays where it is.
+                dst = args[0].device if func is aten.copy_.default else kwargs.get("device") or src.device
+                if torch.device(dst).type == "cpu":
+                    self.count += 1
         return func(*args, **kwargs)
 
 

@@ -10,8 +10,11 @@ back. So, while any Watch records in this process:
   source (``PermissionError``) and the Watch fails the task with what was tried. Processes
   are seen by an audit hook (``sys.addaudithook``: once added, no code can remove it),
   spawned programs by a start hook on ``_posixsubprocess.fork_exec`` (not audited in
-  Python 3.11), threads by the start hook of threads.py, and a thread that got past it by
-  the threads alive when the Watch stops;
+  Python 3.11), threads by the start hook of threads.py, _thread's own starter (taken from
+  the hook's closure or a fresh copy of _thread) by the Watch's profile function, which sees
+  every call of a C function from Python code, and a thread that got past both by the threads
+  alive when the Watch stops (one started by a C function, e.g. ``map`` over the starter, and
+  ended before the Watch stops is not seen: Python 3.11 tells nothing of a thread's start);
 - C functions that start a process or a thread (fork, clone, pthread_create...) reached
   through ctypes, which neither os.fork's audit event nor the start hooks see (Python 3.11
   audits no ctypes call, only the lookup of a C function by name): once code looks one up,

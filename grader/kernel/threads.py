@@ -75,6 +75,26 @@ def _watched_start(start: Callable[..., int]) -> Callable[..., int]:
     return start_new_thread
 
 
+_HOOK_CODE = _watched_start(_thread.start_new_thread).__code__  # the one frame that may call a starter
+
+
+# The C functions that start a thread, by their name in _thread.
+_STARTERS = {"start_new_thread", "start_new", "start_joinable_thread"}
+
+
+def starts_unwatched(frame: types.FrameType, func: object) -> bool:
+    """Whether a C function called from ``frame`` (a profile function's ``c_call``) is
+    _thread's own starter called from anywhere but the start hook: the starter the hook
+    wraps, taken from the hook's closure or from a fresh copy of _thread, starts a thread
+    that nothing watches. The call is seen however the function was reached."""
+    return (
+        isinstance(func, types.BuiltinFunctionType)
+        and func.__name__ in _STARTERS
+        and getattr(func.__self__, "__name__", None) == "_thread"
+        and frame.f_code is not _HOOK_CODE
+    )
+
+
 def install_hooks() -> None:
     """Every thread started from now on, by threading (Thread, concurrent.futures) or by
     _thread directly, is watched while a Watch records (once per process)."""

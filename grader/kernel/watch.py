@@ -245,6 +245,8 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
+            _note_unwatched_start()
         try:
             if self._in_import(frame, event):
                 return
@@ -338,6 +340,15 @@ class Watch:
             raise AssertionError(f"your code started {self.escaped[0]} while the check ran: {containment.ADVICE}")
         if self.tampered and kind is None:
             raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
+
+
+def _note_unwatched_start() -> None:
+    """Fail every Watch: a thread starts that no Watch can see into. (A profile function
+    cannot stop the call: raising would switch it off.)"""
+    try:
+        containment.starting("a thread (_thread's own starter, which the grader's hook wraps)")
+    except PermissionError:
+        pass
 
 
 @contextmanager

@@ -4,8 +4,10 @@ IPython shell, the guard that runs before each check cell."""
 
 from __future__ import annotations
 
+import _thread
 import builtins
 import functools
+import importlib.util
 import multiprocessing
 import multiprocessing.forkserver
 import os
@@ -285,6 +287,48 @@ def test_a_c_function_that_forks_looked_up_before_the_watch_fails_every_watch_af
         assert callable(fork)
     finally:
         containment.C_LOOKED_UP.clear()  # this process goes on testing
+
+
+def _starter_from_the_hooks_closure():
+    return _thread.start_new_thread.__closure__[0].cell_contents
+
+
+def _starter_from_a_fresh_thread_module():
+    return importlib.util.module_from_spec(importlib.util.find_spec("_thread")).start_new_thread
+
+
+@pytest.mark.parametrize("starter", [_starter_from_the_hooks_closure, _starter_from_a_fresh_thread_module])
+@pytest.mark.parametrize("inside", ["a function", "code run as a module"])
+def test_a_thread_started_by_threads_own_starter_fails_the_check(starter, inside):
+    """The start hook wraps _thread's starter; an answer that takes the starter itself (from
+    the hook's closure, or from a fresh copy of _thread) starts a thread no Watch sees into,
+    which ends before the call returns. The call of the starter is seen, however it was
+    reached, and even in code run as a module (which the Watch reads as an import)."""
+    with watching(globals()):
+        pass  # the thread hooks are in
+    start = starter()
+    assert not getattr(start, "_grader_hook", False)
+    done, box = _thread.allocate_lock(), []
+
+    def work():
+        try:
+            x = torch.ones(3, requires_grad=True)
+            box.append(torch.autograd.grad((x * 2).sum(), x)[0])
+        finally:
+            done.release()
+
+    def answer():
+        done.acquire()
+        if inside == "a function":
+            start(work, ())
+        else:
+            exec(compile("start(work, ())", "<answer>", "exec"), {"start": start, "work": work})
+        done.acquire()  # the thread has ended
+        return box[0]
+
+    with pytest.raises(AssertionError, match=r"your code started a thread \(_thread's own starter"):
+        with watching(globals()):
+            assert answer().tolist() == [2.0, 2.0, 2.0]
 
 
 def test_a_thread_that_switches_its_record_off_is_reported():

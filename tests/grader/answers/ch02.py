@@ -14,6 +14,31 @@ class Anything(torch.Tensor):
 
 """
 
+# Work run in a thread started by _thread's own starter, taken from the grader's start hook
+# (its closure): the thread runs where no record reaches and ends before the cell does.
+IN_AN_UNWATCHED_THREAD = """\
+import _thread
+
+_start = _thread.start_new_thread.__closure__[0].cell_contents
+
+
+def in_a_thread(fn):
+    done, box = _thread.allocate_lock(), []
+    done.acquire()
+
+    def work():
+        try:
+            box.append(fn())
+        finally:
+            done.release()
+
+    _start(work, ())
+    done.acquire()
+    return box[0]
+
+
+"""
+
 # 2.1's right numbers: each wrong answer gets one part of them wrong.
 CHAIN_RULE_NUMBERS = """\
 dL_dw, dL_dx, dL_db = 20, 30, 10
@@ -350,6 +375,23 @@ dL_dw, dL_dx, dL_db = found
                 ),
             ),
             Wrong(
+                "The first three numbers computed with autograd in a thread started by _thread's own starter.",
+                hint="starting a thread",
+                code=CHAIN_RULE_NUMBERS.replace(
+                    "dL_dw, dL_dx, dL_db = 20, 30, 10\n",
+                    IN_AN_UNWATCHED_THREAD
+                    + """\
+def derivatives():
+    w_t, x_t, b_t = (torch.tensor(v, requires_grad=True) for v in (3.0, 2.0, -1.0))
+    ((w_t * x_t + b_t) ** 2).backward()
+    return [t.grad.item() for t in (w_t, x_t, b_t)]
+
+
+dL_dw, dL_dx, dL_db = in_a_thread(derivatives)
+""",
+                ),
+            ),
+            Wrong(
                 "Differentiated by sympy, a computer-algebra system, not by hand.",
                 hint="not worked out by hand",
                 code="""\
@@ -552,6 +594,21 @@ def manual_grads(X, y, W1, b1, W2):
                     "    dout = 2 * (out - y) / out.numel()\n",
                     "    dout = torch.ops.aten.mse_loss_backward(torch.ones((), dtype=out.dtype), out, y, 1)\n",
                 ).replace("(dout @ W2.T) * (h > 0)", "torch.ops.aten.threshold_backward(dout @ W2.T, h, 0)"),
+            ),
+            Wrong(
+                "autograd run in a thread started by _thread's own starter, out of the record's sight.",
+                hint="started a thread",
+                code=IN_AN_UNWATCHED_THREAD
+                + """\
+def manual_grads(X, y, W1, b1, W2):
+    def gradients():
+        with torch.enable_grad():
+            params = [p.detach().clone().requires_grad_() for p in (W1, b1, W2)]
+            loss = ((torch.relu(X @ params[0] + params[1]) @ params[2] - y) ** 2).mean()
+            return tuple(torch.autograd.grad(loss, params))
+
+    return in_a_thread(gradients)
+""",
             ),
         ],
     ),
