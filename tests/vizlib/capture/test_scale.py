@@ -15,7 +15,7 @@ import torch
 
 import vizlib as vz
 from bench.llama import LlamaConfig, meta_llama
-from bench.probes import PeakMemory, count_host_reads
+from bench.probes import HostReads, PeakMemory, count_host_reads
 from coursekit.models import GPTConfig, make_gpt
 from vizlib.capture import reductions, summary
 from vizlib.capture.summary import stats
@@ -46,6 +46,17 @@ def test_the_count_sees_a_read_per_op():
     x = torch.randn(10)
     assert count_host_reads(lambda: [x.sum().item() for _ in range(7)]) == 7
     assert count_host_reads(lambda: [x.tolist() for _ in range(3)]) == 3
+
+
+def test_a_cast_that_stays_on_its_device_is_not_a_read():
+    """``.to(dtype)`` of a tensor off the CPU (meta here, a GPU's alike) stays on its device;
+    ``.to("cpu")`` and ``.cpu()`` are reads."""
+    x, y = torch.randn(10, device="meta"), torch.randn(10)
+    assert count_host_reads(lambda: (x.to(torch.float64), x.double(), x.to("meta"), y.double())) == 0
+    for read in (lambda: x.to("cpu"), x.cpu, lambda: x.to("cpu", torch.float64)):
+        with HostReads() as reads, pytest.raises(NotImplementedError):  # (meta has no values to bring)
+            read()
+        assert reads.count == 1
 
 
 def test_a_recording_needs_no_more_memory_than_a_plain_step():
