@@ -2,7 +2,8 @@
 
 The only stage that touches autograd: ``walk`` reads the graph behind tensors,
 ``record`` watches a call's forward ops and backward nodes, ``summary`` reduces tensors
-to a few numbers on their device at once (read together at the end), ``devices`` says
+to a few numbers on their device at once (read together at the end, then made into each
+tensor's numbers by ``rows``), ``devices`` says
 where tensors live, and ``build`` puts these together in ``capture``. Graphs the
 compiler stack holds are read, not recorded: ``fx`` (GraphModule, ExportedProgram),
 ``compiled`` (the graphs torch.compile captures between graph breaks) and ``joint``

@@ -35,7 +35,8 @@ from .guard import UserState
 from .inputs import Params, grad_outputs, param_names, prepare_inputs, why_no_graph
 from .placement import attach_saved, inherit_modules, place_params, total_saved
 from .record import BackwardRecord, ForwardRecorder, dense, hook_backward
-from .summary import Pending, Summaries
+from .rows import Pending
+from .summary import Summaries
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
 

@@ -32,7 +32,8 @@ from ..data import ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
 from ..text import device_name, dtype_name
 from .guard import UserState
-from .summary import Pending, Summaries
+from .rows import Pending
+from .summary import Summaries
 from .walk import nbytes, storage_key
 
 # Calls that change their first argument in place but return nothing useful (the name as

@@ -19,20 +19,21 @@ each on its own costs a handful of kernel calls: more than the op itself, on any
 So a small piece is only copied when it is asked for (one call, and the copy is also a
 small tensor's exact value), and the copies waiting on one device are reduced together,
 a batch at a time, by segment reductions (``_Batch``); a batch is reduced as soon as it
-holds ``_BATCH_ELEMENTS``, so what waits stays bounded.
+holds ``_BATCH_ELEMENTS``, so what waits stays bounded. On a GPU a big gradient's norm is
+likewise one multi-tensor norm per batch of gradients held (``_hold``, ``_HELD_BYTES``).
+rows.py turns the rows, once on the host, into each tensor's numbers.
 """
 
 from __future__ import annotations
 
-import math
 import weakref
-from dataclasses import dataclass, field
 
 import torch
 
 from ..data import Stats, Value
 from .layout import dense, flat_copy, memory_key, pieces, unexpanded
 from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
+from .rows import UNREDUCED, Pending, finish, finish_one, sum_and_squares
 
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
@@ -86,22 +87,6 @@ def _small(t: torch.Tensor) -> bool:
     return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta
 
 
-@dataclass(eq=False, slots=True)
-class Pending:
-    """Numbers of one tensor still on its device; ``Summaries.fetch`` turns them into
-    ``result`` (a ``Stats`` for statistics, a Python value for a small tensor's copy)."""
-
-    # "values": rows [sum, min, max, squares around the piece's mean] per piece;
-    # "squares": a gradient's [sum of squares]; "norms": [norm]; "value": a small copy.
-    kind: str
-    numel: int  # elements of the tensor described (an expanded tensor counts its repeats)
-    rows: list[tuple[tuple, int, int]] = field(default_factory=list)  # (group, offset, length)
-    counts: list[int] = field(default_factory=list)  # elements read for each row
-    shape: tuple[int, ...] = ()  # "value": the copy's shape
-    result: Stats | Value = None
-    done: bool = False
-
-
 class _Batch:
     """Copies of small pieces on one device, of one dtype and request, waiting to be
     reduced together. ``targets`` says which row of which ``Pending`` each one fills
@@ -130,7 +115,7 @@ class _Batch:
         """``value`` is the copy that starts ``start`` elements into this batch."""
         value.counts.append(value.numel)
         if self.offset is None:
-            value.rows.append(_UNREDUCED)
+            value.rows.append(UNREDUCED)
             self.values.append((value, start))
         else:
             value.rows.append((self.group, self.offset + start, value.numel))
@@ -240,13 +225,13 @@ class Summaries:
         from_moments = self._stack_moments()
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
         for group, at, k in from_moments:
-            _sum_and_squares(host[group], at, k)
+            sum_and_squares(host[group], at, k)
         for p in self._pending:
             if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
                 group, offset, length = p.rows[0]
-                p.result = _finish_one(p, host[group][offset : offset + length])
+                p.result = finish_one(p, host[group][offset : offset + length])
             else:
-                p.result = _finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
+                p.result = finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
             p.done = True
         self._groups, self._sizes, self._pending, self._moments = {}, {}, [], {}
         for batch in self._kept:  # its copies were read: a later value copies anew
@@ -367,7 +352,7 @@ class Summaries:
         filled in when the held gradients of its device and dtype are read together."""
         key = (grad.device, grad.dtype)
         self._held.setdefault(key, []).append((p, len(p.rows), grad))
-        p.rows.append(_UNREDUCED)
+        p.rows.append(UNREDUCED)
         p.counts.append(count)
         held = self._held_bytes[key] = self._held_bytes.get(key, 0) + count * grad.element_size()
         if held >= _HELD_BYTES:
@@ -390,7 +375,7 @@ class Summaries:
         scalars, targets = self._moments.setdefault((four[0].device, four[0].dtype), ([], []))
         scalars += four
         targets.append((p, len(p.rows), count))
-        p.rows.append(_UNREDUCED)
+        p.rows.append(UNREDUCED)
         p.counts.append(count)
 
     def _stack_moments(self) -> list[tuple[tuple, int, int]]:
@@ -448,7 +433,7 @@ class Summaries:
             batch.targets.append(None)
         else:
             batch.targets.append((p, len(p.rows)))
-            p.rows.append(_UNREDUCED)  # its place, filled in by _reduce
+            p.rows.append(UNREDUCED)  # its place, filled in by _reduce
             p.counts.append(k)
         if value is not None:
             batch.add_value(value, batch.elements)
@@ -484,79 +469,3 @@ class Summaries:
         self._groups.setdefault(group, []).append(row)
         self._sizes[group] = offset + row.numel()
         return offset
-
-
-# Where a row waiting in a batch will be: filled in when the batch is reduced.
-_UNREDUCED: tuple[tuple, int, int] = ((), 0, 0)
-
-
-def _sum_and_squares(rows: list[float], at: int, count: int) -> None:
-    """``moments``' row at ``rows[at:at + 4]``, [mean, min, max, variance] of ``count``
-    elements, as ``piece_row``'s: [sum, min, max, squares around the mean]. Infinities
-    without NaN make ``var_mean``'s running mean NaN where the sum is infinite."""
-    mean, lo, hi = rows[at : at + 3]
-    if math.isnan(mean) and not (math.isnan(lo) or math.isnan(hi)):
-        mean = math.inf if lo > -math.inf else -math.inf if hi < math.inf else math.nan
-    rows[at] = mean * count
-    rows[at + 3] *= count
-
-
-def _finish(p: Pending, parts: list[list]) -> Stats | Value:
-    """The host's side: one tensor's rows combined into its ``Stats`` (or its value)."""
-    if p.kind == "value":
-        return _nest(parts[0], p.shape)
-    distinct = sum(p.counts)
-    repeat = p.numel / distinct
-    if p.kind in ("squares", "norms"):
-        squares = sum(row[0] ** 2 if p.kind == "norms" else row[0] for row in parts)
-        return Stats(p.numel, None, None, math.sqrt(squares * repeat))
-    sums = [row[0] for row in parts]
-    lows, highs = [row[1] for row in parts], [row[2] for row in parts]
-    means = [total / k for total, k in zip(sums, p.counts, strict=True)]
-    centred = [row[3] for row in parts]
-    mean = sum(sums) / distinct
-    # Chan's combination: each piece's squares around its own mean, plus its mean's
-    # distance from the whole tensor's.
-    spread = sum(c + k * (m - mean) ** 2 for c, k, m in zip(centred, p.counts, means, strict=True))
-    squares = sum(c + k * m * m for c, k, m in zip(centred, p.counts, means, strict=True))
-    lo, hi = min(lows), max(highs)
-    if math.isnan(lo) or math.isnan(hi):  # a NaN (min and max keep it); +inf with -inf sum to NaN
-        squares = math.nan
-    elif math.isinf(lo) or math.isinf(hi):
-        squares = math.inf
-    std = math.sqrt(max(spread / distinct, 0.0)) if math.isfinite(squares) else math.nan
-    return Stats(p.numel, mean, std, math.sqrt(squares * repeat), lo, hi)
-
-
-def _finish_one(p: Pending, row: list) -> Stats | Value:
-    """``_finish`` of a tensor read as one row: the same result, to the last bit."""
-    if p.kind == "values":
-        return _one_piece(p, row)
-    if p.kind == "squares":
-        return Stats(p.numel, None, None, math.sqrt(row[0] * (p.numel / p.counts[0])))
-    return _finish(p, [row])
-
-
-def _one_piece(p: Pending, row: list) -> Stats:
-    """``_finish`` of a tensor read in one piece: the same numbers, to the last bit."""
-    total, lo, hi, centred = row
-    distinct = p.counts[0]
-    mean = total / distinct
-    squares = centred + distinct * mean * mean
-    if math.isnan(lo) or math.isnan(hi):  # a NaN (min and max keep it); +inf with -inf sum to NaN
-        squares = math.nan
-    elif math.isinf(lo) or math.isinf(hi):
-        squares = math.inf
-    std = math.sqrt(max(centred / distinct, 0.0)) if math.isfinite(squares) else math.nan
-    return Stats(p.numel, mean, std, math.sqrt(squares * (p.numel / distinct)), lo, hi)
-
-
-def _nest(flat: list, shape: tuple[int, ...]) -> Value:
-    """``flat`` (row-major) as ``tolist`` gives a tensor of ``shape``: nested lists, or a
-    number for 0-d."""
-    if not shape:
-        return flat[0]
-    if len(shape) == 1:
-        return list(flat)
-    step = len(flat) // shape[0] if shape[0] else 0
-    return [_nest(flat[k * step : (k + 1) * step], shape[1:]) for k in range(shape[0])]
