@@ -504,6 +504,30 @@ mt_flat = mt.contiguous().view(-1)
                 hint="keep every value as it is",
                 code=STRIDES.replace("mt_flat = mt.reshape(6)", "mt_flat = mt.half().reshape(6).to(mt.dtype)"),
             ),
+            Wrong(
+                "mt_contig and mt_flat rebuilt from Python lists: float32 whatever m's dtype.",
+                hint="keep m's dtype",
+                code="""\
+m = torch.arange(6.0).reshape(2, 3)
+mt = m.t()
+mt_stride = (1, 3)
+mt_is_contiguous = False
+mt_contig = torch.tensor(mt.tolist())
+mt_flat = torch.tensor(mt.tolist()).reshape(6)
+""",
+            ),
+            Wrong(
+                "mt_contig and mt_flat through .float(): a float64 m is rounded to float32.",
+                hint="keep m's dtype",
+                code="""\
+m = torch.arange(6.0).reshape(2, 3)
+mt = m.t()
+mt_stride = (1, 3)
+mt_is_contiguous = False
+mt_contig = mt.float().contiguous()
+mt_flat = mt.float().reshape(6)
+""",
+            ),
         ],
     ),
     "1.4": Task(
@@ -573,6 +597,30 @@ def make_masks(lengths, T):
                 "A loop over the batch in eval'd code (the meta device special-cased).",
                 hint="in a helper it calls",
                 code=MASKS_LOOP_IN_EVALD_CODE,
+            ),
+            Wrong(
+                "The pad mask as t <= lengths - 1: for uint8 lengths a length 0 wraps to 255 (every position real).",
+                hint="lengths may have any integer dtype",
+                code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] <= (lengths[:, None] - 1)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+            ),
+            Wrong(
+                "Positions in int16: past T = 32767 they wrap to negative numbers.",
+                hint="cannot count",
+                code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device).to(torch.int16)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
             ),
         ],
     ),
@@ -654,12 +702,51 @@ picked = scores[rows, cols]
                 hint="keeps every other one as it is",
                 code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "torch.where(scores > 0, scores, 0.0)"),
             ),
+            Wrong(
+                "positives as scores >= finfo.tiny: subnormal positive entries dropped.",
+                hint="however small",
+                code="""\
+scores = torch.tensor(
+    [
+        [0.5, -1.0, 2.0, 0.0, -0.5],
+        [-2.0, 1.5, -0.1, 3.0, 0.2],
+        [1.0, 0.0, -3.0, -1.5, 2.5],
+        [-0.3, 0.7, 0.9, -2.2, 1.1],
+    ]
+)
+rows = torch.tensor([0, 2, 3])
+cols = torch.tensor([4, 0, 1])
+positives = scores[scores >= torch.finfo(scores.dtype).tiny]
+clipped = scores.clamp(min=0)
+picked = scores[rows, cols]
+""",
+            ),
+            Wrong(
+                "clipped through float32 (scores.float().clamp(min=0)): float64 scores rounded.",
+                hint="float64 here",
+                code="""\
+scores = torch.tensor(
+    [
+        [0.5, -1.0, 2.0, 0.0, -0.5],
+        [-2.0, 1.5, -0.1, 3.0, 0.2],
+        [1.0, 0.0, -3.0, -1.5, 2.5],
+        [-0.3, 0.7, 0.9, -2.2, 1.1],
+    ]
+)
+rows = torch.tensor([0, 2, 3])
+cols = torch.tensor([4, 0, 1])
+positives = scores[scores > 0]
+clipped = scores.float().clamp(min=0)
+picked = scores[rows, cols]
+""",
+            ),
         ],
     ),
     "1.6": Task(
         alternative="""\
-fp16_max = 65504.0
-bf16_eps = 2 ** -7
+limits = {dtype: torch.finfo(dtype) for dtype in (torch.float16, torch.bfloat16)}
+fp16_max = float(limits[torch.float16].max)
+bf16_eps = limits[torch.bfloat16].eps
 overflow_dtype = (torch.float16 if torch.isinf(torch.tensor(70000.0, dtype=torch.float16))
                   else torch.bfloat16)
 int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
@@ -684,6 +771,26 @@ int8_range = [torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max]
                 "bfloat16 taken for the format that overflows at 70000.",
                 hint="overflow_dtype is wrong",
                 code=DTYPE_FACTS.replace("overflow_dtype = torch.float16", "overflow_dtype = torch.bfloat16"),
+            ),
+            Wrong(
+                "All four typed in from memory, nothing read from torch.finfo / torch.iinfo.",
+                hint="rather than from memory",
+                code="""\
+fp16_max = 65504.0
+bf16_eps = 0.0078125
+overflow_dtype = torch.float16
+int8_range = (-128, 127)
+""",
+            ),
+            Wrong(
+                "fp16_max read from bfloat16's finfo and clipped to 65504: the right number, not float16's own limit.",
+                hint="did not come from torch.finfo",
+                code="""\
+fp16_max = float(torch.tensor(torch.finfo(torch.bfloat16).max).clamp(max=65504.0))
+bf16_eps = torch.finfo(torch.bfloat16).eps
+overflow_dtype = torch.float16
+int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+""",
             ),
         ],
     ),
@@ -769,6 +876,28 @@ scaled_np = scaled.detach().numpy()
                 code=NUMPY_SETUP
                 + "t_shared = torch.from_numpy(arr)\nt_copy = torch.tensor(arr)\n"
                 + "scaled.detach_()\nscaled_np = scaled.numpy()\nscaled = scaled.requires_grad_() * 1\n",
+            ),
+            Wrong(
+                "t_copy and scaled_np typed in, not taken from arr and scaled.",
+                hint="do not type the values",
+                code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr)
+t_copy = torch.arange(5, dtype=torch.float32)
+scaled_np = np.full(3, 2.0, dtype=np.float32)
+""",
+            ),
+            Wrong(
+                "t_copy with its dtype fixed to float32 (from_numpy(arr).double().float()): a float64 arr is rounded.",
+                hint="float64 here",
+                code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr)
+t_copy = torch.from_numpy(arr).double().float()
+scaled_np = scaled.detach().float().numpy()
+""",
             ),
         ],
     ),
@@ -866,6 +995,39 @@ t.equal = lambda a, b: True
                     "    return x.view(",
                     "    if x.is_floating_point() and x.is_leaf:\n        x.requires_grad_()\n    return x.view(",
                 ),
+            ),
+            Wrong(
+                "split_heads negates x in place twice under no_grad: its values restored, its version bumped.",
+                hint="split_heads wrote into x",
+                code="""\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    with torch.no_grad():
+        x.neg_()
+        x.neg_()
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+""",
+            ),
+            Wrong(
+                "merge_heads multiplies its input by 1 in place: values kept, the input's version bumped.",
+                hint="merge_heads wrote into its input",
+                code="""\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    with torch.no_grad():
+        heads.mul_(1)
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+""",
             ),
         ],
     ),

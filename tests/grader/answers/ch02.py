@@ -610,6 +610,37 @@ def manual_grads(X, y, W1, b1, W2):
     return in_a_thread(gradients)
 """,
             ),
+            Wrong(
+                "Computed in float64 and never cast back: float32 parameters get float64 gradients.",
+                hint="whatever it is",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    X, y, W1, b1, W2 = (t.double() for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+            ),
+            Wrong(
+                "The relu mask as (h > 0).float(): bfloat16 parameters get float32 gradients.",
+                hint="whatever it is",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0).float()
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+            ),
         ],
     ),
     "2.3": Task(
@@ -724,6 +755,25 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
                 code=MICRO_BATCH_TRAIN.replace(
                     "    opt = torch.optim.SGD(", "    model.eval()\n    opt = torch.optim.SGD("
                 ),
+            ),
+            Wrong(
+                "The squares summed and divided by len(xs) * ys.shape[-1]: not the mean for 3-D outputs.",
+                hint="whatever the shape",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).sum() / (len(xs) * ys.shape[-1])
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
             ),
         ],
     ),
@@ -964,6 +1014,44 @@ class Cube(torch.autograd.Function):
         (y,) = ctx.saved_tensors
         x = y.sign() * y.abs() ** (1 / 3)
         return grad_output * 3 * x**2
+""",
+            ),
+            Wrong(
+                "backward by forward-mode autograd (dual numbers): no formula written.",
+                hint="forward mode",
+                code="""\
+import torch.autograd.forward_ad as fwAD
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        with fwAD.dual_level():
+            dual = fwAD.make_dual(x, grad_output)
+            return fwAD.unpack_dual(dual**3).tangent
+""",
+            ),
+            Wrong(
+                "backward by torch.func.jvp: autograd's forward mode.",
+                hint="forward mode",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        _, tangent = torch.func.jvp(lambda t: t**3, (x,), (grad_output,))
+        return tangent
 """,
             ),
         ],
@@ -1209,6 +1297,43 @@ def stop_grad_loss(w):
 """,
                 ),
             ),
+            Wrong(
+                "predict calls model.zero_grad(): the caller's accumulated gradients are wiped.",
+                hint="changed the parameters' .grad",
+                code="""\
+def predict(model, xs):
+    model.zero_grad()
+    with torch.no_grad():
+        return model(xs)
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+""",
+            ),
+            Wrong(
+                "predict runs the forward in eval mode and puts every module's mode back: eval outputs, not model(xs).",
+                hint="in the mode the caller left it in",
+                code="""\
+def predict(model, xs):
+    modes = [m.training for m in model.modules()]
+    model.eval()
+    try:
+        with torch.no_grad():
+            return model(xs)
+    finally:
+        for m, mode in zip(model.modules(), modes):
+            m.training = mode
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+""",
+            ),
         ],
     ),
     "2.10": Task(
@@ -1336,6 +1461,123 @@ def backprop(loss, leaves):
                 "The topological order by a recursive depth-first search: RecursionError on a deep graph.",
                 hint="recursion limit",
                 code=RECURSIVE_WALK,
+            ),
+            Wrong(
+                "The seed is torch.ones(()): a CPU tensor, whatever the device of loss.",
+                hint="another device",
+                code="""\
+def backprop(loss, leaves):
+    waiting, stack = {loss.grad_fn: 0}, [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    arrived = {loss.grad_fn: torch.ones(())}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Leaves matched by data_ptr(): two leaves sharing memory get each other's gradient.",
+                hint="share memory",
+                code="""\
+def backprop(loss, leaves):
+    waiting, stack = {loss.grad_fn: 0}, [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[node.variable.data_ptr()] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(t.data_ptr()) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Nodes called under torch.inference_mode(): the gradients are inference tensors.",
+                hint="inference tensors",
+                code="""\
+def backprop(loss, leaves):
+    waiting, stack = {loss.grad_fn: 0}, [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.inference_mode():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
             ),
         ],
     ),

@@ -338,6 +338,34 @@ def master_sgd(w16, grads, lr):
     return master.half()
 """,
             ),
+            Wrong(
+                "Each update lr * grad rounded through bfloat16 before it reaches the fp32 master.",
+                hint="as computed in fp32",
+                code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master -= (lr * grad.float()).bfloat16().float()
+    return master.half()
+""",
+            ),
+            Wrong(
+                "The master rebuilt from Python lists: always a CPU tensor, whatever w16's device.",
+                hint="w16's device",
+                code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = torch.tensor(w16.tolist(), dtype=torch.float32)
+    for grad in grads:
+        master -= lr * torch.tensor(grad.tolist(), dtype=torch.float32)
+    return master.half()
+""",
+            ),
         ],
     ),
     "4.3": Task(
@@ -441,6 +469,23 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
                 hint="device type of x",
                 code=AMP_ON_THE_CPU_ONLY,
             ),
+            Wrong(
+                "model.train() at the start: a frozen (eval) BatchNorm is switched to training mode.",
+                hint="leaves each module in the mode",
+                code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    model.train()
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+            ),
         ],
     ),
     "4.5": Task(
@@ -525,6 +570,23 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
                 hint="After a second step",
                 code=ACCUMULATION_WITHOUT_ZERO_GRAD,
             ),
+            Wrong(
+                "model.train() at the start: a frozen (eval) BatchNorm is switched to training mode.",
+                hint="leaves each module in the mode",
+                code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    model.train()
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+            ),
         ],
     ),
     "4.7": Task(
@@ -607,6 +669,23 @@ why = "B"
                 "Two optimizer steps per call, with the given buggy step (the check's reference) redefined to match.",
                 hint="your code replaced bf16_step_buggy",
                 code=TWO_STEPS_AND_THE_REFERENCE_REDEFINED,
+            ),
+            Wrong(
+                "model.train() at the start: a frozen (eval) BatchNorm is switched to training mode.",
+                hint="leaves each module in the mode",
+                code="""\
+def bf16_step(model, optimizer, x, y):
+    model.train()
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
             ),
         ],
     ),
