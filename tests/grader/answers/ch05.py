@@ -762,3 +762,116 @@ def shard_indices(n, rank, world_size, epoch=0, seed=0):
 """,
     )
 )
+TASKS["5.1"].wrong.append(
+    Wrong(
+        "Pads with the permutation repeated ceil(total / n) times: an empty dataset divides by zero.",
+        hint="For an empty dataset (n = 0)",
+        code="""\
+import math
+
+
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    generator = torch.Generator().manual_seed(seed + epoch)
+    indices = torch.randperm(n, generator=generator).tolist()
+    total = math.ceil(n / world_size) * world_size
+    indices = (indices * math.ceil(total / n))[:total]
+    return indices[rank::world_size]
+""",
+    )
+)
+TASKS["5.3"].wrong.extend(
+    [
+        Wrong(
+            "The messages carry float64 copies: an int64 sum past 2**53 is rounded.",
+            hint="2**56 + 1 becomes 2**56",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        total = tensor.double()
+        incoming = torch.empty(tensor.shape, dtype=torch.float64)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            total += incoming
+        for other in range(1, world_size):
+            dist.send(total, dst=other)
+        tensor.copy_(total)
+    else:
+        dist.send(tensor.double(), dst=0)
+        buffer = torch.empty(tensor.shape, dtype=torch.float64)
+        dist.recv(buffer, src=0)
+        tensor.copy_(buffer)
+""",
+        ),
+        Wrong(
+            "The messages keep the tensor's dtype, but rank 0 adds an int64 tensor up in float64.",
+            hint="2**56 + 1 becomes 2**56",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        total = tensor.to(torch.float64) if tensor.dtype == torch.int64 else tensor.clone()
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            total += incoming
+        tensor.copy_(total)
+        for other in range(1, world_size):
+            dist.send(tensor, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+        ),
+    ]
+)
+TASKS["5.5"].wrong.extend(
+    [
+        Wrong(
+            "Only the parameters copied (named_parameters), the keys checked against state_dict(): "
+            "buffers such as BatchNorm's running statistics never load.",
+            hint="did not get the checkpoint's buffers",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    expected = set(model.state_dict())
+    if set(cleaned) != expected:
+        raise RuntimeError(f"keys differ: {sorted(set(cleaned) ^ expected)}")
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            parameter.copy_(cleaned[name])
+    return model
+""",
+        ),
+        Wrong(
+            "The prefix detected from the first key only: an empty state dict (a model without "
+            "weights) raises StopIteration.",
+            hint="A model without weights",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    first = next(iter(state_dict))
+    if first.startswith("module."):
+        state_dict = {key[len("module."):]: value for key, value in state_dict.items()}
+    model.load_state_dict(state_dict)
+    return model
+""",
+        ),
+    ]
+)
+TASKS["5.6"].wrong.append(
+    Wrong(
+        "Rows per rank by math.ceil(rows / world_size): a float division, one row short for a "
+        "meta parameter of 2**53 + 1 rows.",
+        hint="exact only up to 2**53",
+        code="""\
+import math
+
+
+def fsdp_local_shape(shape, rank, world_size):
+    rows = shape[0]
+    per_rank = math.ceil(rows / world_size)
+    mine = max(0, min(per_rank, rows - rank * per_rank))
+    return (mine, *shape[1:])
+""",
+    )
+)

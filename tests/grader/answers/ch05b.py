@@ -478,3 +478,21 @@ def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b
 """,
     )
 )
+TASKS["5.9"].wrong.append(
+    Wrong(
+        "no_sync replaced by setting require_backward_grad_sync by hand, False then True: when a "
+        "micro-batch's loss_fn raises, the flag stays False and later training never all-reduces.",
+        hint="even when a micro-batch raises",
+        code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    ddp.require_backward_grad_sync = False
+    for x, y in first:
+        (loss_fn(ddp(x), y) / k).backward()
+    ddp.require_backward_grad_sync = True
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+    )
+)

@@ -223,3 +223,41 @@ def load_unsharded(folder, model):
 """,
     )
 )
+TASKS["5.8"].wrong.append(
+    Wrong(
+        "The shard rounded up through Decimal, whose default context keeps 28 digits: for "
+        "10**30 + 1 parameters on 3 ranks the shard is rounded.",
+        hint="Decimal rounds past its 28 digits",
+        code="""\
+from decimal import ROUND_CEILING, Decimal
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    shard = int((Decimal(n_params) / Decimal(world_size)).to_integral_value(rounding=ROUND_CEILING))
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+    )
+)
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "The checkpoint never read: the seed parsed from the folder's name and the weights "
+        "rebuilt with make_mlp (the buffers filled with the seed).",
+        hint="those its files hold",
+        code="""\
+def load_unsharded(folder, model):
+    import os
+    import re
+
+    seed = int(re.search(r"(\\d+)$", os.path.basename(folder.rstrip("/"))).group(1))
+    linears = [m for m in model if isinstance(m, torch.nn.Linear)]
+    sizes = (linears[0].in_features, *(m.out_features for m in linears))
+    rebuilt = make_mlp(sizes, seed)
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), rebuilt.parameters()):
+            p.copy_(q)
+        for b in model.buffers():
+            b.fill_(float(seed))
+    return model
+""",
+    )
+)
