@@ -502,6 +502,33 @@ class Standardize(nn.Module):
                 hint="inside its autograd graph",
                 code=STANDARDIZE.replace("    @torch.no_grad()\n", ""),
             ),
+            Wrong(
+                "std floored at 1e-7: a feature with std below it is not standardised.",
+                hint="no floor or eps",
+                code=STANDARDIZE.replace("x.std(dim=0))", "x.std(dim=0).clamp_min(1e-7))"),
+            ),
+            Wrong(
+                "1e-10 added to std in forward: a feature with a tiny std is not standardised.",
+                hint="no floor or eps",
+                code=STANDARDIZE.replace("/ self.std", "/ (self.std + 1e-10)"),
+            ),
+            Wrong(
+                "Statistics computed in float32 whatever x's dtype: a float64 module gets rounded ones.",
+                hint="no .float()",
+                code=STANDARDIZE.replace("x.mean(dim=0))", "x.float().mean(dim=0))").replace(
+                    "x.std(dim=0))", "x.float().std(dim=0))"
+                ),
+            ),
+            Wrong(
+                "forward under no_grad: no gradient reaches the layers before it.",
+                hint="forward cut the gradient",
+                code=STANDARDIZE.replace("    def forward", "    @torch.no_grad()\n    def forward"),
+            ),
+            Wrong(
+                "forward detaches its input: no gradient reaches the layers before it.",
+                hint="forward cut the gradient",
+                code=STANDARDIZE.replace("(x - self.mean)", "(x.detach() - self.mean)"),
+            ),
         ],
     ),
     "3.2": Task(
@@ -571,6 +598,41 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
                 "model.eval() removed: the validation runs in training mode.",
                 hint="measured in eval mode",
                 code=TRAIN_WITH_VALIDATION.replace("        model.eval()\n", ""),
+            ),
+            Wrong(
+                "Default lr 0.01 instead of the signature's 0.05.",
+                hint="lr=0.05)",
+                code=TRAIN_WITH_VALIDATION.replace("lr=0.05):", "lr=0.01):"),
+            ),
+            Wrong(
+                "zero_grad after the step: gradients the model came with enter the first step.",
+                hint="opt.zero_grad() before each backward",
+                code=TRAIN_WITH_VALIDATION.replace("        opt.zero_grad()\n", "").replace(
+                    "        opt.step()\n", "        opt.step()\n        opt.zero_grad()\n"
+                ),
+            ),
+            Wrong(
+                "Gradient-norm clipping at 5 added: other steps when the gradients are large.",
+                hint="without clipping",
+                code=TRAIN_WITH_VALIDATION.replace(
+                    "        opt.step()\n",
+                    "        torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)\n        opt.step()\n",
+                ),
+            ),
+            Wrong(
+                "Validation by requires_grad_(False) then requires_grad_(True): frozen parameters unfrozen.",
+                hint="leave requires_grad as you found it",
+                code=TRAIN_WITH_VALIDATION.replace(
+                    "        with torch.no_grad():\n            val_losses",
+                    "        model.requires_grad_(False)\n        if True:\n            val_losses",
+                ).replace("    return val_losses", "        model.requires_grad_(True)\n    return val_losses"),
+            ),
+            Wrong(
+                "model.requires_grad_(True) at the start: frozen parameters unfrozen and trained.",
+                hint="leave requires_grad as you found it",
+                code=TRAIN_WITH_VALIDATION.replace(
+                    "    opt = torch.optim.SGD", "    model.requires_grad_(True)\n    opt = torch.optim.SGD"
+                ),
             ),
         ],
     ),
@@ -663,6 +725,33 @@ class MyDropout(nn.Module):
                     "        keep = pool.repeat(-(-n // 65537) if n else 1)[:n].reshape(x.shape)\n",
                 ),
             ),
+            Wrong(
+                "A bare ValueError, with no message that says why.",
+                hint="with no message",
+                code=MY_DROPOUT.replace(
+                    'raise ValueError(f"dropout probability must be between 0 and 1, got {p}")', "raise ValueError"
+                ),
+            ),
+            Wrong(
+                "Keep decision from randint(100): p rounded to a multiple of 1/100.",
+                hint="rounded to a grid",
+                code=MY_DROPOUT.replace("torch.rand_like(x) >= self.p", "torch.randint_like(x, 100) >= self.p * 100"),
+            ),
+            Wrong(
+                "Keep decision from random bytes: p rounded to a multiple of 1/256, p = 0.001 drops nothing.",
+                hint="rounded to a grid",
+                code=MY_DROPOUT.replace(
+                    "torch.rand_like(x) >= self.p", "torch.randint_like(x, 256) >= round(self.p * 256)"
+                ),
+            ),
+            Wrong(
+                "x.detach() in eval mode: no gradient flows through it.",
+                hint="not x.detach()",
+                code=MY_DROPOUT.replace(
+                    "        if not self.training or self.p == 0:\n            return x\n",
+                    "        if not self.training or self.p == 0:\n            return x.detach()\n",
+                ),
+            ),
         ],
     ),
     "3.4": Task(
@@ -723,6 +812,22 @@ def causal_attention(q, k, v):
                 "torch.finfo(dtype).min instead of -inf: with past scores at -inf, the future wins.",
                 hint="still larger than −∞",
                 code=CAUSAL_ATTENTION.replace('float("-inf")', "torch.finfo(scores.dtype).min"),
+            ),
+            Wrong(
+                "Past scores of exactly 0 masked too: scores.tril() then every 0 set to -inf.",
+                hint="mask by position",
+                code=CAUSAL_ATTENTION.replace(
+                    '    scores = scores.masked_fill(future, float("-inf"))\n',
+                    '    scores = scores.tril()\n    scores = scores.masked_fill(scores == 0, float("-inf"))\n',
+                ),
+            ),
+            Wrong(
+                "torch.where(scores.tril() == 0, -inf, scores): past scores of 0 masked.",
+                hint="mask by position",
+                code=CAUSAL_ATTENTION.replace(
+                    '    scores = scores.masked_fill(future, float("-inf"))\n',
+                    '    scores = torch.where(scores.tril() == 0, float("-inf"), scores)\n',
+                ),
             ),
         ],
     ),
@@ -952,6 +1057,24 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
                 ).replace(
                     '    state["t"] += 1\n    t, m, v = state["t"], state["m"], state["v"]',
                     '    _adam_steps[id(state)] += 1\n    t, m, v = _adam_steps[id(state)], state["m"], state["v"]',
+                ),
+            ),
+            Wrong(
+                "Default lr 1e-2 instead of the signature's 1e-3.",
+                hint="keep the signature's defaults",
+                code=ADAMW_STEP.replace("lr=1e-3,", "lr=1e-2,"),
+            ),
+            Wrong(
+                "Default eps 1e-7 (Keras's) instead of 1e-8.",
+                hint="keep the signature's defaults",
+                code=ADAMW_STEP.replace("eps=1e-8,", "eps=1e-7,"),
+            ),
+            Wrong(
+                "m and v always float64: not in param's dtype, twice the memory.",
+                hint="in param's dtype",
+                code=ADAMW_STEP.replace(
+                    "m=torch.zeros_like(param), v=torch.zeros_like(param)",
+                    "m=torch.zeros_like(param, dtype=torch.float64), v=torch.zeros_like(param, dtype=torch.float64)",
                 ),
             ),
         ],

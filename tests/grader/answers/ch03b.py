@@ -364,6 +364,38 @@ def clip_grad_norm(parameters, max_norm):
                     "g.mul_(max_norm / (norm + 1e-6))", "g.set_(g * (max_norm / (norm + 1e-6)))"
                 ),
             ),
+            Wrong(
+                "Parameters that no longer require grad skipped, though they have a .grad.",
+                hint="whether or not they require grad",
+                code=CLIP_GRAD_NORM.replace("if p.grad is not None]", "if p.grad is not None and p.requires_grad]"),
+            ),
+            Wrong(
+                "An infinite norm leaves the gradients unclipped.",
+                hint="no special case",
+                code=CLIP_GRAD_NORM.replace(
+                    "    if norm > max_norm:", "    if math.isfinite(norm) and norm > max_norm:"
+                ),
+            ),
+            Wrong(
+                "Squares summed in float32 (g.float()): float64 gradients beyond 1e19 overflow.",
+                hint="float64 gradients of 1e30",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = math.sqrt(sum(float(g.float().pow(2).sum()) for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
+            Wrong(
+                "The clipping factor floored at 1e-3: a norm 1000 times max_norm is not clipped down to it.",
+                hint="no floor or clamp",
+                code=CLIP_GRAD_NORM.replace(
+                    "g.mul_(max_norm / (norm + 1e-6))", "g.mul_(max(max_norm / (norm + 1e-6), 1e-3))"
+                ),
+            ),
         ],
     ),
     "3.7": Task(
@@ -448,6 +480,46 @@ def accumulate(model, micro_batches):
         loss.backward()
 """,
             ),
+            Wrong(
+                "Old gradients cleared with p.grad.zero_(): fails on a fresh model, whose .grad are None.",
+                hint="For a fresh model",
+                code="""\
+def accumulate(model, micro_batches):
+    for p in model.parameters():
+        p.grad.zero_()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+            ),
+            Wrong(
+                "Losses weighted by token counts, every p.grad divided at the end: fails for a frozen parameter.",
+                hint="embedding is frozen",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum())
+        (model(idx, targets) * share).backward()
+    for p in model.parameters():
+        p.grad /= total
+""",
+            ),
+            Wrong(
+                "The model put in eval mode and left there.",
+                hint="left the model in eval mode",
+                code="""\
+def accumulate(model, micro_batches):
+    model.eval()
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+            ),
         ],
     ),
     "3.8": Task(
@@ -516,6 +588,26 @@ def checkpointed_forward(blocks, x):
         x = x.detach().requires_grad_()
     for block in blocks:
         x = checkpoint(block, x, use_reentrant=True)
+    return x
+""",
+            ),
+            Wrong(
+                "checkpoint(block.forward, ...): the block's own hooks are skipped.",
+                hint="skips them",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = checkpoint(block.forward, x, use_reentrant=False)
+    return x
+""",
+            ),
+            Wrong(
+                "Checkpointed only in training mode: blocks in eval mode keep every activation.",
+                hint="in eval mode",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False) if block.training else block(x)
     return x
 """,
             ),
@@ -596,6 +688,14 @@ def load_state(state, model, optimizer, scheduler):
                 code=SAVE_AND_LOAD.replace(
                     '    torch.set_rng_state(state["rng"])\n',
                     '    torch.set_rng_state(state["rng"])\n    model.train()\n',
+                ),
+            ),
+            Wrong(
+                "Weights saved as float32 whatever their dtype: a float64 run does not resume to the bit.",
+                hint="For a float64 model",
+                code=SAVE_AND_LOAD.replace(
+                    '"model": model.state_dict(),',
+                    '"model": {k: (v.float() if v.is_floating_point() else v) for k, v in model.state_dict().items()},',
                 ),
             ),
         ],
@@ -713,6 +813,20 @@ class LoRALinear(nn.Module):
                 hint="got the same A",
                 code=LORA_LINEAR.replace("        self.A = ", "        torch.manual_seed(0)\n        self.A = ")
                 + ADD_LORA,
+            ),
+            Wrong(
+                "add_lora's defaults r=8, alpha=16 instead of the signature's r=4, alpha=8.0.",
+                hint="keep the signature's defaults",
+                code=LORA_LINEAR
+                + ADD_LORA.replace("def add_lora(model, r=4, alpha=8.0):", "def add_lora(model, r=8, alpha=16.0):"),
+            ),
+            Wrong(
+                "add_lora also calls model.eval(): freezing confused with eval, the model fine-tunes with dropout off.",
+                hint="put the model in eval mode",
+                code=LORA_LINEAR
+                + ADD_LORA.replace(
+                    "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.eval()\n"
+                ),
             ),
         ],
     ),

@@ -864,3 +864,147 @@ def export_with_dynamic_batch(model, example):
         ),
     ]
 )
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "Multiplies by the reciprocal of the largest |x|: it overflows for a small float16 x.",
+            hint="reciprocal that overflows",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x * x.abs().max().reciprocal()
+""",
+        ),
+        Wrong(
+            "The division guarded against a zero maximum: an all-zero x gives 0, not NaN.",
+            hint="all-zero x",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    biggest = x.abs().max()
+    return x / torch.where(biggest == 0, torch.ones_like(biggest), biggest)
+""",
+        ),
+        Wrong(
+            "The maximum floored at torch.finfo(dtype).tiny: all-zero and subnormal x differ.",
+            hint="no floor",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max().clamp_min(torch.finfo(x.dtype).tiny)
+""",
+        ),
+        Wrong(
+            "The sign from x.mean(), not x.sum(): a subnormal negative sum's mean rounds to -0.",
+            hint="from x.sum() itself",
+            code="""\
+def normalise(x):
+    x = torch.where(x.mean() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The largest |x| as linalg.vector_norm(x, inf): raises for an integer x.",
+            hint="integers too",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / torch.linalg.vector_norm(x, float("inf"))
+""",
+        ),
+        Wrong(
+            "The largest |x| as x.norm(p=inf): raises for an integer x.",
+            hint="integers too",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.norm(p=float("inf"))
+""",
+        ),
+        Wrong(
+            "The largest |x| as max(x.max(), -x.min()): -x wraps around for unsigned x.",
+            hint="wraps around",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / torch.maximum(x.max(), -x.min())
+""",
+        ),
+    ]
+)
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            "forward replaced by a lambda on the instance, and left there.",
+            hint="new attributes on the model",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    inner = model.forward
+    model.forward = lambda x: inner(x)
+    return torch.export.export(model, (example,), dynamic_shapes={"x": {0: batch}})
+""",
+        ),
+        Wrong(
+            "Frozen for export, then requires_grad_(True): parameters the caller froze come back trainable.",
+            hint="requires_grad",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    model.requires_grad_(False)
+    program = torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+    model.requires_grad_(True)
+    return program
+""",
+        ),
+        Wrong(
+            "model.float() before export: a float64 model is converted in place.",
+            hint="changed the dtype of the model",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    model.float()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+        Wrong(
+            "model.zero_grad() before export: the caller's gradients are gone.",
+            hint="cleared or changed the gradients",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    model.zero_grad()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+        Wrong(
+            "The example cast to the model's parameter dtype: token ids become floats.",
+            hint="in its own",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    example = example.to(next(model.parameters()).dtype)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+        Wrong(
+            "Exported on example.float(): token ids become floats.",
+            hint="traced on another input",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    return torch.export.export(model, (example.float(),), dynamic_shapes=({0: batch},))
+""",
+        ),
+        Wrong(
+            "model.to(example.dtype) before export: fails for token ids, converts a float model in place.",
+            hint="in its own",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    batch = Dim("batch")
+    model.to(example.dtype)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+    ]
+)
