@@ -979,7 +979,7 @@ def export_with_dynamic_batch(model, example):
         ),
         Wrong(
             "The example cast to the model's parameter dtype: token ids become floats.",
-            hint="in its own",
+            hint="example as it is given",
             code="""\
 def export_with_dynamic_batch(model, example):
     batch = Dim("batch")
@@ -998,7 +998,7 @@ def export_with_dynamic_batch(model, example):
         ),
         Wrong(
             "model.to(example.dtype) before export: fails for token ids, converts a float model in place.",
-            hint="in its own",
+            hint="example as it is given",
             code="""\
 def export_with_dynamic_batch(model, example):
     batch = Dim("batch")
