@@ -94,19 +94,15 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
     tasks = ANSWERS[name]
     right = {t.number: chapter.nb.cells[t.solution].source for t in chapter.tasks}
     first_wrong = {number: task.wrong[0].code for number, task in tasks.items()}
-    submissions = {
-        "solutions": chapter.nb,
-        "untouched": exercise,
-        # Every wrong answer's verdict is read from a tampered notebook: its checks edited,
-        # deleted, untagged and renamed must not change what it earns.
-        "wrong-0": tamper(with_answers(exercise, chapter, first_wrong), chapter),
-    }
+    # The submissions that wait (a deadlock's time limit, an endless loop's cell timeout)
+    # go first: the grader runs them in this order, --jobs at a time, so their waits pass
+    # while the other job grades the rest instead of after everything else.
+    submissions: dict[str, nbformat.NotebookNode] = {}
     for _, number, k in (d for d in DEADLOCKS if d[0] == name):
         submissions[f"deadlock-{number}"] = with_answers(
             exercise, chapter, {**right, number: tasks[number].wrong[k].code}
         )
     if name == CHAPTERS[0]:
-        submissions["tampered_right"] = tamper(with_answers(exercise, chapter, right), chapter)
         first, second = chapter.tasks[0].number, chapter.tasks[1].number
         # An idle endless loop: it costs the cell timeout without a core (test_grading.py
         # interrupts a busy one).
@@ -114,6 +110,15 @@ def chapter_submissions(name: str, exercises: Path) -> dict[str, nbformat.Notebo
         submissions["lost"] = with_answers(
             exercise, chapter, {**right, first: endless, second: "import os\nos._exit(1)"}
         )
+    submissions |= {
+        "solutions": chapter.nb,
+        "untouched": exercise,
+        # Every wrong answer's verdict is read from a tampered notebook: its checks edited,
+        # deleted, untagged and renamed must not change what it earns.
+        "wrong-0": tamper(with_answers(exercise, chapter, first_wrong), chapter),
+    }
+    if name == CHAPTERS[0]:
+        submissions["tampered_right"] = tamper(with_answers(exercise, chapter, right), chapter)
     return {f"{name}-{label}": nb for label, nb in submissions.items()}
 
 

@@ -62,7 +62,31 @@ def graded(tmp_path_factory):
     tampered_right = tamper(answered(exercise, RIGHT), CHAPTER)
     after = next(i for i, c in enumerate(tampered_right.cells) if c.source == RIGHT["9.1"]) + 1
     tampered_right.cells.insert(after, tampered_right.cells.pop())
+    # The three that wait out the cell timeout (stubborn: GRACE seconds more) go first and
+    # are graded three at once: their waits, idle but for "lost", pass while the quick ones
+    # are graded beside them instead of after them (--jobs 3; the default is one per core).
     submissions = {
+        "stubborn": answered(
+            exercise,
+            {
+                **RIGHT,
+                # idle, as it runs GRACE seconds past the timeout before it is killed
+                "9.2": "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n"
+                "    except KeyboardInterrupt:\n        pass",
+            },
+        ),
+        "lost": answered(
+            exercise, {"9.1": "while True:\n    pass", "9.2": "import os\nos._exit(1)", "9.3": RIGHT["9.3"]}
+        ),
+        "lost_in_check": answered(
+            exercise,
+            {
+                # idle: only "lost" burns a core (an idle loop times out the same way)
+                "9.1": "import time\ndef square(x):\n    while True:\n        time.sleep(0.1)",
+                "9.2": RIGHT["9.2"],
+                "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)",
+            },
+        ),
         "solutions": CHAPTER.nb,
         "untouched": exercise,
         "right": answered(exercise, RIGHT),
@@ -78,27 +102,6 @@ def graded(tmp_path_factory):
                 "9.2": "import sys\nprint('working on it', file=sys.stderr)\ntotal = sum(DATA)",
                 "9.3": "import warnings\nwarnings.warn('deprecated', DeprecationWarning)\n"
                 "largest = max(scaled)\nlargest",
-            },
-        ),
-        "lost": answered(
-            exercise, {"9.1": "while True:\n    pass", "9.2": "import os\nos._exit(1)", "9.3": RIGHT["9.3"]}
-        ),
-        "lost_in_check": answered(
-            exercise,
-            {
-                # idle: only "lost" burns a core (an idle loop times out the same way)
-                "9.1": "import time\ndef square(x):\n    while True:\n        time.sleep(0.1)",
-                "9.2": RIGHT["9.2"],
-                "9.3": "print('x' * 2_000_000)\nlargest = max(scaled)",
-            },
-        ),
-        "stubborn": answered(
-            exercise,
-            {
-                **RIGHT,
-                # idle, as it runs GRACE seconds past the timeout before it is killed
-                "9.2": "import time\nwhile True:\n    try:\n        time.sleep(0.1)\n"
-                "    except KeyboardInterrupt:\n        pass",
             },
         ),
         # Fails its check, and would loop for ever in the hidden check, which is skipped.
@@ -133,7 +136,7 @@ def graded(tmp_path_factory):
     paths.append(root / "not_a_notebook.ipynb")
     paths[-1].write_text("print('this is a script')\n")
     before = {path: hashlib.sha256(path.read_bytes()).hexdigest() for path in paths}
-    result = grade(root, paths, CELL_TIMEOUT, solutions=FIXTURES)
+    result = grade(root, paths, CELL_TIMEOUT, solutions=FIXTURES, options=("--jobs", "3"))
     result.before = before
     return result
 
