@@ -1111,6 +1111,20 @@ def fixed_loss(x):
 """,
                 ),
             ),
+            Wrong(
+                "Computed in float32 and cast back: a float64 x loses precision, and 1e300 overflows.",
+                hint="no .float()",
+                code="""\
+culprit = "sigmoid"
+
+
+def fixed_loss(x):
+    x32 = x.float()
+    y = torch.sigmoid(x32)
+    y = y * 2
+    return (y * x32).sum().to(x.dtype)
+""",
+            ),
         ],
     ),
     "2.8": Task(
@@ -1192,6 +1206,21 @@ def derivatives(f, x):
                 "f evaluated at a float32 copy of x: float64 precision lost.",
                 hint="no .float() copy",
                 code=SECOND_DERIVATIVE.replace("torch.autograd.grad(f(x), x,", "torch.autograd.grad(f(x.float()), x,"),
+            ),
+            Wrong(
+                "d2 by torch.autograd.backward into x.grad (put back after), beside an unused second grad call.",
+                hint="no backward()",
+                code="""\
+def derivatives(f, x):
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    torch.autograd.grad(f(x), x)  # a second call, for the count
+    old = x.grad
+    x.grad = None
+    torch.autograd.backward(d1, inputs=[x])
+    d2 = x.grad
+    x.grad = old
+    return d1, d2
+""",
             ),
         ],
     ),

@@ -90,13 +90,13 @@ def normalise(x):
                 "gets the first input's sign (values baked in, as a compiled graph run once would).",
                 hint="a later input of the same shape",
                 code="""\
-_signs = {}
+_flips = {}
 
 
 def normalise(x):
-    if x.shape not in _signs:
-        _signs[x.shape] = torch.where(x.sum() < 0, -1.0, 1.0)
-    return _signs[x.shape] * x / x.abs().max()
+    if x.shape not in _flips:
+        _flips[x.shape] = x.sum() < 0
+    return torch.where(_flips[x.shape], -x, x) / x.abs().max()
 """,
             ),
             Wrong(
@@ -1004,6 +1004,33 @@ def export_with_dynamic_batch(model, example):
     batch = Dim("batch")
     model.to(example.dtype)
     return torch.export.export(model, (example,), dynamic_shapes=({0: batch},))
+""",
+        ),
+    ]
+)
+
+# Round 3: the sign and the largest |x| computed in another dtype than x's.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "An integer x converted to float first: int8's -128 no longer wraps, big int64 sums round.",
+            hint="same values as normalise_buggy",
+            code="""\
+def normalise(x):
+    if not x.is_floating_point():
+        x = x.to(torch.get_default_dtype())
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The sign from a float64 sum: where float32's sum rounds to 0, it flips where normalise_buggy does not.",
+            hint="same values as normalise_buggy",
+            code="""\
+def normalise(x):
+    s = x.sum(dtype=torch.float64) if x.is_floating_point() else x.sum()
+    x = torch.where(s < 0, -x, x)
+    return x / x.abs().max()
 """,
         ),
     ]
