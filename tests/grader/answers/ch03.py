@@ -529,6 +529,44 @@ class Standardize(nn.Module):
                 hint="forward cut the gradient",
                 code=STANDARDIZE.replace("(x - self.mean)", "(x.detach() - self.mean)"),
             ),
+            Wrong(
+                "Buffers shared by every instance with the same n_features.",
+                hint="share their statistics",
+                code="""\
+_SHARED = {}
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        if n_features not in _SHARED:
+            _SHARED[n_features] = (torch.zeros(n_features), torch.ones(n_features))
+        m, s = _SHARED[n_features]
+        m.zero_(); s.fill_(1.0)
+        self.register_buffer("mean", m)
+        self.register_buffer("std", s)
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.mean(dim=0)); self.std.copy_(x.std(dim=0))
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+            ),
+            Wrong(
+                "Std as sqrt(var): underflows for tiny spreads.",
+                hint="underflows float32",
+                code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+    @torch.no_grad()
+    def fit(self, x):
+        v, m = torch.var_mean(x, dim=0)
+        self.mean.copy_(m); self.std.copy_(v.sqrt())
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+            ),
         ],
     ),
     "3.2": Task(
@@ -633,6 +671,49 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
                 code=TRAIN_WITH_VALIDATION.replace(
                     "    opt = torch.optim.SGD", "    model.requires_grad_(True)\n    opt = torch.optim.SGD"
                 ),
+            ),
+            Wrong(
+                "Mode set on top module + nn.Dropout/nn.BatchNorm1d only.",
+                hint="neither nn.Dropout nor nn.BatchNorm1d",
+                code="""\
+def _set(model, mode):
+    model.training = mode
+    for m in model.modules():
+        if isinstance(m, (nn.Dropout, nn.BatchNorm1d)):
+            m.training = mode
+def train_with_validation(model, train_batches, val_batch, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        _set(model, True)
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        _set(model, False)
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+""",
+            ),
+            Wrong(
+                "Old grads cleared only for trainable params; SGD over all: frozen param with stale grad stepped.",
+                hint="entered SGD's",
+                code="""\
+def train_with_validation(model, train_batches, val_batch, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        model.train()
+        for p in model.parameters():
+            if p.requires_grad:
+                p.grad = None
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+""",
             ),
         ],
     ),
@@ -752,6 +833,46 @@ class MyDropout(nn.Module):
                     "        if not self.training or self.p == 0:\n            return x.detach()\n",
                 ),
             ),
+            Wrong(
+                "Private generator seeded from global RNG at construction: later torch.manual_seed ignored.",
+                hint="called twice drew different masks",
+                code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+        self._g = torch.Generator().manual_seed(int(torch.randint(0, 2**62, (1,))))
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        r = torch.rand(x.shape, generator=self._g).to(x.device)
+        keep = r >= self.p
+        return x * keep / (1 - self.p)
+""",
+            ),
+            Wrong(
+                "No dropout when grad is disabled (training mode under no_grad).",
+                hint="did not drop under torch.no_grad()",
+                code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+    def forward(self, x):
+        if not self.training or self.p == 0 or not torch.is_grad_enabled():
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep / (1 - self.p)
+""",
+            ),
         ],
     ),
     "3.4": Task(
@@ -828,6 +949,19 @@ def causal_attention(q, k, v):
                     '    scores = scores.masked_fill(future, float("-inf"))\n',
                     '    scores = torch.where(scores.tril() == 0, float("-inf"), scores)\n',
                 ),
+            ),
+            Wrong(
+                "Q and k clamped to +-1e4 before the product.",
+                hint="no clamp, no rescaling",
+                code="""\
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    q, k = q.clamp(-1e4, 1e4), k.clamp(-1e4, 1e4)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
             ),
         ],
     ),
@@ -1076,6 +1210,28 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
                     "m=torch.zeros_like(param), v=torch.zeros_like(param)",
                     "m=torch.zeros_like(param, dtype=torch.float64), v=torch.zeros_like(param, dtype=torch.float64)",
                 ),
+            ),
+            Wrong(
+                "Bias correction computed in param's dtype: bf16 rounds beta2 to 1.",
+                hint="0.999 rounds to 1.0",
+                code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    b1 = torch.tensor(beta1, dtype=param.dtype, device=param.device)
+    b2 = torch.tensor(beta2, dtype=param.dtype, device=param.device)
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m_hat = m / (1 - b1**t)
+    v_hat = v / (1 - b2**t)
+    param.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
             ),
         ],
     ),

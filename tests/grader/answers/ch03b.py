@@ -520,6 +520,21 @@ def accumulate(model, micro_batches):
         (model(idx, targets) * share).backward()
 """,
             ),
+            Wrong(
+                "Runs in eval mode internally, restores train(was): dropout off, submodule modes flattened.",
+                hint="without model.eval() or model.train() inside",
+                code="""\
+def accumulate(model, micro_batches):
+    was = model.training
+    model.eval()
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+    model.train(was)
+""",
+            ),
         ],
     ),
     "3.8": Task(
@@ -827,6 +842,33 @@ class LoRALinear(nn.Module):
                 + ADD_LORA.replace(
                     "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.eval()\n"
                 ),
+            ),
+            Wrong(
+                "Trainable count summed per module (tied params counted twice).",
+                hint="a shared parameter",
+                code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+def count_trainable(model):
+    return sum(p.numel() for m in model.modules() for p in m.parameters(recurse=False) if p.requires_grad)
+def add_lora(model, r=4, alpha=8.0):
+    before = count_trainable(model)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, count_trainable(model)
+""",
             ),
         ],
     ),
