@@ -245,9 +245,9 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
-            _note_unwatched_start()
         try:
+            if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
+                _note_unwatched_start()
             if self._in_import(frame, event):
                 return
             if event == "call":

@@ -267,8 +267,9 @@ class ForwardRecorder(TorchFunctionMode):
             return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
-        for a in _tensors(args) + _tensors(kwargs) if kwargs else _tensors(args):
-            self.adopt(a)
+        self.adopt(*_tensors(args))
+        if kwargs:
+            self.adopt(*_tensors(kwargs))
         raw, name, in_place = _call_name(func)
         in_place = in_place or kwargs.get("out") is not None
         if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
