@@ -1,16 +1,21 @@
 """torch's process-wide switches, as every check expects them: no mode left active, no
-saved-tensor hooks, autograd recording, float32 by default, no autocast."""
+saved-tensor hooks, autograd recording (and not in inference mode), float32 by default, no
+autocast."""
 
 from __future__ import annotations
 
 import torch
 
 AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "mtia", "maia", "xla", "ipu")
+# Inference mode is a guard object's, held by whatever entered it: ``inference_mode().__enter__()``
+# never left keeps it on for good. A guard of our own turning it off, kept here for the rest of
+# the process (dropping it would turn it back on), is the only way back.
+_INFERENCE_OFF: list[object] = []
 
 
 def clear_modes() -> list[str]:
     """Pop every TorchFunctionMode, TorchDispatchMode and saved_tensors_hooks an answer left
-    active; one line per kind found, naming it."""
+    active, and leave inference mode; one line per kind found, naming it."""
     found = []
     if torch._C._len_torch_function_stack():
         while torch._C._len_torch_function_stack():
@@ -24,6 +29,9 @@ def clear_modes() -> list[str]:
         while torch._C._autograd._top_saved_tensors_default_hooks(True) is not None:
             torch._C._autograd._pop_saved_tensors_default_hooks()
         found.append("autograd's saved tensors (saved_tensors_hooks left active)")
+    if torch.is_inference_mode_enabled():
+        _INFERENCE_OFF.append(torch._C._InferenceMode(False))
+        found.append("autograd's recording (torch.inference_mode() entered and never left)")
     return found
 
 

@@ -481,6 +481,17 @@ def test_global_hooks_and_modes_left_active_are_found_and_removed(namespace):
     assert not torch.nn.modules.module._global_forward_pre_hooks and not torch._C._len_torch_function_stack()
 
 
+def test_inference_mode_left_on_is_found_and_switched_off(namespace):
+    entered = torch.inference_mode()
+    entered.__enter__()  # and never left: its guard lives as long as ``entered``
+    assert any("torch.inference_mode()" in line for line in namespace["_grading"].problems())
+    assert not torch.is_inference_mode_enabled()
+    x = torch.ones(2, requires_grad=True)
+    (x * 3).sum().backward()  # autograd records again
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert namespace["_grading"].problems() == []
+
+
 def test_a_class_method_added_to_a_torch_class_is_found(namespace):
     torch.nn.Sequential.__call__ = lambda self, *args: None
     assert "torch.nn.modules.container.Sequential.__call__" in namespace["_grading"].problems()
