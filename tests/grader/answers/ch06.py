@@ -1113,6 +1113,18 @@ def normalise(x):
 """,
     )
 )
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The sum taken over x.view(-1): a transposed (non-contiguous) x cannot be viewed so, and "
+        "normalise raises where normalise_buggy takes it.",
+        hint="not x.view(-1)",
+        code="""\
+def normalise(x):
+    x = torch.where(x.view(-1).sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
 TASKS["6.2"].wrong.append(
     Wrong(
         "h left out of the compiled forward's saved tensors, as if the backward recomputed the "
