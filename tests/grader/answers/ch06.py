@@ -64,6 +64,13 @@ TASKS = {
 def normalise(x):
     sign = 1 - 2 * (x.sum() < 0).to(x.dtype)   # -1 where the sum is negative, else 1
     return sign * x / torch.amax(torch.abs(x))
+
+
+# Settings tried along the way and left so: the later checks (6.2's saved tensors, 6.3's and
+# 6.4's graphs) must count under torch's own settings, not these.
+torch._dynamo.config.automatic_dynamic_shapes = False
+torch._dynamo.config.recompile_limit = 1
+torch._functorch.config.activation_memory_budget = 0.0
 """,
         wrong=[
             Wrong(
@@ -1031,6 +1038,194 @@ def normalise(x):
     s = x.sum(dtype=torch.float64) if x.is_floating_point() else x.sum()
     x = torch.where(s < 0, -x, x)
     return x / x.abs().max()
+""",
+        ),
+    ]
+)
+
+# Round 4: graphs checked on every input the check tries (not only the first), int8 sums that
+# wrap around, the model's tensors, hooks and example.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "The sign from x.sum(dtype=x.dtype): an int8 x adds up with wrap-around (100 + 100 is "
+            "-56), where normalise_buggy's x.sum() adds integers in int64.",
+            hint="x.sum(dtype=x.dtype) wraps",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum(dtype=x.dtype) < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The old `if` kept for integer x: Dynamo breaks the graph for them (only a float32 x was explained).",
+            hint="Dynamo does not capture normalise whole",
+            code="""\
+def normalise(x):
+    if not x.is_floating_point():
+        if x.sum() < 0:
+            x = -x
+        return x / x.abs().max()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The old `if` kept for x of 3 dimensions or more: the graph breaks for them.",
+            hint="no branch of your own for some dtypes or shapes",
+            code="""\
+def normalise(x):
+    if x.dim() > 2:
+        if x.sum() < 0:
+            x = -x
+        return x / x.abs().max()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "Another computation when compiled (torch.compiler.is_compiling()): an integer x is "
+            "made float32 first, so int8's -128 no longer wraps around and the result differs.",
+            hint="Compiled or not, normalise must run the same code",
+            code="""\
+def normalise(x):
+    if torch.compiler.is_compiling() and not x.is_floating_point():
+        x = x.float()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+    ]
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The sign from the mean, x.sum() / x.numel(), with denormals flushed to zero in the same "
+        "cell: the flush made the subnormal sum 0 for normalise_buggy too, so the mean's rounding "
+        "to -0 went unseen; with torch's default, the smallest negative sum is not flipped.",
+        hint="from x.sum() itself",
+        code="""\
+torch.set_flush_denormal(True)
+
+
+def normalise(x):
+    x = torch.where(x.sum() / x.numel() < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The sum taken over x.view(-1): a transposed (non-contiguous) x cannot be viewed so, and "
+        "normalise raises where normalise_buggy takes it.",
+        hint="not x.view(-1)",
+        code="""\
+def normalise(x):
+    x = torch.where(x.view(-1).sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.2"].wrong.append(
+    Wrong(
+        "h left out of the compiled forward's saved tensors, as if the backward recomputed the "
+        "matrix product (what activation_memory_budget = 0 would give, not torch's settings).",
+        hint="Which tensor must it keep",
+        code="""\
+saved_eager = {"x", "w", "h", "cos(h)"}
+saved_compiled = {"x", "w"}
+""",
+    )
+)
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            "gate_tensor branches with `if flag` for an integer x: one graph per flag value and a "
+            "graph break there (only a float32 x was compiled).",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.is_floating_point():
+        return torch.where(flag, x * 2, x - 1)
+    return x * 2 if flag else x - 1
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` for a 0-d x: a graph break there.",
+            hint="run the same code for every x",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.dim() == 0:
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` when x requires grad: a graph break there.",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.requires_grad:
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            "The example kept on the model as a non-persistent buffer (not in its state_dict): "
+            "the model holds a new tensor, moved and copied with it.",
+            hint="replaced or added parameters or buffers",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    model.register_buffer("_example", example, persistent=False)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "Each parameter replaced by a new Parameter of the same values: the caller's "
+            "optimizer still updates the old ones, so the model no longer trains.",
+            hint="replaced or added parameters or buffers",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    for module in model.modules():
+        for name, p in list(module._parameters.items()):
+            if p is not None:
+                new = torch.nn.Parameter(p.detach().clone(), requires_grad=p.requires_grad)
+                new.grad = None if p.grad is None else p.grad.clone()
+                module._parameters[name] = new
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "The caller's example made to require grad, in place.",
+            hint="changed the example it was given",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    if example.is_floating_point():
+        example.requires_grad_()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "Every forward hook cleared from the model to export it: the caller's hooks are gone.",
+            hint="removed a hook the caller registered",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    for module in model.modules():
+        module._forward_hooks.clear()
+        module._forward_pre_hooks.clear()
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
 """,
         ),
     ]
