@@ -396,6 +396,20 @@ def clip_grad_norm(parameters, max_norm):
                     "g.mul_(max_norm / (norm + 1e-6))", "g.mul_(max(max_norm / (norm + 1e-6), 1e-3))"
                 ),
             ),
+            Wrong(
+                "The norm returned as a tensor when nothing is clipped (.item() only in the clipping branch).",
+                hint="not the norm as a Python float",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm.item() + 1e-6))
+        return norm.item()
+    return norm
+""",
+            ),
         ],
     ),
     "3.7": Task(
@@ -533,6 +547,33 @@ def accumulate(model, micro_batches):
         share = int((targets != PAD).sum()) / total
         (model(idx, targets) * share).backward()
     model.train(was)
+""",
+            ),
+            Wrong(
+                "model.train() at the start: a model in eval mode trains with dropout on, and stays so.",
+                hint="For a model with dropout in eval mode",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    model.train()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+            ),
+            Wrong(
+                "Only trainable parameters' old gradients cleared: one frozen after a backward keeps its old one.",
+                hint="frozen after an earlier backward",
+                code="""\
+def accumulate(model, micro_batches):
+    for p in model.parameters():
+        if p.requires_grad:
+            p.grad = None
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
 """,
             ),
         ],
@@ -713,6 +754,18 @@ def load_state(state, model, optimizer, scheduler):
                     '"model": {k: (v.float() if v.is_floating_point() else v) for k, v in model.state_dict().items()},',
                 ),
             ),
+            Wrong(
+                "One dict kept and updated by every save_state: a later save overwrites an earlier checkpoint.",
+                hint="A second save_state, 6 steps later",
+                code=SAVE_AND_LOAD.replace(
+                    "def save_state(model, optimizer, scheduler):\n    return copy.deepcopy({\n",
+                    "_CHECKPOINT = {}\n\n\ndef save_state(model, optimizer, scheduler):\n"
+                    "    _CHECKPOINT.update(copy.deepcopy({\n",
+                ).replace(
+                    '        "rng": torch.get_rng_state(),\n    })\n',
+                    '        "rng": torch.get_rng_state(),\n    }))\n    return _CHECKPOINT\n',
+                ),
+            ),
         ],
     ),
     "3.10": Task(
@@ -869,6 +922,16 @@ def add_lora(model, r=4, alpha=8.0):
         setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
     return before, count_trainable(model)
 """,
+            ),
+            Wrong(
+                "type(module) is nn.Linear: an instance of a subclass of nn.Linear is left unwrapped.",
+                hint="a subclass of nn.Linear",
+                code=LORA_LINEAR + ADD_LORA.replace("isinstance(m, nn.Linear)", "type(m) is nn.Linear"),
+            ),
+            Wrong(
+                "LoRALinear wraps a deep copy of base: the model's weights doubled, tied weights untied.",
+                hint="not a copy (copy.deepcopy(base))",
+                code=LORA_LINEAR.replace("self.base = base\n", "self.base = copy.deepcopy(base)\n") + ADD_LORA,
             ),
         ],
     ),
