@@ -410,6 +410,22 @@ def clip_grad_norm(parameters, max_norm):
     return norm
 """,
             ),
+            Wrong(
+                "The gradients joined with g.view(-1): fails for a gradient that is not contiguous (channels_last).",
+                hint="With a gradient that is not contiguous",
+                code=CLIP_GRAD_NORM.replace(
+                    "torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()",
+                    "torch.cat([g.view(-1) for g in grads]).norm().item()",
+                ),
+            ),
+            Wrong(
+                "The gradients joined with parameters_to_vector, which views each: fails for one not contiguous.",
+                hint="With a gradient that is not contiguous",
+                code=CLIP_GRAD_NORM.replace(
+                    "torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()",
+                    "torch.nn.utils.parameters_to_vector(grads).norm().item()",
+                ),
+            ),
         ],
     ),
     "3.7": Task(
