@@ -1315,6 +1315,21 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
                     "    lr, eps, weight_decay = state['hp']\n",
                 ),
             ),
+            Wrong(
+                "torch._fused_adamw_ called with dispatch modes off (_DisableTorchDispatch): the fused kernel.",
+                hint="nor their functions or fused kernels",
+                code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if not state:
+        state.update(t=torch.zeros((), device=param.device), m=torch.zeros_like(param), v=torch.zeros_like(param))
+    state["t"] += 1
+    with torch._C._DisableTorchDispatch():
+        torch._fused_adamw_(
+            [param], [grad], [state["m"]], [state["v"]], [], [state["t"]], lr=lr, beta1=betas[0],
+            beta2=betas[1], weight_decay=weight_decay, eps=eps, amsgrad=False, maximize=False,
+        )
+""",
+            ),
         ],
     ),
 }
