@@ -949,6 +949,14 @@ def add_lora(model, r=4, alpha=8.0):
                 hint="not a copy (copy.deepcopy(base))",
                 code=LORA_LINEAR.replace("self.base = base\n", "self.base = copy.deepcopy(base)\n") + ADD_LORA,
             ),
+            Wrong(
+                "add_lora also calls model.train(): a model in eval mode is put into training mode.",
+                hint="into training mode (model.training was False",
+                code=LORA_LINEAR
+                + ADD_LORA.replace(
+                    "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.train()\n"
+                ),
+            ),
         ],
     ),
 }
