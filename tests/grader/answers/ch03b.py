@@ -683,6 +683,17 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "blocks.train() first: blocks the caller put in eval mode are left in training mode.",
+                hint="put blocks that were in eval mode into training mode",
+                code="""\
+def checkpointed_forward(blocks, x):
+    blocks.train()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False)
+    return x
+""",
+            ),
         ],
     ),
     "3.9": Task(
