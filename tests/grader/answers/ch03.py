@@ -567,6 +567,20 @@ class Standardize(nn.Module):
         return (x - self.mean) / self.std
 """,
             ),
+            Wrong(
+                "forward multiplies by 1 / std: inf for a float32 feature whose std is subnormal (1e-40).",
+                hint="overflows float32 (1e40",
+                code=STANDARDIZE.replace(
+                    "return (x - self.mean) / self.std", "return (x - self.mean) * self.std.reciprocal()"
+                ),
+            ),
+            Wrong(
+                "forward as x / std - mean / std: float32 cancellation for a large mean and a small spread.",
+                hint="subtract first, then divide",
+                code=STANDARDIZE.replace(
+                    "return (x - self.mean) / self.std", "return x / self.std - self.mean / self.std"
+                ),
+            ),
         ],
     ),
     "3.2": Task(
@@ -714,6 +728,37 @@ def train_with_validation(model, train_batches, val_batch, lr=0.05):
             val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
     return val_losses
 """,
+            ),
+            Wrong(
+                "The mode written by hand (module.training = flag): a submodule's own train() is bypassed.",
+                hint="which call every submodule's own train()",
+                code="""\
+def _set_mode(model, flag):
+    for m in model.modules():
+        m.training = flag
+
+
+def train_with_validation(model, train_batches, val_batch, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        _set_mode(model, True)
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        _set_mode(model, False)
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+""",
+            ),
+            Wrong(
+                "train_batches indexed by position: fails for a DataLoader or a generator.",
+                hint="given as a generator",
+                code=TRAIN_WITH_VALIDATION.replace(
+                    "    for x, y in train_batches:\n",
+                    "    for i in range(len(train_batches)):\n        x, y = train_batches[i]\n",
+                ),
             ),
         ],
     ),
@@ -872,6 +917,24 @@ class MyDropout(nn.Module):
         keep = torch.rand_like(x) >= self.p
         return x * keep / (1 - self.p)
 """,
+            ),
+            Wrong(
+                "torch._refs' dropout, a ready-made dropout by another name.",
+                hint="used a ready-made dropout",
+                code=MY_DROPOUT.replace(
+                    "        keep = torch.rand_like(x) >= self.p\n        return x * keep / (1 - self.p)\n",
+                    "        import torch._refs.nn.functional as refs\n\n"
+                    "        return refs.dropout(x, self.p, True)\n",
+                ),
+            ),
+            Wrong(
+                "torch._decomp's native_dropout, a ready-made dropout by another name.",
+                hint="used a ready-made dropout",
+                code=MY_DROPOUT.replace(
+                    "        keep = torch.rand_like(x) >= self.p\n        return x * keep / (1 - self.p)\n",
+                    "        from torch._decomp import decompositions\n\n"
+                    "        return decompositions.native_dropout(x, self.p, True)[0]\n",
+                ),
             ),
         ],
     ),
@@ -1231,6 +1294,40 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
     m_hat = m / (1 - b1**t)
     v_hat = v / (1 - b2**t)
     param.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+            ),
+            Wrong(
+                "m and v kept in float32 for a bfloat16 param: not in param's dtype.",
+                hint="For a bfloat16 param, the tensors adamw_step keeps in state",
+                code=ADAMW_STEP.replace(
+                    "m=torch.zeros_like(param), v=torch.zeros_like(param)",
+                    "m=torch.zeros_like(param, dtype=torch.promote_types(param.dtype, torch.float32)), "
+                    "v=torch.zeros_like(param, dtype=torch.promote_types(param.dtype, torch.float32))",
+                ),
+            ),
+            Wrong(
+                "The hyperparameters of the first call kept in state: a learning-rate schedule is ignored.",
+                hint="With a learning-rate schedule",
+                code=ADAMW_STEP.replace(
+                    "        state.update(t=0, m=torch.zeros_like(param), v=torch.zeros_like(param))\n",
+                    "        state.update(t=0, m=torch.zeros_like(param), v=torch.zeros_like(param))\n"
+                    "        state['hp'] = (lr, eps, weight_decay)\n"
+                    "    lr, eps, weight_decay = state['hp']\n",
+                ),
+            ),
+            Wrong(
+                "torch._fused_adamw_ called with dispatch modes off (_DisableTorchDispatch): the fused kernel.",
+                hint="nor their functions or fused kernels",
+                code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    if not state:
+        state.update(t=torch.zeros((), device=param.device), m=torch.zeros_like(param), v=torch.zeros_like(param))
+    state["t"] += 1
+    with torch._C._DisableTorchDispatch():
+        torch._fused_adamw_(
+            [param], [grad], [state["m"]], [state["v"]], [], [state["t"]], lr=lr, beta1=betas[0],
+            beta2=betas[1], weight_decay=weight_decay, eps=eps, amsgrad=False, maximize=False,
+        )
 """,
             ),
         ],

@@ -396,6 +396,36 @@ def clip_grad_norm(parameters, max_norm):
                     "g.mul_(max_norm / (norm + 1e-6))", "g.mul_(max(max_norm / (norm + 1e-6), 1e-3))"
                 ),
             ),
+            Wrong(
+                "The norm returned as a tensor when nothing is clipped (.item() only in the clipping branch).",
+                hint="not the norm as a Python float",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm.item() + 1e-6))
+        return norm.item()
+    return norm
+""",
+            ),
+            Wrong(
+                "The gradients joined with g.view(-1): fails for a gradient that is not contiguous (channels_last).",
+                hint="With a gradient that is not contiguous",
+                code=CLIP_GRAD_NORM.replace(
+                    "torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()",
+                    "torch.cat([g.view(-1) for g in grads]).norm().item()",
+                ),
+            ),
+            Wrong(
+                "The gradients joined with parameters_to_vector, which views each: fails for one not contiguous.",
+                hint="With a gradient that is not contiguous",
+                code=CLIP_GRAD_NORM.replace(
+                    "torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()",
+                    "torch.nn.utils.parameters_to_vector(grads).norm().item()",
+                ),
+            ),
         ],
     ),
     "3.7": Task(
@@ -535,6 +565,33 @@ def accumulate(model, micro_batches):
     model.train(was)
 """,
             ),
+            Wrong(
+                "model.train() at the start: a model in eval mode trains with dropout on, and stays so.",
+                hint="For a model with dropout in eval mode",
+                code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    model.train()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+            ),
+            Wrong(
+                "Only trainable parameters' old gradients cleared: one frozen after a backward keeps its old one.",
+                hint="frozen after an earlier backward",
+                code="""\
+def accumulate(model, micro_batches):
+    for p in model.parameters():
+        if p.requires_grad:
+            p.grad = None
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+            ),
         ],
     ),
     "3.8": Task(
@@ -626,6 +683,17 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "blocks.train() first: blocks the caller put in eval mode are left in training mode.",
+                hint="put blocks that were in eval mode into training mode",
+                code="""\
+def checkpointed_forward(blocks, x):
+    blocks.train()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False)
+    return x
+""",
+            ),
         ],
     ),
     "3.9": Task(
@@ -711,6 +779,18 @@ def load_state(state, model, optimizer, scheduler):
                 code=SAVE_AND_LOAD.replace(
                     '"model": model.state_dict(),',
                     '"model": {k: (v.float() if v.is_floating_point() else v) for k, v in model.state_dict().items()},',
+                ),
+            ),
+            Wrong(
+                "One dict kept and updated by every save_state: a later save overwrites an earlier checkpoint.",
+                hint="A second save_state, 6 steps later",
+                code=SAVE_AND_LOAD.replace(
+                    "def save_state(model, optimizer, scheduler):\n    return copy.deepcopy({\n",
+                    "_CHECKPOINT = {}\n\n\ndef save_state(model, optimizer, scheduler):\n"
+                    "    _CHECKPOINT.update(copy.deepcopy({\n",
+                ).replace(
+                    '        "rng": torch.get_rng_state(),\n    })\n',
+                    '        "rng": torch.get_rng_state(),\n    }))\n    return _CHECKPOINT\n',
                 ),
             ),
         ],
@@ -869,6 +949,24 @@ def add_lora(model, r=4, alpha=8.0):
         setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
     return before, count_trainable(model)
 """,
+            ),
+            Wrong(
+                "type(module) is nn.Linear: an instance of a subclass of nn.Linear is left unwrapped.",
+                hint="a subclass of nn.Linear",
+                code=LORA_LINEAR + ADD_LORA.replace("isinstance(m, nn.Linear)", "type(m) is nn.Linear"),
+            ),
+            Wrong(
+                "LoRALinear wraps a deep copy of base: the model's weights doubled, tied weights untied.",
+                hint="not a copy (copy.deepcopy(base))",
+                code=LORA_LINEAR.replace("self.base = base\n", "self.base = copy.deepcopy(base)\n") + ADD_LORA,
+            ),
+            Wrong(
+                "add_lora also calls model.train(): a model in eval mode is put into training mode.",
+                hint="into training mode (model.training was False",
+                code=LORA_LINEAR
+                + ADD_LORA.replace(
+                    "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.train()\n"
+                ),
             ),
         ],
     ),
