@@ -19,6 +19,9 @@ back. So, while any Watch records in this process:
   through ctypes, which neither os.fork's audit event nor the start hooks see (Python 3.11
   audits no ctypes call, only the lookup of a C function by name): once code looks one up,
   at any time, every Watch from then on fails;
+- torch's own C++ functions reached through ctypes (``at::enableRecordFunction``, found by
+  its mangled name in libtorch): they can switch off what records the operators that run,
+  unseen, so once code looks one up every Watch from then on fails too;
 - a thread the notebook started that switched off the grader's profile function
   (``sys.setprofile``, seen by the audit hook at any time) and is still alive fails the
   task too: its work would be out of sight;
@@ -37,6 +40,7 @@ allowed; the code they compile runs in this process.
 from __future__ import annotations
 
 import _posixsubprocess
+import re
 import sys
 import threading
 import time
@@ -81,8 +85,12 @@ ADVICE = (
     "of the grader's sight and earns nothing."
 )
 
+# A C++ function of torch's own (namespaces at, c10, torch), by its mangled name.
+TORCH_SYMBOL = re.compile(r"_ZNK?(?:2at|3c10|5torch)\d")
+
 _installed = False
 C_LOOKED_UP: list[str] = []  # C_STARTERS that code looked up through ctypes, in order
+TORCH_LOOKED_UP: list[str] = []  # torch's C++ functions that code looked up through ctypes, in order
 _grader = threading.local()  # .setting: the grader itself is setting a profile function
 SWITCHED_OFF: set[int] = set()  # threads whose profile function was changed by the notebook's code
 STARTED: set[int] = set()  # live threads that started through the start hook (threads.py)
@@ -207,6 +215,14 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     elif event == "ctypes.dlsym" and len(args) > 1 and args[1] in C_STARTERS and not _from_compiler():
         C_LOOKED_UP.append(f"a process or a thread through ctypes ({args[1]})")
         starting(C_LOOKED_UP[-1])
+    elif (
+        event == "ctypes.dlsym"
+        and len(args) > 1
+        and isinstance(args[1], str)
+        and TORCH_SYMBOL.match(args[1])
+        and not _from_packages(COMPILER_PACKAGES + COURSE_PACKAGES)
+    ):
+        TORCH_LOOKED_UP.append(args[1])
     elif event in PROFILE_EVENTS and not getattr(_grader, "setting", False):
         ident = threading.get_ident()
         if ident in STARTED:  # a thread the notebook started, now out of sight

@@ -329,6 +329,11 @@ class Watch:
             self.tampered = "the grader's record of the operations that run (its TorchDispatchMode)"
         if not profiled:
             self.tampered = "the grader's record of the functions that run (sys.setprofile)"
+        if containment.TORCH_LOOKED_UP:  # may be called at any time, unseen
+            self.tampered = (
+                "torch's record of the operators that run, through its own C++ functions looked up "
+                f"with ctypes ({containment.TORCH_LOOKED_UP[0]})"
+            )
 
     def __enter__(self) -> Watch:
         self.start()

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -287,6 +288,25 @@ def test_a_c_function_that_forks_looked_up_before_the_watch_fails_every_watch_af
         assert callable(fork)
     finally:
         containment.C_LOOKED_UP.clear()  # this process goes on testing
+
+
+def test_torchs_own_cpp_functions_looked_up_through_ctypes_fail_every_watch_after():
+    """at::enableRecordFunction(false), called through ctypes, hides operators from torch's
+    profiler: the lookup by its mangled name (audited) fails every Watch from then on."""
+    import ctypes
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    try:
+        switch = ctypes.CDLL(str(lib))._ZN2at20enableRecordFunctionEb  # not called
+        with pytest.raises(AssertionError, match=r"with ctypes \(_ZN2at20enableRecordFunctionEb\)"):
+            with watching(globals()):
+                torch.ones(1) + 1
+        assert callable(switch)
+    finally:
+        containment.TORCH_LOOKED_UP.clear()  # this process goes on testing
+    with watching(globals()):  # a lookup of libc's own functions is nobody's business
+        assert ctypes.CDLL(None).strlen(b"abc") == 3
+        torch.ones(1) + 1
 
 
 def _starter_from_the_hooks_closure():
