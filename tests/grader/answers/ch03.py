@@ -939,12 +939,13 @@ class MyDropout(nn.Module):
         ],
     ),
     "3.4": Task(
-        # A lower-triangular additive mask of zeros and -inf, built with torch.full and tril.
+        # The future's scores replaced by -inf with torch.where, the scale as a power.
         alternative="""\
 def causal_attention(q, k, v):
     n = q.shape[-2]
-    mask = torch.full((n, n), float("-inf"), dtype=q.dtype, device=q.device).triu(diagonal=1)
-    weights = F.softmax(torch.matmul(q, k.mT) * q.shape[-1] ** -0.5 + mask, dim=-1)
+    future = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(diagonal=1)
+    scores = torch.matmul(q, k.mT) * q.shape[-1] ** -0.5
+    weights = F.softmax(torch.where(future, float("-inf"), scores), dim=-1)
     return torch.matmul(weights, v)
 """,
         wrong=[
@@ -1024,6 +1025,17 @@ def causal_attention(q, k, v):
     future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
     scores = scores.masked_fill(future, float("-inf"))
     return torch.softmax(scores, dim=-1) @ v
+""",
+            ),
+            Wrong(
+                "An additive -inf mask: a float16 future score that overflows to +inf becomes NaN (inf - inf).",
+                hint="Replace the masked scores",
+                code="""\
+def causal_attention(q, k, v):
+    n = q.shape[-2]
+    mask = torch.full((n, n), float("-inf"), dtype=q.dtype, device=q.device).triu(diagonal=1)
+    weights = F.softmax(torch.matmul(q, k.mT) * q.shape[-1] ** -0.5 + mask, dim=-1)
+    return torch.matmul(weights, v)
 """,
             ),
         ],
