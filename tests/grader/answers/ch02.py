@@ -1363,6 +1363,24 @@ def stop_grad_loss(w):
     return (pred - target) ** 2
 """,
             ),
+            Wrong(
+                "predict switches recording off and on by hand, without try/finally: left off if the model raises.",
+                hint="even on an error",
+                code="""\
+def predict(model, xs):
+    previous = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    out = model(xs)
+    torch.set_grad_enabled(previous)
+    return out
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+""",
+            ),
         ],
     ),
     "2.10": Task(
@@ -1598,6 +1616,50 @@ def backprop(loss, leaves):
             for k, (nxt, nr) in enumerate(node.next_functions):
                 if nxt is None:
                     continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Consumers counted per distinct node (a set): a * a sends two gradients to a's node, one is dropped.",
+                hint="a set of nodes keeps only one",
+                code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt in {n for n, _ in node.next_functions if n is not None}:
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            seen = set()
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None or nxt in seen:
+                    continue
+                seen.add(nxt)
                 g = outs[k] if k < len(outs) else None
                 if g is not None:
                     g = g.sum_to_size(nxt._input_metadata[nr].shape)
