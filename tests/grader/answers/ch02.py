@@ -1054,6 +1054,25 @@ class Cube(torch.autograd.Function):
         return tangent
 """,
             ),
+            Wrong(
+                "The derivative worked out by autograd in forward and saved: backward only multiplies.",
+                hint="Cube's forward runs autograd",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        with torch.enable_grad():  # let autograd work out dy/dx while the forward runs
+            leaf = x.detach().requires_grad_()
+            (slope,) = torch.autograd.grad((leaf**3).sum(), leaf)
+        ctx.save_for_backward(slope)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (slope,) = ctx.saved_tensors
+        return grad_output * slope
+""",
+            ),
         ],
     ),
     "2.7": Task(

@@ -958,3 +958,20 @@ def load_ddp_checkpoint(model, state_dict):
 """,
     )
 )
+TASKS["5.5"].wrong.append(
+    Wrong(
+        "Each tensor of the model pointed at the checkpoint's (tensor.data = value), the keys checked "
+        "by hand: the model shares memory with the checkpoint.",
+        hint="share memory with the checkpoint",
+        code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    own = model.state_dict(keep_vars=True)
+    if set(own) != set(cleaned):
+        raise KeyError(f"keys differ: {sorted(set(own) ^ set(cleaned))}")
+    for key, tensor in own.items():
+        tensor.data = cleaned[key]  # the model keeps its Parameter objects
+    return model
+""",
+    )
+)
