@@ -1689,6 +1689,52 @@ def backprop(loss, leaves):
     return [found.get(id(t)) for t in leaves]
 """,
             ),
+            Wrong(
+                "Recording switched off and on by hand (set_grad_enabled): inside a caller's no_grad it is left on.",
+                hint="switched recording on",
+                code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    torch.set_grad_enabled(False)  # recording off, as the engine does
+    if True:
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    torch.set_grad_enabled(True)
+    return [found.get(id(t)) for t in leaves]
+""",
+            ),
         ],
     ),
 }
