@@ -641,6 +641,21 @@ def manual_grads(X, y, W1, b1, W2):
     return X.T @ dh, dh.sum(dim=0), dW2
 """,
             ),
+            Wrong(
+                "Recording switched off at the top and never back on: the caller's next backward fails.",
+                hint="left it off",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    torch.set_grad_enabled(False)  # by hand: make sure autograd records nothing
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+            ),
         ],
     ),
     "2.3": Task(
