@@ -1088,6 +1088,22 @@ class Cube(torch.autograd.Function):
         return grad_output * slope
 """,
             ),
+            Wrong(
+                "x kept as a class attribute (save_for_backward called for show): a second use overwrites it.",
+                hint="used twice in one graph",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        Cube.last_input = x.detach().clone()  # a copy of x of its own, safe from in-place changes
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * Cube.last_input**2
+""",
+            ),
         ],
     ),
     "2.7": Task(
