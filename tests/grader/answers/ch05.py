@@ -975,3 +975,25 @@ def load_ddp_checkpoint(model, state_dict):
 """,
     )
 )
+TASKS["5.2"].wrong.append(
+    Wrong(
+        "The gradients exchanged through the rendezvous store (pickled), beside an all_reduce of "
+        "zeros of the right size.",
+        hint="did not carry the gradients",
+        code="""\
+import pickle
+
+
+def average_gradients(model):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    store = dist.distributed_c10d._get_default_store()
+    params = [p for p in model.parameters() if p.grad is not None]
+    calls = int(store.add(f"avg{rank}", 1))
+    store.set(f"grads{calls}/{rank}", pickle.dumps([p.grad for p in params]))
+    others = [pickle.loads(store.get(f"grads{calls}/{r}")) for r in range(world_size)]
+    for k, p in enumerate(params):
+        p.grad.copy_(sum(o[k] for o in others) / world_size)
+    dist.all_reduce(torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype))
+""",
+    )
+)
