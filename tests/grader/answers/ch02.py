@@ -641,6 +641,21 @@ def manual_grads(X, y, W1, b1, W2):
     return X.T @ dh, dh.sum(dim=0), dW2
 """,
             ),
+            Wrong(
+                "Recording switched off at the top and never back on: the caller's next backward fails.",
+                hint="left it off",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    torch.set_grad_enabled(False)  # by hand: make sure autograd records nothing
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+            ),
         ],
     ),
     "2.3": Task(
@@ -1054,6 +1069,41 @@ class Cube(torch.autograd.Function):
         return tangent
 """,
             ),
+            Wrong(
+                "The derivative worked out by autograd in forward and saved: backward only multiplies.",
+                hint="Cube's forward runs autograd",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        with torch.enable_grad():  # let autograd work out dy/dx while the forward runs
+            leaf = x.detach().requires_grad_()
+            (slope,) = torch.autograd.grad((leaf**3).sum(), leaf)
+        ctx.save_for_backward(slope)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (slope,) = ctx.saved_tensors
+        return grad_output * slope
+""",
+            ),
+            Wrong(
+                "x kept as a class attribute (save_for_backward called for show): a second use overwrites it.",
+                hint="used twice in one graph",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        Cube.last_input = x.detach().clone()  # a copy of x of its own, safe from in-place changes
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        return grad_output * 3 * Cube.last_input**2
+""",
+            ),
         ],
     ),
     "2.7": Task(
@@ -1363,6 +1413,24 @@ def stop_grad_loss(w):
     return (pred - target) ** 2
 """,
             ),
+            Wrong(
+                "predict switches recording off and on by hand, without try/finally: left off if the model raises.",
+                hint="even on an error",
+                code="""\
+def predict(model, xs):
+    previous = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    out = model(xs)
+    torch.set_grad_enabled(previous)
+    return out
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+""",
+            ),
         ],
     ),
     "2.10": Task(
@@ -1605,6 +1673,96 @@ def backprop(loss, leaves):
                 waiting[nxt] -= 1
                 if waiting[nxt] == 0:
                     ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Consumers counted per distinct node (a set): a * a sends two gradients to a's node, one is dropped.",
+                hint="a set of nodes keeps only one",
+                code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt in {n for n, _ in node.next_functions if n is not None}:
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            seen = set()
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None or nxt in seen:
+                    continue
+                seen.add(nxt)
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Recording switched off and on by hand (set_grad_enabled): inside a caller's no_grad it is left on.",
+                hint="switched recording on",
+                code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    torch.set_grad_enabled(False)  # recording off, as the engine does
+    if True:
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    torch.set_grad_enabled(True)
     return [found.get(id(t)) for t in leaves]
 """,
             ),

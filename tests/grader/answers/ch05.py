@@ -875,3 +875,125 @@ def fsdp_local_shape(shape, rank, world_size):
 """,
     )
 )
+TASKS["5.3"].wrong.extend(
+    [
+        Wrong(
+            "The sum built in a tensor of its own, then tensor.data = total: the caller's memory (a "
+            "view into DDP's bucket) keeps the old numbers.",
+            hint="the buffer never got the sum",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        total = tensor.clone()
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            total = total + incoming
+        for other in range(1, world_size):
+            dist.send(total, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        total = torch.empty_like(tensor)
+        dist.recv(total, src=0)
+    tensor.data = total  # "in place": the same tensor object now holds the sum
+""",
+        ),
+        Wrong(
+            "The sum built in a tensor of its own, then tensor.set_(total): the same, by another name.",
+            hint="the buffer never got the sum",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        total = tensor.clone()
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            total = total + incoming
+        for other in range(1, world_size):
+            dist.send(total, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        total = torch.empty_like(tensor)
+        dist.recv(total, src=0)
+    tensor.set_(total)  # "in place": the same tensor object now holds the sum
+""",
+        ),
+        Wrong(
+            "Rank 0 sends the sum back with dist.isend and never waits: a large tensor never "
+            "arrives, and the caller's next in-place change can travel instead.",
+            hint="never waited on",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            tensor += incoming
+        for other in range(1, world_size):
+            dist.isend(tensor, dst=other)  # non-blocking: no need to wait for each rank in turn
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+        ),
+    ]
+)
+TASKS["5.5"].wrong.append(
+    Wrong(
+        "Every leading 'module.' stripped (nested wrappers): a model that keeps its layers in an "
+        "attribute called module (AveragedModel) loses its own prefix too, and fails to load.",
+        hint="not every leading 'module.'",
+        code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {}
+    for key, value in state_dict.items():
+        while key.startswith("module."):  # nested wrappers too
+            key = key[len("module."):]
+        cleaned[key] = value
+    model.load_state_dict(cleaned)
+    return model
+""",
+    )
+)
+TASKS["5.5"].wrong.append(
+    Wrong(
+        "Each tensor of the model pointed at the checkpoint's (tensor.data = value), the keys checked "
+        "by hand: the model shares memory with the checkpoint.",
+        hint="share memory with the checkpoint",
+        code="""\
+def load_ddp_checkpoint(model, state_dict):
+    cleaned = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    own = model.state_dict(keep_vars=True)
+    if set(own) != set(cleaned):
+        raise KeyError(f"keys differ: {sorted(set(own) ^ set(cleaned))}")
+    for key, tensor in own.items():
+        tensor.data = cleaned[key]  # the model keeps its Parameter objects
+    return model
+""",
+    )
+)
+TASKS["5.2"].wrong.append(
+    Wrong(
+        "The gradients exchanged through the rendezvous store (pickled), beside an all_reduce of "
+        "zeros of the right size.",
+        hint="did not carry the gradients",
+        code="""\
+import pickle
+
+
+def average_gradients(model):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    store = dist.distributed_c10d._get_default_store()
+    params = [p for p in model.parameters() if p.grad is not None]
+    calls = int(store.add(f"avg{rank}", 1))
+    store.set(f"grads{calls}/{rank}", pickle.dumps([p.grad for p in params]))
+    others = [pickle.loads(store.get(f"grads{calls}/{r}")) for r in range(world_size)]
+    for k, p in enumerate(params):
+        p.grad.copy_(sum(o[k] for o in others) / world_size)
+    dist.all_reduce(torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype))
+""",
+    )
+)
