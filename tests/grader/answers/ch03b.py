@@ -426,6 +426,19 @@ def clip_grad_norm(parameters, max_norm):
                     "torch.nn.utils.parameters_to_vector(grads).norm().item()",
                 ),
             ),
+            Wrong(
+                "torch.stack of every gradient's norm: with no gradient at all it raises.",
+                hint="no gradient at all",
+                code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+            ),
         ],
     ),
     "3.7": Task(
