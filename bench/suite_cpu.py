@@ -19,6 +19,7 @@ machine: run it on an otherwise idle one).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -127,6 +128,7 @@ def main() -> int:
     sampler = subprocess.Popen(
         ["bash", "-c", f"while true; do ps -eo pid=,ppid=,args= >> {samples}; sleep {SAMPLE_EVERY}; done"]
     )
+    load_before = os.getloadavg()[0]
     start = time.monotonic()
     try:
         run = subprocess.run([sys.executable, "-m", "pytest", *args.pytest_args], cwd=REPO)
@@ -143,7 +145,11 @@ def main() -> int:
     ]
     body = table(["processes", "how many", "CPU s", "share"], rows)
     status = run.returncode
-    body += f"\n\nIn all: {total:.0f} CPU seconds in {wall:.0f} s of wall-clock time (pytest's exit status: {status})."
+    body += (
+        f"\n\nIn all: {total:.0f} CPU seconds in {wall:.0f} s of wall-clock time (pytest's exit status: "
+        f"{status}). Load average before the suite started: {load_before:.1f} (the machine line below "
+        "is written after it, so its load average is the suite's own)."
+    )
     how = (
         "`.venv/bin/python -m bench.suite_cpu` (as root, with Debian's `acct`): the whole test suite "
         "under Linux's process accounting, each process's CPU time put in a group by its command "
