@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bench.suite_cpu import Process, by_group, group_of, sampled_commands
 
-KERNEL = "/repo/.venv/bin/python -m ipykernel_launcher -f /tmp/kernel-1.json"
+KERNEL = "/repo/.venv/bin/python -m ipykernel_launcher -f kernel-1.json"
 WORKER = "/repo/.venv/bin/python -u -c import sys;exec(eval(sys.stdin.readline()))"
 
 
