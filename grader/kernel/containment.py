@@ -212,23 +212,24 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     if event in PROCESS_EVENTS:
         starting(PROCESS_EVENTS[event])
         _note_notebook_start()
-    elif event == "ctypes.dlsym" and len(args) > 1 and args[1] in C_STARTERS and not _from_compiler():
-        C_LOOKED_UP.append(f"a process or a thread through ctypes ({args[1]})")
-        starting(C_LOOKED_UP[-1])
-    elif (
-        event == "ctypes.dlsym"
-        and len(args) > 1
-        and isinstance(args[1], str)
-        and TORCH_SYMBOL.match(args[1])
-        and not _from_packages(COMPILER_PACKAGES + COURSE_PACKAGES)
-    ):
-        TORCH_LOOKED_UP.append(args[1])
+    elif event == "ctypes.dlsym" and len(args) > 1:
+        _looked_up(args[1])
     elif event in PROFILE_EVENTS and not getattr(_grader, "setting", False):
         ident = threading.get_ident()
         if ident in STARTED:  # a thread the notebook started, now out of sight
             SWITCHED_OFF.add(ident)
         for watch in list(active.WATCHING):
             watch.tampered = watch.tampered or "the grader's record of the functions that run (sys.setprofile)"
+
+
+def _looked_up(name: object) -> None:
+    """A C function looked up by name through ctypes (its calls are never audited): one that
+    starts a process or a thread, or one of torch's own C++ functions, is noted for good."""
+    if name in C_STARTERS and not _from_compiler():
+        C_LOOKED_UP.append(f"a process or a thread through ctypes ({name})")
+        starting(C_LOOKED_UP[-1])
+    elif isinstance(name, str) and TORCH_SYMBOL.match(name) and not _from_packages(COMPILER_PACKAGES + COURSE_PACKAGES):
+        TORCH_LOOKED_UP.append(name)
 
 
 def _from_compiler() -> bool:
