@@ -496,3 +496,34 @@ def accumulate(ddp, micro_batches, loss_fn):
 """,
     )
 )
+TASKS["5.7"].wrong.extend(
+    [
+        Wrong(
+            "DDP's default caps taken in MB, not MiB (25 * 10**6 and 10**6 bytes): the buckets "
+            "close early once a model's parameters pass 1,000,000 bytes.",
+            hint="must use DDP's defaults",
+            code=PREDICT_BUCKETS.replace(
+                "bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20",
+                "bucket_cap_bytes=25 * 10**6, first_bucket_cap_bytes=10**6",
+            ),
+        ),
+        Wrong(
+            "Counts elements of 4 bytes (sizes and caps // 4), not bytes: right for float32, "
+            "wrong for a float16 model whose sizes are not multiples of 4.",
+            hint="Count in bytes",
+            code=PREDICT_BUCKETS.replace(
+                "cap = [], [], 0, first_bucket_cap_bytes", "cap = [], [], 0, first_bucket_cap_bytes // 4"
+            )
+            .replace("size += param_bytes[index]", "size += param_bytes[index] // 4")
+            .replace("bucket, size, cap = [], 0, bucket_cap_bytes", "bucket, size, cap = [], 0, bucket_cap_bytes // 4"),
+        ),
+    ]
+)
+TASKS["5.9"].wrong.append(
+    Wrong(
+        "loss_fn(y, output), the arguments the wrong way round: right only for a symmetric loss "
+        "(mse, l1, smooth_l1), wrong for cross-entropy.",
+        hint="the arguments the wrong way round",
+        code=ACCUMULATE.replace("loss_fn(ddp(x), y)", "loss_fn(y, ddp(x))"),
+    )
+)

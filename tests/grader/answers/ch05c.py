@@ -261,3 +261,32 @@ def load_unsharded(folder, model):
 """,
     )
 )
+TASKS["5.10"].wrong.extend(
+    [
+        Wrong(
+            "Every parameter frozen (requires_grad_(False)) so that copy_ into it works, never "
+            "unfrozen: the loaded model no longer trains.",
+            hint="changed which parameters require a gradient",
+            code="""\
+from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+
+def load_unsharded(folder, model):
+    loaded = _load_state_dict_from_keys(checkpoint_id=folder)
+    model.requires_grad_(False)  # so that copy_ into a leaf works
+    for key, value in model.state_dict().items():
+        value.copy_(loaded[key])
+    return model
+""",
+        ),
+        Wrong(
+            "The model put in eval mode by the load: a model loaded to go on training runs without its dropout.",
+            hint="changed the model's mode",
+            code="""\
+def load_unsharded(folder, model):
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model.eval()
+""",
+        ),
+    ]
+)
