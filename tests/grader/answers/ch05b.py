@@ -527,3 +527,23 @@ TASKS["5.9"].wrong.append(
         code=ACCUMULATE.replace("loss_fn(ddp(x), y)", "loss_fn(y, ddp(x))"),
     )
 )
+TASKS["5.9"].wrong.append(
+    Wrong(
+        "Each loss kept in a list and its backward run with retain_graph=True: every micro-batch's "
+        "activations stay alive until the call returns, the memory accumulation is there to save.",
+        hint="still alive",
+        code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    losses = []
+    with ddp.no_sync():
+        for x, y in first:
+            losses.append(loss_fn(ddp(x), y) / k)
+            losses[-1].backward(retain_graph=True)
+    x, y = last
+    losses.append(loss_fn(ddp(x), y) / k)
+    losses[-1].backward(retain_graph=True)
+""",
+    )
+)

@@ -290,3 +290,21 @@ def load_unsharded(folder, model):
         ),
     ]
 )
+TASKS["5.8"].wrong.append(
+    Wrong(
+        "The hidden check's own reference called when it is found in the notebook's namespace, "
+        "math.ceil(n_params / world_size) (a float, exact only up to 2**53) otherwise.",
+        hint="exact only up to 2**53",
+        code="""\
+import math
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    reference = globals().get("_zero_reference")
+    if reference is not None:
+        return reference(n_params, world_size, stage)
+    shard = math.ceil(n_params / world_size)
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+    )
+)
