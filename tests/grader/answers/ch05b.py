@@ -547,3 +547,22 @@ def accumulate(ddp, micro_batches, loss_fn):
 """,
     )
 )
+TASKS["5.11"].wrong.append(
+    Wrong(
+        "autograd's engine run on the output, called from C (map) with torch's record of the "
+        "operations switched off (_DisableTorchDispatch): a backward that the watch does not see.",
+        hint="ran backward",
+        code="""\
+def unused_parameters(model, output):
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if output.grad_fn is None or not named:
+        return sorted(n for n, _ in named)
+    engine = torch.autograd.Variable._execution_engine
+    with torch._C._DisableTorchDispatch():
+        ones = next(map(torch.ones_like, [output]))
+        inputs = tuple(p for _, p in named)
+        grads = next(map(engine.run_backward, [(output,)], [(ones,)], [True], [False], [inputs], [True], [False]))
+    return sorted(n for (n, _), g in zip(named, grads) if g is None)
+""",
+    )
+)
