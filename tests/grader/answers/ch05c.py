@@ -308,3 +308,16 @@ def zero_bytes_per_rank(n_params, world_size, stage):
 """,
     )
 )
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "model.float() before dcp.load: a no-op for a float32 model, but a bfloat16 model's "
+        "tensors are replaced by float32 copies (new memory, twice the bytes).",
+        hint="keep their numbers in new memory",
+        code="""\
+def load_unsharded(folder, model):
+    model.float()
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+    )
+)
