@@ -496,3 +496,73 @@ def accumulate(ddp, micro_batches, loss_fn):
 """,
     )
 )
+TASKS["5.7"].wrong.extend(
+    [
+        Wrong(
+            "DDP's default caps taken in MB, not MiB (25 * 10**6 and 10**6 bytes): the buckets "
+            "close early once a model's parameters pass 1,000,000 bytes.",
+            hint="must use DDP's defaults",
+            code=PREDICT_BUCKETS.replace(
+                "bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20",
+                "bucket_cap_bytes=25 * 10**6, first_bucket_cap_bytes=10**6",
+            ),
+        ),
+        Wrong(
+            "Counts elements of 4 bytes (sizes and caps // 4), not bytes: right for float32, "
+            "wrong for a float16 model whose sizes are not multiples of 4.",
+            hint="Count in bytes",
+            code=PREDICT_BUCKETS.replace(
+                "cap = [], [], 0, first_bucket_cap_bytes", "cap = [], [], 0, first_bucket_cap_bytes // 4"
+            )
+            .replace("size += param_bytes[index]", "size += param_bytes[index] // 4")
+            .replace("bucket, size, cap = [], 0, bucket_cap_bytes", "bucket, size, cap = [], 0, bucket_cap_bytes // 4"),
+        ),
+    ]
+)
+TASKS["5.9"].wrong.append(
+    Wrong(
+        "loss_fn(y, output), the arguments the wrong way round: right only for a symmetric loss "
+        "(mse, l1, smooth_l1), wrong for cross-entropy.",
+        hint="the arguments the wrong way round",
+        code=ACCUMULATE.replace("loss_fn(ddp(x), y)", "loss_fn(y, ddp(x))"),
+    )
+)
+TASKS["5.9"].wrong.append(
+    Wrong(
+        "Each loss kept in a list and its backward run with retain_graph=True: every micro-batch's "
+        "activations stay alive until the call returns, the memory accumulation is there to save.",
+        hint="still alive",
+        code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    losses = []
+    with ddp.no_sync():
+        for x, y in first:
+            losses.append(loss_fn(ddp(x), y) / k)
+            losses[-1].backward(retain_graph=True)
+    x, y = last
+    losses.append(loss_fn(ddp(x), y) / k)
+    losses[-1].backward(retain_graph=True)
+""",
+    )
+)
+TASKS["5.11"].wrong.append(
+    Wrong(
+        "autograd's engine run on the output, called from C (map) with torch's record of the "
+        "operations switched off (_DisableTorchDispatch): a backward that the watch does not see.",
+        hint="ran backward",
+        code="""\
+def unused_parameters(model, output):
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if output.grad_fn is None or not named:
+        return sorted(n for n, _ in named)
+    engine = torch.autograd.Variable._execution_engine
+    with torch._C._DisableTorchDispatch():
+        ones = next(map(torch.ones_like, [output]))
+        inputs = tuple(p for _, p in named)
+        grads = next(map(engine.run_backward, [(output,)], [(ones,)], [True], [False], [inputs], [True], [False]))
+    return sorted(n for (n, _), g in zip(named, grads) if g is None)
+""",
+    )
+)

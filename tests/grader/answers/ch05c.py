@@ -261,3 +261,63 @@ def load_unsharded(folder, model):
 """,
     )
 )
+TASKS["5.10"].wrong.extend(
+    [
+        Wrong(
+            "Every parameter frozen (requires_grad_(False)) so that copy_ into it works, never "
+            "unfrozen: the loaded model no longer trains.",
+            hint="changed which parameters require a gradient",
+            code="""\
+from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from_keys
+
+
+def load_unsharded(folder, model):
+    loaded = _load_state_dict_from_keys(checkpoint_id=folder)
+    model.requires_grad_(False)  # so that copy_ into a leaf works
+    for key, value in model.state_dict().items():
+        value.copy_(loaded[key])
+    return model
+""",
+        ),
+        Wrong(
+            "The model put in eval mode by the load: a model loaded to go on training runs without its dropout.",
+            hint="changed the model's mode",
+            code="""\
+def load_unsharded(folder, model):
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model.eval()
+""",
+        ),
+    ]
+)
+TASKS["5.8"].wrong.append(
+    Wrong(
+        "The hidden check's own reference called when it is found in the notebook's namespace, "
+        "math.ceil(n_params / world_size) (a float, exact only up to 2**53) otherwise.",
+        hint="exact only up to 2**53",
+        code="""\
+import math
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    reference = globals().get("_zero_reference")
+    if reference is not None:
+        return reference(n_params, world_size, stage)
+    shard = math.ceil(n_params / world_size)
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+    )
+)
+TASKS["5.10"].wrong.append(
+    Wrong(
+        "model.float() before dcp.load: a no-op for a float32 model, but a bfloat16 model's "
+        "tensors are replaced by float32 copies (new memory, twice the bytes).",
+        hint="keep their numbers in new memory",
+        code="""\
+def load_unsharded(folder, model):
+    model.float()
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+    )
+)
