@@ -5,7 +5,10 @@ clip_grad_norm_, no collective, no search, no loop) are checked from a Watch: th
 c10d operations that ran (a ``TorchDispatchMode``) and the Python and C functions of torch,
 NumPy and coursekit that executed (``sys.setprofile``), in the calling thread and in every
 thread started after the setup (threads.py). A reference captured before the check, or a
-private entry point, runs the same code and shows up all the same.
+private entry point, runs the same code and shows up all the same. Torch called by the
+notebook's code while its operations reach no mode of the watch (dispatch to Python switched
+off with ``torch._C._DisableTorchDispatch``, an ``_ExcludeDispatchKeyGuard``, or the modes
+popped) fails the watch: that work would run unrecorded.
 """
 
 from __future__ import annotations
@@ -251,16 +254,41 @@ class Watch:
             if self._in_import(frame, event):
                 return
             if event == "call":
-                if frame.f_code in _OPERATOR_CALLS:  # torch.ops.aten.dropout(...): named by the operator
+                operator = frame.f_code in _OPERATOR_CALLS
+                if operator:  # torch.ops.aten.dropout(...): named by the operator
                     self.code.add(str(frame.f_locals.get("self")))
                 label = _code_label(frame, self._labels)
                 caller = frame.f_back
                 from_notebook = caller is not None and caller.f_globals is self.namespace
                 self._count(label, from_notebook and not (label and _private(label)))
+                # Called from the notebook's line (or from C that line called: torch's own
+                # machinery too, which runs while a mode has popped itself to handle an op).
+                asked = operator or label.startswith("torch._tensor:") or (label and not _private(label))
             elif event == "c_call":
-                self._count(_c_label(arg), frame.f_globals is self.namespace)
+                label = _c_label(arg)
+                from_notebook = frame.f_globals is self.namespace
+                self._count(label, from_notebook)
+                asked = bool(label)  # called by the notebook's own line, private or not
+            else:
+                return
+            if from_notebook and asked and self.tampered is None and self._recording_off():
+                self.tampered = (
+                    f"the grader's record of the operations that run: {label or 'torch.ops'} was called with "
+                    "it switched off (torch._C._DisableTorchDispatch, _ExcludeDispatchKeyGuard, or the "
+                    "dispatch modes popped)"
+                )
         except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
             pass
+
+    def _recording_off(self) -> bool:
+        """Whether torch, now, hands no operation to this watch's dispatch mode (this thread's:
+        see ``recorder``): dispatch to Python excluded, or the mode popped off the stack. The
+        notebook's code calling torch then runs unrecorded (a C function of torch called from
+        C, through ``map``, is not seen by the profile function either: that stays open)."""
+        if torch._C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Python):
+            return True
+        modes = (torch._C._get_dispatch_stack_at(i) for i in range(torch._C._len_torch_dispatch_stack()))
+        return not any(isinstance(mode, _OpRecorder) and mode.watch is self for mode in modes)  # a thread's own
 
     def _in_import(self, frame: types.FrameType, event: str) -> bool:
         """Whether the event belongs to a module being imported: a module torch imports the

@@ -114,6 +114,55 @@ def test_a_watch_switched_off_inside_is_reported():
             sys.setprofile(None)
 
 
+def _exclude_python_dispatch():
+    return torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python))
+
+
+def _pop_the_modes():
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    return _disable_current_modes()
+
+
+@pytest.mark.parametrize(
+    ("switch_off", "work"),
+    [
+        (torch._C._DisableTorchDispatch, lambda x: torch.mul(x, 2)),
+        (_exclude_python_dispatch, lambda x: x.mul(2)),
+        (_pop_the_modes, lambda x: torch.ops.aten.mul.Tensor(x, x)),
+        (torch._C._DisableTorchDispatch, lambda x: (x * 1).sum().backward()),
+        (torch._C._DisableTorchDispatch, lambda x: list(map(torch.autograd.grad, [(x * 1).sum()], [[x]]))),
+    ],
+    ids=["DisableTorchDispatch", "ExcludeDispatchKeyGuard", "modes popped", "backward", "map over autograd.grad"],
+)
+def test_torch_called_while_the_record_is_switched_off_fails_the_watch(switch_off, work):
+    """Operations run with dispatch to Python switched off never reach the watch's mode: the
+    notebook's code calling torch then is seen by the profile function and fails the watch."""
+    x = torch.ones(3, requires_grad=True)
+    with pytest.raises(AssertionError, match="was called with it switched off"):
+        with watching(globals()):
+            with switch_off():
+                work(x)
+
+
+def test_torchs_own_ways_of_running_code_leave_the_record_on():
+    """What torch itself runs under modes of its own (compile, export, vmap, checkpoint)
+    does not look switched off."""
+    from torch.utils.checkpoint import checkpoint
+
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x.relu() * 2
+
+    x = torch.randn(4, 3, requires_grad=True)
+    with watching(globals()) as watch:
+        torch.compile(lambda t: t.sin() + 1, backend="eager")(x)
+        torch.export.export(Double(), (x.detach(),), dynamic_shapes={"x": {0: torch.export.Dim("b", min=2)}})
+        torch.func.vmap(lambda row: row.cos())(x)
+        checkpoint(lambda t: t.sin().cos(), x, use_reentrant=False).sum().backward()
+    assert watch.tampered is None and watch.ops
+
+
 def test_work_handed_to_a_thread_made_earlier_is_recorded_too():
     """A dispatch mode and sys.setprofile see only their own thread: an answer that runs
     autograd in a pool made before the check must still show it."""
