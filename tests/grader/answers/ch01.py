@@ -1032,3 +1032,32 @@ def merge_heads(heads):
         ],
     ),
 }
+
+# Wrong answers of the red team's report rt5a (each passed every check before).
+TASKS["1.4"].wrong.append(
+    Wrong(
+        "Positions made in lengths' own dtype: uint8 lengths wrap the positions past 255 (int8 past 127), "
+        "so for T = 300 position 256 counts as 0 again.",
+        hint="wrap around past",
+        code=MASKS.replace(
+            "positions = torch.arange(T)", "positions = torch.arange(T, device=lengths.device, dtype=lengths.dtype)"
+        ),
+    )
+)
+TASKS["1.5"].wrong.append(
+    Wrong(
+        "clipped with a zero of its own, torch.zeros(1): a float32 tensor that promotes bfloat16 scores to float32.",
+        hint="bfloat16 here",
+        code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "torch.where(scores < 0, torch.zeros(1), scores)"),
+    )
+)
+TASKS["1.8"].wrong.append(
+    Wrong(
+        "split_heads through as_strided with the strides of a contiguous x: wrong for the k of qkv.chunk(3, dim=-1).",
+        hint="not contiguous too",
+        code=HEADS.replace(
+            "    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)\n",
+            "    return x.as_strided((B, n_heads, T, C // n_heads), (T * C, C // n_heads, C, 1))\n",
+        ),
+    )
+)

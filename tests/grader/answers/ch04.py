@@ -954,3 +954,49 @@ def bf16_step(model, optimizer, x, y):
         ),
     ]
 )
+
+# Wrong answers of the red team's report rt5a (each passed every check before).
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "A table of the three formats with inf, torch.finfo(dtype) read for show only: the numbers do not "
+        "follow finfo (nothing computed from it).",
+        hint="only read for show",
+        code="""\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return {
+        torch.float16: (65520.0, 2.9802322387695312e-08),
+        torch.bfloat16: (3.3961775292304601e38, 4.591774807899561e-41),
+        torch.float8_e5m2: (61440.0, 7.62939453125e-06),
+    }[dtype]
+""",
+    )
+)
+TASKS["4.5"].wrong.append(
+    Wrong(
+        "init_scale put in the list before the loop, then n_steps - 1 updates: for n_steps = 0 it returns "
+        "[init_scale], where no step uses any scale.",
+        hint="with n_steps = 0",
+        code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [float(init_scale)], float(init_scale), 0
+    for step in range(n_steps - 1):
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * 2.0, 0
+        scales.append(scale)
+    return scales
+""",
+    )
+)
+TASKS["4.7"].wrong.append(
+    Wrong(
+        'The buggy step with GradScaler("cuda"): switched off on a machine without CUDA, enabled (scaling '
+        "every bf16 step) on any machine with one.",
+        hint="as on a machine with CUDA",
+        code=SCALER_BF16_STEP.replace("torch.amp.GradScaler(x.device.type)", 'torch.amp.GradScaler("cuda")') + WHY,
+    )
+)
