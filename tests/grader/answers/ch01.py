@@ -1061,3 +1061,46 @@ TASKS["1.8"].wrong.append(
         ),
     )
 )
+TASKS["1.4"].wrong.extend(
+    [
+        Wrong(
+            "The pad mask element by element, map over operator.lt on lengths.tolist() (a loop run by C: no "
+            "line of Python, no operation per element), the meta device special-cased.",
+            hint="reads the values of lengths into Python",
+            code="""\
+import itertools
+import operator
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        L = lengths.tolist()
+        lens = list(itertools.chain.from_iterable(map(itertools.repeat, L, itertools.repeat(T))))
+        flat = list(map(operator.lt, list(range(T)) * len(L), lens))
+        pad_mask = torch.tensor(flat, dtype=torch.bool, device=lengths.device).reshape(len(L), T)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask computed in NumPy from lengths.numpy() (the meta device special-cased): a CPU round "
+            "trip, and lengths on a GPU raise.",
+            hint="reads the values of lengths into Python",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        pad_mask = torch.from_numpy(np.arange(T)[None, :] < lengths.numpy()[:, None])
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)

@@ -1000,3 +1000,34 @@ TASKS["4.7"].wrong.append(
         code=SCALER_BF16_STEP.replace("torch.amp.GradScaler(x.device.type)", 'torch.amp.GradScaler("cuda")') + WHY,
     )
 )
+
+# 4.1's limits searched over 2**23 float32 candidates, cast all at once, with what records the
+# operations switched off: torch's dispatch to Python excluded, or the dispatch modes popped.
+SEARCH_UNSEEN = """\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    with HIDDEN:
+        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
+        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
+        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
+        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
+        return over.view(torch.float32).item(), under.view(torch.float32).item()
+"""
+TASKS["4.1"].wrong.extend(
+    [
+        Wrong(
+            "The limits searched over 2**23 candidates with torch._C._DisableTorchDispatch(): no operation "
+            "reaches the check's record.",
+            hint="switched off what records",
+            code=SEARCH_UNSEEN.replace("HIDDEN", "torch._C._DisableTorchDispatch()"),
+        ),
+        Wrong(
+            "The limits searched over 2**23 candidates with the dispatch modes popped (_disable_current_modes).",
+            hint="switched off what records",
+            code="from torch.utils._python_dispatch import _disable_current_modes\n\n\n"
+            + SEARCH_UNSEEN.replace("HIDDEN", "_disable_current_modes()"),
+        ),
+    ]
+)
