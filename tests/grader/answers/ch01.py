@@ -1104,3 +1104,35 @@ def make_masks(lengths, T):
         ),
     ]
 )
+TASKS["1.4"].wrong.extend(
+    [
+        Wrong(
+            "Positions in int16 (they wrap past T = 32767), made with torch._C._DisableTorchDispatch() so that "
+            "the check's dispatch mode never sees their dtype.",
+            hint="switched off what records",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device).to(torch.int16)
+        pad_mask = positions[None, :] < lengths[:, None]
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask row by row (map over positions.lt, one comparison per sequence), torch's dispatch "
+            "switched off so that the growing count of operations does not show.",
+            hint="switched off what records",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device)
+        pad_mask = torch.stack(list(map(positions.lt, lengths.unbind()))).reshape(lengths.shape[0], T)
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)
