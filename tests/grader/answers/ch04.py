@@ -1031,3 +1031,22 @@ TASKS["4.1"].wrong.extend(
         ),
     ]
 )
+TASKS["4.5"].wrong.append(
+    Wrong(
+        "GradScaler's own update kernel, torch._amp_update_scale_, run step by step with torch's dispatch "
+        "switched off (no aten._amp_ operation recorded): the scales measured, not predicted.",
+        hint="ran a GradScaler",
+        code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    with torch._C._DisableTorchDispatch():
+        scale = torch.full((), float(init_scale))
+        tracker = torch.zeros((), dtype=torch.int32)
+        scales = []
+        for step in range(n_steps):
+            scales.append(scale.item())
+            found = torch.full((), 1.0 if step in bad_steps else 0.0)
+            torch._amp_update_scale_(scale, tracker, found, 2.0, 0.5, growth_interval)
+    return scales
+""",
+    )
+)
