@@ -1050,3 +1050,26 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
 """,
     )
 )
+TASKS["4.7"].wrong.append(
+    Wrong(
+        "An enabled GradScaler kept: its scale method taken in the answer cell (before the check wraps it), "
+        "step and update run with torch's dispatch switched off (no aten._amp_ operation recorded).",
+        hint="enabled GradScaler",
+        code="""\
+_scale_loss = torch.amp.GradScaler.scale
+
+
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    _scale_loss(scaler, loss).backward()
+    with torch._C._DisableTorchDispatch():
+        scaler.step(optimizer)
+        scaler.update()
+    return loss.item()
+"""
+        + WHY,
+    )
+)
