@@ -1073,3 +1073,30 @@ def bf16_step(model, optimizer, x, y):
         + WHY,
     )
 )
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "The limits searched when the cell runs, with torch._C._DisableTorchDispatch() (the cell's record "
+        "shows nothing), and only looked up by cast_limits, torch.finfo read for show.",
+        hint="only read for show",
+        code="""\
+def _search(dtype):
+    fi = torch.finfo(dtype)
+    with torch._C._DisableTorchDispatch():
+        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
+        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
+        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
+        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
+        return over.view(torch.float32).item(), under.view(torch.float32).item()
+
+
+_LIMITS = {d: _search(d) for d in (torch.float16, torch.bfloat16, torch.float8_e5m2)}
+
+
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return _LIMITS[dtype]
+""",
+    )
+)
