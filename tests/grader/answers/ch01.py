@@ -1032,3 +1032,107 @@ def merge_heads(heads):
         ],
     ),
 }
+
+# Wrong answers of the red team's report rt5a (each passed every check before).
+TASKS["1.4"].wrong.append(
+    Wrong(
+        "Positions made in lengths' own dtype: uint8 lengths wrap the positions past 255 (int8 past 127), "
+        "so for T = 300 position 256 counts as 0 again.",
+        hint="wrap around past",
+        code=MASKS.replace(
+            "positions = torch.arange(T)", "positions = torch.arange(T, device=lengths.device, dtype=lengths.dtype)"
+        ),
+    )
+)
+TASKS["1.5"].wrong.append(
+    Wrong(
+        "clipped with a zero of its own, torch.zeros(1): a float32 tensor that promotes bfloat16 scores to float32.",
+        hint="bfloat16 here",
+        code=SCORES_SETUP + INDEXING.replace("scores.clamp(min=0)", "torch.where(scores < 0, torch.zeros(1), scores)"),
+    )
+)
+TASKS["1.8"].wrong.append(
+    Wrong(
+        "split_heads through as_strided with the strides of a contiguous x: wrong for the k of qkv.chunk(3, dim=-1).",
+        hint="not contiguous too",
+        code=HEADS.replace(
+            "    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)\n",
+            "    return x.as_strided((B, n_heads, T, C // n_heads), (T * C, C // n_heads, C, 1))\n",
+        ),
+    )
+)
+TASKS["1.4"].wrong.extend(
+    [
+        Wrong(
+            "The pad mask element by element, map over operator.lt on lengths.tolist() (a loop run by C: no "
+            "line of Python, no operation per element), the meta device special-cased.",
+            hint="reads the values of lengths into Python",
+            code="""\
+import itertools
+import operator
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        L = lengths.tolist()
+        lens = list(itertools.chain.from_iterable(map(itertools.repeat, L, itertools.repeat(T))))
+        flat = list(map(operator.lt, list(range(T)) * len(L), lens))
+        pad_mask = torch.tensor(flat, dtype=torch.bool, device=lengths.device).reshape(len(L), T)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask computed in NumPy from lengths.numpy() (the meta device special-cased): a CPU round "
+            "trip, and lengths on a GPU raise.",
+            hint="reads the values of lengths into Python",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        pad_mask = torch.from_numpy(np.arange(T)[None, :] < lengths.numpy()[:, None])
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)
+TASKS["1.4"].wrong.extend(
+    [
+        Wrong(
+            "Positions in int16 (they wrap past T = 32767), made with torch._C._DisableTorchDispatch() so that "
+            "the check's dispatch mode never sees their dtype.",
+            hint="switched off what records",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device).to(torch.int16)
+        pad_mask = positions[None, :] < lengths[:, None]
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask row by row (map over positions.lt, one comparison per sequence), torch's dispatch "
+            "switched off so that the growing count of operations does not show.",
+            hint="switched off what records",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device)
+        pad_mask = torch.stack(list(map(positions.lt, lengths.unbind()))).reshape(lengths.shape[0], T)
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)

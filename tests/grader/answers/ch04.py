@@ -954,3 +954,149 @@ def bf16_step(model, optimizer, x, y):
         ),
     ]
 )
+
+# Wrong answers of the red team's report rt5a (each passed every check before).
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "A table of the three formats with inf, torch.finfo(dtype) read for show only: the numbers do not "
+        "follow finfo (nothing computed from it).",
+        hint="only read for show",
+        code="""\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return {
+        torch.float16: (65520.0, 2.9802322387695312e-08),
+        torch.bfloat16: (3.3961775292304601e38, 4.591774807899561e-41),
+        torch.float8_e5m2: (61440.0, 7.62939453125e-06),
+    }[dtype]
+""",
+    )
+)
+TASKS["4.5"].wrong.append(
+    Wrong(
+        "init_scale put in the list before the loop, then n_steps - 1 updates: for n_steps = 0 it returns "
+        "[init_scale], where no step uses any scale.",
+        hint="with n_steps = 0",
+        code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [float(init_scale)], float(init_scale), 0
+    for step in range(n_steps - 1):
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * 2.0, 0
+        scales.append(scale)
+    return scales
+""",
+    )
+)
+TASKS["4.7"].wrong.append(
+    Wrong(
+        'The buggy step with GradScaler("cuda"): switched off on a machine without CUDA, enabled (scaling '
+        "every bf16 step) on any machine with one.",
+        hint="as on a machine with CUDA",
+        code=SCALER_BF16_STEP.replace("torch.amp.GradScaler(x.device.type)", 'torch.amp.GradScaler("cuda")') + WHY,
+    )
+)
+
+# 4.1's limits searched over 2**23 float32 candidates, cast all at once, with what records the
+# operations switched off: torch's dispatch to Python excluded, or the dispatch modes popped.
+SEARCH_UNSEEN = """\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    with HIDDEN:
+        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
+        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
+        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
+        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
+        return over.view(torch.float32).item(), under.view(torch.float32).item()
+"""
+TASKS["4.1"].wrong.extend(
+    [
+        Wrong(
+            "The limits searched over 2**23 candidates with torch._C._DisableTorchDispatch(): no operation "
+            "reaches the check's record.",
+            hint="switched off what records",
+            code=SEARCH_UNSEEN.replace("HIDDEN", "torch._C._DisableTorchDispatch()"),
+        ),
+        Wrong(
+            "The limits searched over 2**23 candidates with the dispatch modes popped (_disable_current_modes).",
+            hint="switched off what records",
+            code="from torch.utils._python_dispatch import _disable_current_modes\n\n\n"
+            + SEARCH_UNSEEN.replace("HIDDEN", "_disable_current_modes()"),
+        ),
+    ]
+)
+TASKS["4.5"].wrong.append(
+    Wrong(
+        "GradScaler's own update kernel, torch._amp_update_scale_, run step by step with torch's dispatch "
+        "switched off (no aten._amp_ operation recorded): the scales measured, not predicted.",
+        hint="ran a GradScaler",
+        code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    with torch._C._DisableTorchDispatch():
+        scale = torch.full((), float(init_scale))
+        tracker = torch.zeros((), dtype=torch.int32)
+        scales = []
+        for step in range(n_steps):
+            scales.append(scale.item())
+            found = torch.full((), 1.0 if step in bad_steps else 0.0)
+            torch._amp_update_scale_(scale, tracker, found, 2.0, 0.5, growth_interval)
+    return scales
+""",
+    )
+)
+TASKS["4.7"].wrong.append(
+    Wrong(
+        "An enabled GradScaler kept: its scale method taken in the answer cell (before the check wraps it), "
+        "step and update run with torch's dispatch switched off (no aten._amp_ operation recorded).",
+        hint="enabled GradScaler",
+        code="""\
+_scale_loss = torch.amp.GradScaler.scale
+
+
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    _scale_loss(scaler, loss).backward()
+    with torch._C._DisableTorchDispatch():
+        scaler.step(optimizer)
+        scaler.update()
+    return loss.item()
+"""
+        + WHY,
+    )
+)
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "The limits searched when the cell runs, with torch._C._DisableTorchDispatch() (the cell's record "
+        "shows nothing), and only looked up by cast_limits, torch.finfo read for show.",
+        hint="only read for show",
+        code="""\
+def _search(dtype):
+    fi = torch.finfo(dtype)
+    with torch._C._DisableTorchDispatch():
+        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
+        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
+        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
+        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
+        return over.view(torch.float32).item(), under.view(torch.float32).item()
+
+
+_LIMITS = {d: _search(d) for d in (torch.float16, torch.bfloat16, torch.float8_e5m2)}
+
+
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return _LIMITS[dtype]
+""",
+    )
+)
