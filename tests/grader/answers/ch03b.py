@@ -707,6 +707,20 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "Only blocks with trainable parameters checkpointed: a frozen block between trainable "
+                "ones keeps all its activations (caught by the hidden check).",
+                hint="With a frozen block between trainable ones",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        if any(p.requires_grad for p in block.parameters()):
+            x = checkpoint(block, x, use_reentrant=False)
+        else:  # frozen: nothing to train in it
+            x = block(x)
+    return x
+""",
+            ),
         ],
     ),
     "3.9": Task(
