@@ -995,6 +995,20 @@ def add_lora(model, r=4, alpha=8.0):
                     "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.train()\n"
                 ),
             ),
+            Wrong(
+                "LoRALinear computes F.linear(x, base.weight, base.bias): a subclass's forward and the "
+                "layer's hooks are skipped.",
+                hint="LoRALinear must call the layer itself",
+                code=LORA_LINEAR.replace(
+                    "return self.base(x) +", "return F.linear(x, self.base.weight, self.base.bias) +"
+                )
+                + ADD_LORA,
+            ),
+            Wrong(
+                "LoRALinear calls base.forward(x): the layer's hooks are skipped.",
+                hint="LoRALinear must call the layer itself",
+                code=LORA_LINEAR.replace("return self.base(x) +", "return self.base.forward(x) +") + ADD_LORA,
+            ),
         ],
     ),
 }
