@@ -1060,3 +1060,25 @@ def average_gradients(model):
 """,
     )
 )
+TASKS["5.3"].wrong.append(
+    Wrong(
+        "The tensors pickled into dist.send_object_list / dist.recv_object_list, not sent themselves.",
+        hint="dist.send_object_list is not one of the four calls",
+        code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        for other in range(1, world_size):
+            box = [None]
+            dist.recv_object_list(box, src=other)
+            tensor += box[0]
+        for other in range(1, world_size):
+            dist.send_object_list([tensor.clone()], dst=other)
+    else:
+        dist.send_object_list([tensor.clone()], dst=0)
+        box = [None]
+        dist.recv_object_list(box, src=0)
+        tensor.copy_(box[0])
+""",
+    )
+)
