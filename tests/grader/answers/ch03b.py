@@ -707,6 +707,20 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "Only blocks with trainable parameters checkpointed: a frozen block between trainable "
+                "ones keeps all its activations (caught by the hidden check).",
+                hint="With a frozen block between trainable ones",
+                code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        if any(p.requires_grad for p in block.parameters()):
+            x = checkpoint(block, x, use_reentrant=False)
+        else:  # frozen: nothing to train in it
+            x = block(x)
+    return x
+""",
+            ),
         ],
     ),
     "3.9": Task(
@@ -980,6 +994,20 @@ def add_lora(model, r=4, alpha=8.0):
                 + ADD_LORA.replace(
                     "    model.requires_grad_(False)\n", "    model.requires_grad_(False)\n    model.train()\n"
                 ),
+            ),
+            Wrong(
+                "LoRALinear computes F.linear(x, base.weight, base.bias): a subclass's forward and the "
+                "layer's hooks are skipped.",
+                hint="LoRALinear must call the layer itself",
+                code=LORA_LINEAR.replace(
+                    "return self.base(x) +", "return F.linear(x, self.base.weight, self.base.bias) +"
+                )
+                + ADD_LORA,
+            ),
+            Wrong(
+                "LoRALinear calls base.forward(x): the layer's hooks are skipped.",
+                hint="LoRALinear must call the layer itself",
+                code=LORA_LINEAR.replace("return self.base(x) +", "return self.base.forward(x) +") + ADD_LORA,
             ),
         ],
     ),

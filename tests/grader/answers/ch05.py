@@ -356,7 +356,8 @@ from torch.nn.modules.utils import consume_prefix_in_state_dict_if_present
 
 def load_ddp_checkpoint(model, state_dict):
     state_dict = dict(state_dict)
-    consume_prefix_in_state_dict_if_present(state_dict, "module.")
+    if state_dict.keys() != model.state_dict().keys():  # not the model's own keys: saved from DDP
+        consume_prefix_in_state_dict_if_present(state_dict, "module.")
     model.load_state_dict(state_dict, strict=True)
     return model
 """,
@@ -994,6 +995,90 @@ def average_gradients(model):
     for k, p in enumerate(params):
         p.grad.copy_(sum(o[k] for o in others) / world_size)
     dist.all_reduce(torch.zeros(sum(p.numel() for p in params), dtype=params[0].dtype))
+""",
+    )
+)
+TASKS["5.5"].wrong.append(
+    Wrong(
+        "'module.' removed from every key that starts with it, whatever the model: the plain state "
+        "dict of a model that keeps its layers in an attribute called module (AveragedModel: "
+        "'module.weight') loses its own prefix and fails to load.",
+        hint="did not load unchanged",
+        code=LOAD_DDP_CHECKPOINT,
+    )
+)
+TASKS["5.3"].wrong.append(
+    Wrong(
+        "The sums taken from the rendezvous store, beside point-to-point messages of zeros of the right size.",
+        hint="The sums did not come from the messages",
+        code="""\
+import pickle
+
+
+def all_reduce_by_hand(tensor):
+    store = dist.distributed_c10d._get_default_store()
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    all_reduce_by_hand.calls = getattr(all_reduce_by_hand, "calls", 0) + 1
+    key = f"byhandzeros{all_reduce_by_hand.calls}"
+    store.set(f"{key}/{rank}", pickle.dumps(tensor.clone()))
+    total = torch.zeros_like(tensor)
+    for other in range(world_size):
+        total += pickle.loads(store.get(f"{key}/{other}"))
+    zeros = torch.zeros_like(tensor)
+    if rank == 0:
+        for other in range(1, world_size):
+            dist.recv(zeros, src=other)
+        for other in range(1, world_size):
+            dist.send(zeros, dst=other)
+    else:
+        dist.send(zeros, dst=0)
+        dist.recv(zeros, src=0)
+    tensor.copy_(total)
+""",
+    )
+)
+TASKS["5.2"].wrong.append(
+    Wrong(
+        "The gradients all-reduced in copies whose result is thrown away, the averages taken from "
+        "the rendezvous store.",
+        hint="The averages did not come from the all_reduce",
+        code="""\
+import pickle
+
+
+def average_gradients(model):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    store = dist.distributed_c10d._get_default_store()
+    params = [p for p in model.parameters() if p.grad is not None]
+    calls = int(store.add(f"avgcopy{rank}", 1))
+    store.set(f"gradscopy{calls}/{rank}", pickle.dumps([p.grad.clone() for p in params]))
+    others = [pickle.loads(store.get(f"gradscopy{calls}/{r}")) for r in range(world_size)]
+    for p in params:
+        dist.all_reduce(p.grad.clone())
+    for k, p in enumerate(params):
+        p.grad.copy_(sum(o[k] for o in others) / world_size)
+""",
+    )
+)
+TASKS["5.3"].wrong.append(
+    Wrong(
+        "The tensors pickled into dist.send_object_list / dist.recv_object_list, not sent themselves.",
+        hint="dist.send_object_list is not one of the four calls",
+        code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        for other in range(1, world_size):
+            box = [None]
+            dist.recv_object_list(box, src=other)
+            tensor += box[0]
+        for other in range(1, world_size):
+            dist.send_object_list([tensor.clone()], dst=other)
+    else:
+        dist.send_object_list([tensor.clone()], dst=0)
+        box = [None]
+        dist.recv_object_list(box, src=0)
+        tensor.copy_(box[0])
 """,
     )
 )
