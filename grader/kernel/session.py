@@ -211,7 +211,7 @@ class Grading:
                 found.add(f"code that set {name} out of sight")
             else:
                 found.update(watch - beyond if beyond is not None else watch.anything())
-                found.update([watch.tampered] if watch.tampered else [])
+                found.update(filter(None, [watch.tampered, watch.unrecorded]))
                 started.update(f"code starting {what}" for what in watch.escaped)
         return sorted(started) + sorted(found)
 
@@ -223,7 +223,7 @@ class Grading:
             footprint = self._footprints.get(name)
             if footprint is not None:
                 found.update(footprint.code_run())
-                found.update([footprint.tampered] if footprint.tampered else [])
+                found.update(filter(None, [footprint.tampered, footprint.unrecorded]))
         return sorted(found)
 
     def prediction_problems(self, **given: Any) -> list[str]:

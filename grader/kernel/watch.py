@@ -6,9 +6,10 @@ c10d operations that ran (a ``TorchDispatchMode``) and the Python and C function
 NumPy and coursekit that executed (``sys.setprofile``), in the calling thread and in every
 thread started after the setup (threads.py). A reference captured before the check, or a
 private entry point, runs the same code and shows up all the same. Torch called by the
-notebook's code while its operations reach no mode of the watch (dispatch to Python switched
-off with ``torch._C._DisableTorchDispatch``, an ``_ExcludeDispatchKeyGuard``, or the modes
-popped) fails the watch: that work would run unrecorded.
+notebook's code where its operations reach no mode of the watch (dispatch to Python switched
+off with ``torch._C._DisableTorchDispatch``, an ``_ExcludeDispatchKeyGuard``, the modes
+popped, or inside a custom operator's own kernel) fails the watch: that work would run
+unrecorded.
 """
 
 from __future__ import annotations
@@ -98,10 +99,15 @@ class _OpRecorder(TorchDispatchMode):
         if not watch._active:  # another thread's recorder, left until that thread runs again
             return func(*args, **kwargs)
         watch._op(func, args, torch.is_grad_enabled())
-        if isinstance(func, HigherOrderOperator):
-            out = self._higher_order(func, args, kwargs)
-        else:
-            out = func(*args, **kwargs)
+        thread = threading.get_ident()
+        watch._handling[thread] += 1
+        try:
+            if isinstance(func, HigherOrderOperator):
+                out = self._higher_order(func, args, kwargs)
+            else:
+                out = func(*args, **kwargs)
+        finally:
+            watch._handling[thread] -= 1
         watch._output(func, out)
         return out
 
@@ -197,6 +203,7 @@ class Watch:
     code: set[str] = field(default_factory=set)
     steps: int = 0
     tampered: str | None = None
+    unrecorded: str | None = None  # torch the notebook's code ran out of the record's reach
     escaped: list[str] = field(default_factory=list)  # processes and threads started (containment.py)
     refuse: bool = True  # refuse them (a check's call) or only note them (a recorded cell)
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
@@ -206,6 +213,8 @@ class Watch:
     _previous_profile: Any = field(default=None, repr=False)
     _active: bool = field(default=False, repr=False)
     _threads: set[int] = field(default_factory=set, repr=False)
+    # thread -> how many operations its recorder is handling now (its mode popped meanwhile)
+    _handling: Counter[int] = field(default_factory=Counter, repr=False)
 
     # -- reading the record ------------------------------------------------------------
     def ran(self, *prefixes: str) -> list[str]:
@@ -264,6 +273,7 @@ class Watch:
                 # Called from the notebook's line (or from C that line called: torch's own
                 # machinery too, which runs while a mode has popped itself to handle an op).
                 asked = operator or label.startswith("torch._tensor:") or (label and not _private(label))
+                label = str(frame.f_locals.get("self")) if operator else label  # named by the operator
             elif event == "c_call":
                 label = _c_label(arg)
                 from_notebook = frame.f_globals is self.namespace
@@ -271,24 +281,28 @@ class Watch:
                 asked = bool(label)  # called by the notebook's own line, private or not
             else:
                 return
-            if from_notebook and asked and self.tampered is None and self._recording_off():
-                self.tampered = (
-                    f"the grader's record of the operations that run: {label or 'torch.ops'} was called with "
-                    "it switched off (torch._C._DisableTorchDispatch, _ExcludeDispatchKeyGuard, or the "
-                    "dispatch modes popped)"
-                )
+            if from_notebook and asked and self.unrecorded is None:
+                where = self._out_of_reach()
+                if where:
+                    self.unrecorded = f"{label} ran {where}"
         except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
             pass
 
-    def _recording_off(self) -> bool:
-        """Whether torch, now, hands no operation to this watch's dispatch mode (this thread's:
-        see ``recorder``): dispatch to Python excluded, or the mode popped off the stack. The
-        notebook's code calling torch then runs unrecorded (a C function of torch called from
-        C, through ``map``, is not seen by the profile function either: that stays open)."""
+    def _out_of_reach(self) -> str:
+        """Where torch, called now, would run out of this watch's record ('' where it would
+        not): with dispatch to Python excluded, or this thread's mode of the watch off the
+        stack, by the notebook's code or because the mode is handling an operation whose
+        own kernel runs the notebook's code (a ``torch.library`` custom op). A C function of
+        torch called from C, through ``map``, is not seen by the profile function: that stays
+        open."""
         if torch._C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Python):
-            return True
+            return "with dispatch to Python switched off (torch._C._DisableTorchDispatch, _ExcludeDispatchKeyGuard)"
         modes = (torch._C._get_dispatch_stack_at(i) for i in range(torch._C._len_torch_dispatch_stack()))
-        return not any(isinstance(mode, _OpRecorder) and mode.watch is self for mode in modes)  # a thread's own
+        if any(isinstance(mode, _OpRecorder) and mode.watch is self for mode in modes):
+            return ""
+        if self._handling[threading.get_ident()]:
+            return "inside an operator's own kernel (a torch.library custom op), where no record of operations reaches"
+        return "with the dispatch modes popped off their stack"
 
     def _in_import(self, frame: types.FrameType, event: str) -> bool:
         """Whether the event belongs to a module being imported: a module torch imports the
@@ -371,6 +385,12 @@ class Watch:
         self.stop()
         if self.escaped:  # whatever the block raised: the refusal is the reason
             raise AssertionError(f"your code started {self.escaped[0]} while the check ran: {containment.ADVICE}")
+        if self.unrecorded:  # whatever the block raised: work out of sight is the reason
+            raise AssertionError(
+                f"your code ran torch where the grader cannot record it: {self.unrecorded}. Call torch "
+                "directly, with nothing switched off or wrapped around it: work out of the check's sight "
+                "earns nothing."
+            )
         if self.tampered and kind is None:
             raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
 

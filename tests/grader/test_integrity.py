@@ -139,10 +139,24 @@ def test_torch_called_while_the_record_is_switched_off_fails_the_watch(switch_of
     """Operations run with dispatch to Python switched off never reach the watch's mode: the
     notebook's code calling torch then is seen by the profile function and fails the watch."""
     x = torch.ones(3, requires_grad=True)
-    with pytest.raises(AssertionError, match="was called with it switched off"):
+    with pytest.raises(AssertionError, match="where the grader cannot record it: .* ran with"):
         with watching(globals()):
             with switch_off():
                 work(x)
+
+
+def test_torch_run_inside_a_custom_operators_kernel_fails_the_watch():
+    """A custom op's kernel runs while the watch's mode handles the op itself: what it calls
+    never reaches the record (a forbidden op wrapped in one would pass unseen)."""
+
+    @torch.library.custom_op("grader_test::hidden_double", mutates_args=())
+    def hidden_double(x: torch.Tensor) -> torch.Tensor:
+        return torch.mul(x, 2)
+
+    with pytest.raises(AssertionError, match="torch.mul ran inside an operator's own kernel"):
+        with watching(globals()) as watch:
+            hidden_double(torch.ones(3))
+    assert watch.ran("grader_test.hidden_double")  # the op itself is recorded
 
 
 def test_torchs_own_ways_of_running_code_leave_the_record_on():

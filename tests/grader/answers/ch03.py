@@ -1329,7 +1329,7 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
             ),
             Wrong(
                 "torch._fused_adamw_ called with dispatch modes off (_DisableTorchDispatch): the fused kernel.",
-                hint="nor their functions or fused kernels",
+                hint="where the grader cannot record it",
                 code="""\
 def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
     if not state:

@@ -1020,12 +1020,12 @@ TASKS["4.1"].wrong.extend(
         Wrong(
             "The limits searched over 2**23 candidates with torch._C._DisableTorchDispatch(): no operation "
             "reaches the check's record.",
-            hint="switched off what records",
+            hint="where the grader cannot record it",
             code=SEARCH_UNSEEN.replace("HIDDEN", "torch._C._DisableTorchDispatch()"),
         ),
         Wrong(
             "The limits searched over 2**23 candidates with the dispatch modes popped (_disable_current_modes).",
-            hint="switched off what records",
+            hint="where the grader cannot record it",
             code="from torch.utils._python_dispatch import _disable_current_modes\n\n\n"
             + SEARCH_UNSEEN.replace("HIDDEN", "_disable_current_modes()"),
         ),
@@ -1035,7 +1035,7 @@ TASKS["4.5"].wrong.append(
     Wrong(
         "GradScaler's own update kernel, torch._amp_update_scale_, run step by step with torch's dispatch "
         "switched off (no aten._amp_ operation recorded): the scales measured, not predicted.",
-        hint="ran a GradScaler",
+        hint="where the grader cannot record it",
         code="""\
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     with torch._C._DisableTorchDispatch():
@@ -1054,7 +1054,7 @@ TASKS["4.7"].wrong.append(
     Wrong(
         "An enabled GradScaler kept: its scale method taken in the answer cell (before the check wraps it), "
         "step and update run with torch's dispatch switched off (no aten._amp_ operation recorded).",
-        hint="enabled GradScaler",
+        hint="where the grader cannot record it",
         code="""\
 _scale_loss = torch.amp.GradScaler.scale
 

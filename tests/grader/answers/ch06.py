@@ -675,7 +675,7 @@ TASKS["6.1"].wrong.append(
         "kernel for tracing): Dynamo sees one opaque op, 1 graph and 0 breaks, but the .item(), "
         "the print and the `if` all still run inside it at every call, out of any compiler's "
         "reach.",
-        hint=".item()",
+        hint="inside an operator's own kernel",
         code="""\
 @torch.library.custom_op("redteam::normalise", mutates_args=())
 def _normalise_op(x: torch.Tensor) -> torch.Tensor:
@@ -697,7 +697,7 @@ TASKS["6.1"].wrong.append(
         "The `if` on the sum kept, hidden in a custom operator (no .item(), a fake kernel for "
         "tracing): 1 graph and 0 breaks, but the graph holds one opaque op whose inside no "
         "compiler sees, the data-dependent branch still taken in Python at every call.",
-        hint="an operator of its own",
+        hint="inside an operator's own kernel",
         code="""\
 @torch.library.custom_op("redteam::normalise_if", mutates_args=())
 def _normalise_op(x: torch.Tensor) -> torch.Tensor:
