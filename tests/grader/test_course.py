@@ -154,6 +154,7 @@ def further(
     for number, task in ANSWERS[name].items():
         answers[number] = [Answer(k, task.wrong[k].code) for c, n, k in FURTHER if (c, n) == (name, number)]
         answers[number] += [Answer("alternative", task.alternative), Answer("emptied", emptied[number], alone=True)]
+        answers[number] += [Answer(("right", k), code) for k, code in enumerate(task.other_right)]
     return run_answers(chapter, answers, tmp_path_factory.mktemp(f"{name}-further"))
 
 
@@ -205,7 +206,11 @@ class ChapterTests:
         assert not bad, bad
 
     def test_alternative_answers_pass(self, further):
-        verdicts = {number: further[0][(number, "alternative")] for number in ANSWERS[self.name]}
+        verdicts = {
+            (number, key): further[0][(number, key)]
+            for number, task in ANSWERS[self.name].items()
+            for key in ["alternative", *(("right", k) for k in range(len(task.other_right)))]
+        }
         failed = {number: verdict.message for number, verdict in verdicts.items() if not verdict.passed}
         assert not failed, f"correct alternative answers failed: {failed}"
 

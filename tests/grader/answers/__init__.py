@@ -10,6 +10,8 @@ One module per chapter (``ch01.py`` for solutions/01_tensors.ipynb, ...), each a
   op left in, the right number reached by a method the task rules out...). The task must
   fail on each, with a message containing its ``hint``: a learner is told what went
   wrong, not just that something did.
+- ``other_right``: further correct cells, each one a check once refused (a decorated
+  function, a default argument...): kept so that no check refuses them again.
 
 Code outside the BEGIN/END SOLUTION region of a solution cell sets the task up, so the
 sources repeat it.
@@ -35,6 +37,7 @@ class Wrong:
 class Task:
     alternative: str
     wrong: list[Wrong] = field(default_factory=list)
+    other_right: list[str] = field(default_factory=list)
 
 
 def _chapter_modules() -> dict[str, dict[str, Task]]:
