@@ -265,7 +265,7 @@ class Watch:
             if event == "call":
                 operator = frame.f_code in _OPERATOR_CALLS
                 if operator:  # torch.ops.aten.dropout(...): named by the operator
-                    self.code.add(str(frame.f_locals.get("self")))
+                    self.code.add(operator_name := str(frame.f_locals.get("self")))
                 label = _code_label(frame, self._labels)
                 caller = frame.f_back
                 from_notebook = caller is not None and caller.f_globals is self.namespace
@@ -273,7 +273,7 @@ class Watch:
                 # Called from the notebook's line (or from C that line called: torch's own
                 # machinery too, which runs while a mode has popped itself to handle an op).
                 asked = operator or label.startswith("torch._tensor:") or (label and not _private(label))
-                label = str(frame.f_locals.get("self")) if operator else label  # named by the operator
+                label = operator_name if operator else label
             elif event == "c_call":
                 label = _c_label(arg)
                 from_notebook = frame.f_globals is self.namespace
