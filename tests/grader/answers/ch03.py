@@ -1345,3 +1345,207 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
         ],
     ),
 }
+
+# Wrong answers of the red team's report rt6b (each passed every check before).
+TASKS["3.1"].wrong.extend(
+    [
+        Wrong(
+            (
+                "Statistics rebuilt from Python numbers (torch.tensor(x.mean(0).tolist())): a CPU tensor "
+                "whatever the module's device."
+            ),
+            hint="Standardize must work on the device",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean = torch.tensor(x.mean(dim=0).tolist(), dtype=x.dtype)
+        self.std = torch.tensor(x.std(dim=0).tolist(), dtype=x.dtype)
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+        ),
+        Wrong(
+            (
+                "Statistics promoted to at least float32: a bfloat16 Standardize holds float32 buffers "
+                "and returns float32."
+            ),
+            hint="keep the statistics in the module's",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        dt = torch.promote_types(x.dtype, torch.float32)
+        self.mean = x.to(dt).mean(dim=0)
+        self.std = x.to(dt).std(dim=0)
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+        ),
+    ]
+)
+TASKS["3.2"].wrong.extend(
+    [
+        Wrong(
+            (
+                "model.train() only when model.training is False: a model that comes in training mode "
+                "with a submodule in eval mode trains its first step with that submodule in eval mode."
+            ),
+            hint="whatever mode the model seems to be in",
+            code="""\
+def train_with_validation(model, train_batches, val_batch, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        if not model.training:
+            model.train()
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+""",
+        ),
+    ]
+)
+TASKS["3.3"].wrong.extend(
+    [
+        Wrong(
+            "A copy of x in eval mode (x.clone()), not x itself.",
+            hint="return x itself, as nn.Dropout does",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training:
+            return x.clone()
+        if self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep / (1 - self.p)
+""",
+        ),
+        Wrong(
+            "x * 1 in eval mode, not x itself.",
+            hint="return x itself, as nn.Dropout does",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training:
+            return x * 1
+        if self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x) >= self.p
+        return x * keep / (1 - self.p)
+""",
+        ),
+    ]
+)
+TASKS["3.4"].wrong.extend(
+    [
+        Wrong(
+            (
+                "Forward by hand in an autograd.Function whose backward runs "
+                "F.scaled_dot_product_attention (outside the watched forward)."
+            ),
+            hint="The backward through causal_attention",
+            code="""\
+class _Att(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v):
+        ctx.save_for_backward(q, k, v)
+        T, d = q.size(-2), q.size(-1)
+        s = q @ k.transpose(-2, -1) / math.sqrt(d)
+        s = s.masked_fill(torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1), float("-inf"))
+        return torch.softmax(s, dim=-1) @ v
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v = (t.detach().requires_grad_() for t in ctx.saved_tensors)
+        with torch.enable_grad():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return torch.autograd.grad(out, (q, k, v), g)
+
+
+def causal_attention(q, k, v):
+    return _Att.apply(q, k, v)
+""",
+        ),
+    ]
+)
+TASKS["3.5"].wrong.extend(
+    [
+        Wrong(
+            "betas, eps and weight_decay kept in state from the first call (lr taken from each call).",
+            hint="With betas, eps and weight_decay changed",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+        state["hp"] = (betas, eps, weight_decay)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    (beta1, beta2), eps, weight_decay = state["hp"]
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m_hat = m / (1 - beta1**t)
+    v_hat = v / (1 - beta2**t)
+    param.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+        ),
+        Wrong(
+            "weight_decay kept in state from the first call.",
+            hint="With betas, eps and weight_decay changed",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+        state["wd"] = weight_decay
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    param.mul_(1 - lr * state["wd"])
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m_hat = m / (1 - beta1**t)
+    v_hat = v / (1 - beta2**t)
+    param.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+        ),
+    ]
+)

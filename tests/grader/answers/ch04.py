@@ -1120,3 +1120,159 @@ def cast_limits(dtype):
 """,
     )
 )
+
+# Wrong answers of the red team's report rt6b (each passed every check before).
+TASKS["4.2"].wrong.extend(
+    [
+        Wrong(
+            "The first update taken apart (grads[0]) before the loop: IndexError for an empty list of gradients.",
+            hint="with no gradient (zero steps)",
+            code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float() - lr * grads[0].float()
+    for grad in grads[1:]:
+        master -= lr * grad.float()
+    return master.half()
+""",
+        ),
+        Wrong(
+            "w16 itself returned when there is no gradient: the caller's weight, not a new fp16 copy.",
+            hint="with no gradient (zero steps)",
+            code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    if not grads:
+        return w16
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    return master.half()
+""",
+        ),
+    ]
+)
+TASKS["4.4"].wrong.extend(
+    [
+        Wrong(
+            "model.train() when model.training is False: a model handed over in eval mode leaves in training mode.",
+            hint="The caller put the model in eval mode",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    if not model.training:
+        model.train()
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            (
+                "autocast enabled only as far as the scaler is (enabled=scaler.is_enabled()): with a "
+                "disabled GradScaler the forward runs in fp32."
+            ),
+            hint="whose scaling is switched off",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    pass
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16, enabled=scaler.is_enabled()):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            (
+                "A batch with inf or NaN skipped by hand (scaler.update(new_scale)): GradScaler's growth "
+                "count is not restarted."
+            ),
+            hint="restarts GradScaler's count",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    if not torch.isfinite(x).all():
+        scaler.update(scaler.get_scale() / 2)
+        return float('nan')
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+    ]
+)
+TASKS["4.6"].wrong.extend(
+    [
+        Wrong(
+            "Each micro-batch's loss weighted by its share of the samples, not divided by the number of micro-batches.",
+            hint="micro-batches of 8 and 3 samples",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    total = sum(len(x) for x, _ in batches)
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) * (len(x) / total)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Wrong(
+            "model.train() when model.training is False: a model handed over in eval mode leaves in training mode.",
+            hint="The caller put the model in eval mode",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    if not model.training:
+        model.train()
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Wrong(
+            "autocast enabled only as far as the scaler is (enabled=scaler.is_enabled()).",
+            hint="whose scaling is switched off",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    pass
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16, enabled=scaler.is_enabled()):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+    ]
+)
