@@ -1549,3 +1549,113 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
         ),
     ]
 )
+
+TASKS["3.5"].wrong.extend(
+    [
+        Wrong(
+            (
+                "The update made on param.flatten(): for a param that is not contiguous (a transpose) a "
+                "copy, param itself unchanged."
+            ),
+            hint="For a param that is not contiguous",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    p = param.flatten()
+    g = grad.flatten()
+    mf, vf = m.flatten(), v.flatten()
+    p.mul_(1 - lr * weight_decay)
+    mf.mul_(beta1).add_(g, alpha=1 - beta1)
+    vf.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    p.sub_(lr * (mf / (1 - beta1**t)) / ((vf / (1 - beta2**t)).sqrt() + eps))
+""",
+        ),
+    ]
+)
+
+TASKS["3.1"].wrong.extend(
+    [
+        Wrong(
+            "A constant feature's std of 0 replaced by 1 (as scikit-learn's StandardScaler does): not x.std(dim=0).",
+            hint="a feature that does not vary has std 0",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        std = x.std(dim=0)
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(torch.where(std == 0, torch.ones_like(std), std))
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+        ),
+        Wrong(
+            "The std floored at the smallest subnormal: a constant feature's std is not 0.",
+            hint="a feature that does not vary has std 0",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(x.std(dim=0).clamp_min(torch.finfo(x.dtype).smallest_normal * torch.finfo(x.dtype).eps))
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+        ),
+    ]
+)
+TASKS["3.4"].wrong.extend(
+    [
+        Wrong(
+            "Scores shifted by their row maximum before the softmax (amax): raises for T = 0, an empty sequence.",
+            hint="It must work for any batch, heads, T",
+            code="""\
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    scores = scores - scores.amax(dim=-1, keepdim=True).detach()
+    return torch.softmax(scores, dim=-1) @ v
+""",
+        ),
+    ]
+)
+
+# The statistics computed in float64 and stored in the buffers' dtype: a right answer (as exact or
+# more), which an exact comparison of the statistics would refuse.
+TASKS["3.1"].other_right.append(
+    """\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.double().mean(dim=0))
+        self.std.copy_(x.double().std(dim=0))
+
+    def forward(self, x):
+        return (x - self.mean) / self.std
+"""
+)
