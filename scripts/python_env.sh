@@ -80,6 +80,14 @@ else  # the extras pin torch to $pin: everything else they name, around the torc
   "$venv/bin/python" -m pip install -q -r "$venv/requirements-$version.txt"
   "$venv/bin/python" -m pip install -q --no-deps -e .
 fi
+# Jupyter's server, nbformat and nbclient import jsonschema, which imports rfc3987_syntax where
+# it is installed (jupyter-events asks for it): that package builds an Earley grammar at import,
+# about 1.4 s of CPU in every such process (each JupyterLab start, each nbval or grader run), to
+# check IRIs, which no notebook or event of ours holds. Marked missing at every start of this
+# environment's Python (a .pth line), jsonschema skips that one format. grader/host does the same
+# for a grader installed without this script.
+site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+echo 'import sys; sys.modules.setdefault("rfc3987_syntax", None)' >"$site/course-skip-iri-grammar.pth"
 # Build matplotlib's font cache once, outside the notebooks (it prints while it does).
 "$venv/bin/python" -c "import matplotlib.pyplot" >/dev/null 2>&1
 touch "$stamp"
