@@ -462,6 +462,16 @@ for _fn, _vs in (
 get_ipython().run_cell("dL_dw, dL_dx, dL_db, dz_da, dz_db, dz_dc = " + repr(tuple(_vals)))
 """,
             ),
+            Wrong(
+                "A number a little off (20.0000005 for 20): within the old tolerance of 1e-6.",
+                hint="dL_dw is wrong",
+                code="""\
+dL_dw, dL_dx, dL_db = 20.0000005, 30, 10
+dz_da = -4 + 2 * 4
+dz_db = 2 * 4
+dz_dc = 2 * (-1)
+""",
+            ),
         ],
     ),
     "2.2": Task(
@@ -656,6 +666,39 @@ def manual_grads(X, y, W1, b1, W2):
     return X.T @ dh, dh.sum(dim=0), dW2
 """,
             ),
+            Wrong(
+                "A float32 working copy cast back: float64 gradients rounded to 7 digits, inf past 3e38.",
+                hint="order 1e20",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    dt = X.dtype
+    X, y, W1, b1, W2 = (t.float() for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return (X.T @ dh).to(dt), dh.sum(dim=0).to(dt), dW2.to(dt)
+""",
+            ),
+            Wrong(
+                "float16 computed in a float32 copy never cast back: float16 parameters get float32 gradients.",
+                hint="torch.float16 parameters",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    dt = X.dtype
+    wd = torch.float32 if dt in (torch.float16,) else dt
+    X, y, W1, b1, W2 = (t.to(wd) for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return (X.T @ dh), dh.sum(dim=0), dW2
+""",
+            ),
         ],
     ),
     "2.3": Task(
@@ -790,6 +833,109 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     return losses
 """,
             ),
+            Wrong(
+                "Every micro-batch's forward run first, then their backward passes: all the graphs kept at once.",
+                hint="kept the graphs of",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        pieces = [((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+                  for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch))]
+        for loss in pieces:
+            loss.backward()
+        opt.step()
+        losses.append(sum(l.item() for l in pieces))
+    return losses
+""",
+            ),
+            Wrong(
+                "Gradients zeroed with p.grad.zero_(): a fresh model has no .grad yet (AttributeError).",
+                hint="fresh float64 model",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    losses = []
+    for _ in range(steps):
+        for p in model.parameters():
+            p.grad.zero_()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+        losses.append(step_loss)
+    return losses
+""",
+            ),
+            Wrong(
+                "Micro-batches cast to float32: a float64 model fails.",
+                hint="fresh float64 model",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            xb, yb = xb.float(), yb.float()
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+            ),
+            Wrong(
+                "A hand-written update p -= lr * p.grad for every parameter: a frozen one has no .grad (TypeError).",
+                hint="fresh float64 model",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    losses = []
+    for _ in range(steps):
+        model.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr * p.grad
+        losses.append(step_loss)
+    return losses
+""",
+            ),
+            Wrong(
+                "A small weight decay in the optimizer: not plain SGD.",
+                hint="fresh float64 model",
+                code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr, weight_decay=1e-6)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+            ),
+            Wrong(
+                "backward(retain_graph=True): each micro-batch's graph kept through the next one's forward.",
+                hint="kept the graphs of",
+                code=MICRO_BATCH_TRAIN.replace("loss.backward()", "loss.backward(retain_graph=True)"),
+            ),
         ],
     ),
     "2.4": Task(
@@ -837,6 +983,19 @@ h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 h.retain_grad()
 h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 h.grad, x.grad = h_grad, x_grad
+""",
+            ),
+            Wrong(
+                "The given x changed to float64: the setup is not kept as it is.",
+                hint="keep the code that builds",
+                code="""\
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True, dtype=torch.float64)
+h = torch.tanh(x)
+loss = (h**2).sum()
+h.retain_grad()
+loss.backward()
+h_grad = h.grad
+x_grad = x.grad
 """,
             ),
         ],
@@ -892,6 +1051,32 @@ J = torch.stack(rows)
                 "The result read from x.grad after backward: None for an x that is not a leaf.",
                 hint="not a leaf",
                 code=VJP.replace("    x.retain_grad()  # x may be a non-leaf: have backward keep its .grad too\n", ""),
+            ),
+            Wrong(
+                "The seed v cast to float32: a float64 v and f lose precision.",
+                hint="(2, 3) matrix",
+                code="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+x0 = torch.tensor([1.0, -0.5, 2.0])
+def vjp(f, x, v):
+    (g,) = torch.autograd.grad(f(x), x, grad_outputs=v.float())
+    return g
+J = torch.autograd.functional.jacobian(f, x0)
+""",
+            ),
+            Wrong(
+                "torch.inner(v, f(x)): a scalar for 0-d and 1-d outputs only.",
+                hint="(2, 3) matrix",
+                code="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+x0 = torch.tensor([1.0, -0.5, 2.0])
+def vjp(f, x, v):
+    (g,) = torch.autograd.grad(torch.inner(v, f(x)), x)
+    return g
+J = torch.autograd.functional.jacobian(f, x0)
+""",
             ),
         ],
     ),
@@ -1104,6 +1289,21 @@ class Cube(torch.autograd.Function):
         return grad_output * 3 * Cube.last_input**2
 """,
             ),
+            Wrong(
+                "3 as torch.tensor([3.0]) in backward: a CPU tensor, which fails for an x on another device.",
+                hint="'meta' device",
+                code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * torch.tensor([3.0], dtype=x.dtype) * x**2
+""",
+            ),
         ],
     ),
     "2.7": Task(
@@ -1173,6 +1373,19 @@ def fixed_loss(x):
     y = torch.sigmoid(x32)
     y = y * 2
     return (y * x32).sum().to(x.dtype)
+""",
+            ),
+            Wrong(
+                "The in-place mul_ kept, the error hidden by torch.func.functionalize.",
+                hint="functionalize",
+                code="""\
+culprit = "sigmoid"
+def fixed_loss(x):
+    def broken(x):
+        y = torch.sigmoid(x)
+        y.mul_(2)
+        return (y * x).sum()
+    return torch.func.functionalize(broken)(x)
 """,
             ),
         ],
@@ -1270,6 +1483,27 @@ def derivatives(f, x):
     d2 = x.grad
     x.grad = old
     return d1, d2
+""",
+            ),
+            Wrong(
+                "x detached and made a new leaf inside: d1's graph does not lead back to x.",
+                hint="not part of x's graph",
+                code="""\
+def derivatives(f, x):
+    x = x.detach().requires_grad_()
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x, retain_graph=True)
+    return d1, d2
+""",
+            ),
+            Wrong(
+                "d1 returned as a new leaf (detach().requires_grad_()): cut off from x.",
+                hint="not part of x's graph",
+                code="""\
+def derivatives(f, x):
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x)
+    return d1.detach().requires_grad_(), d2
 """,
             ),
         ],
@@ -1431,6 +1665,32 @@ def stop_grad_loss(w):
     return (pred - target) ** 2
 """,
             ),
+            Wrong(
+                "The target made anew with torch.tensor(w.item() ** 2): float32 whatever w's dtype.",
+                hint="in w's dtype",
+                code="""\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = torch.tensor(w.item() ** 2)
+    return (pred - target) ** 2
+""",
+            ),
+            Wrong(
+                "The target computed in float32: a float64 w is rounded.",
+                hint="in w's dtype",
+                code="""\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = w.detach().float() ** 2
+    return (pred - target) ** 2
+""",
+            ),
         ],
     ),
     "2.10": Task(
@@ -1458,12 +1718,13 @@ def stop_grad_loss(w):
             if type(node).__name__ == "AccumulateGrad":
                 found[id(node.variable)] = grad
                 continue
-            outs = node(grad)
+            outs = node(grad) if callable(node) else node.apply(grad)
             if isinstance(outs, torch.Tensor):
                 outs = (outs,)
             for (nxt, nr), g in zip(node.next_functions, outs):
                 if nxt is not None and g is not None:
-                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    meta = nxt._input_metadata[nr]
+                    g = g.sum_to_size(meta.shape).to(meta.dtype)
                     grads[nxt] = g if nxt not in grads else grads[nxt] + g
     return [found.get(id(leaf)) for leaf in leaves]
 """,
@@ -1764,6 +2025,160 @@ def backprop(loss, leaves):
                     ready.append(nxt)
     torch.set_grad_enabled(True)
     return [found.get(id(t)) for t in leaves]
+""",
+            ),
+            Wrong(
+                "Gradients never cast to their input's dtype: float64 for a float32 leaf times a float64 tensor.",
+                hint="float64 tensor",
+                code="""\
+def count_consumers(root):
+    # How many consumers will send each node a gradient (every edge of the graph, counted once).
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    # Run each node once everything has arrived, passing its results down next_functions.
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):  # AccumulateGrad: the leaf's gradient is complete
+                found[id(node.variable)] = grad
+                continue
+            outs = (node(grad) if callable(node) else node.apply(grad)) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    # the forward may have broadcast this input: back to the shape it had
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+
+
+""",
+            ),
+            Wrong(
+                "Gradients added up in place (+=): the tensor an add node sent to two inputs changes for both.",
+                hint="Add up out of place",
+                code="""\
+def count_consumers(root):
+    # How many consumers will send each node a gradient (every edge of the graph, counted once).
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    # Run each node once everything has arrived, passing its results down next_functions.
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):  # AccumulateGrad: the leaf's gradient is complete
+                found[id(node.variable)] = grad
+                continue
+            outs = (node(grad) if callable(node) else node.apply(grad)) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    # the forward may have broadcast this input, or promoted its dtype: back to
+                    # the shape and the dtype it had
+                    meta = nxt._input_metadata[nr]
+                    g = g.sum_to_size(meta.shape).to(meta.dtype)
+                    if nxt in arrived:
+                        arrived[nxt] += g
+                    else:
+                        arrived[nxt] = g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+
+
+""",
+            ),
+            Wrong(
+                "Every node called as node(grad): a custom autograd.Function's node is not callable.",
+                hint="node.apply(grad)",
+                code="""\
+def count_consumers(root):
+    # How many consumers will send each node a gradient (every edge of the graph, counted once).
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    # Run each node once everything has arrived, passing its results down next_functions.
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):  # AccumulateGrad: the leaf's gradient is complete
+                found[id(node.variable)] = grad
+                continue
+            outs = node(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    # the forward may have broadcast this input, or promoted its dtype: back to
+                    # the shape and the dtype it had
+                    meta = nxt._input_metadata[nr]
+                    g = g.sum_to_size(meta.shape).to(meta.dtype)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+
+
 """,
             ),
         ],
