@@ -1430,3 +1430,61 @@ def export_with_dynamic_batch(model, example):
         ),
     ]
 )
+
+# Round 6, second pass: a function Dynamo skips (torch.compiler.disable) runs outside the graph,
+# and neither explain nor the graph count shows the break when no operation comes before it;
+# a gradient hook left on the model's parameters.
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The `if` on the sum hidden in a function under torch.compiler.disable: explain reports 1 "
+        "graph and 0 breaks (nothing comes before the call), but the branch runs in Python, "
+        "outside the graph, at every call.",
+        hint="fullgraph=True",
+        code="""\
+@torch.compiler.disable
+def _flip(x):
+    if x.sum() < 0:
+        return -x
+    return x
+
+
+def normalise(x):
+    x = _flip(x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.3"].wrong.append(
+    Wrong(
+        "gate_tensor's `if flag` hidden in a function under torch.compiler.disable, + 0 after it: "
+        "one graph (the + 0) and no break reported, but the choice runs in Python, outside the "
+        "graph, at every call.",
+        hint="fullgraph=True",
+        code=GATE_PYTHON
+        + """\
+
+
+@torch.compiler.disable
+def _pick(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    return _pick(x, flag) + 0
+""",
+    )
+)
+TASKS["6.6"].wrong.append(
+    Wrong(
+        "A gradient hook (clamping the gradients) left on each of the model's parameters: the "
+        "caller's training now clamps every gradient.",
+        hint="a gradient hook",
+        code="""\
+def export_with_dynamic_batch(model, example):
+    for p in model.parameters():
+        if p.requires_grad:
+            p.register_hook(lambda g: g.clamp(-1, 1))
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+    )
+)
