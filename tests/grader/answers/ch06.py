@@ -1488,3 +1488,31 @@ def export_with_dynamic_batch(model, example):
 """,
     )
 )
+
+# Round 6, third pass: the sign from a sum in another order than x.sum()'s (which the check's
+# own advice, x.reshape(-1), suggested): a transpose adds up in memory order.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "The sign from x.reshape(-1).sum(): for a transpose it adds up in the order of the "
+            "rows, not in memory order as x.sum() does, and 1e8 - 1 - 1e8 rounds to 0, not -1.",
+            hint="adds up in another order",
+            code="""\
+def normalise(x):
+    x = torch.where(x.reshape(-1).sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "x made contiguous first: a transpose's sum then adds up in another order than "
+            "normalise_buggy's x.sum(), and can round to another sign.",
+            hint="adds up in another order",
+            code="""\
+def normalise(x):
+    x = x.contiguous()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+    ]
+)
