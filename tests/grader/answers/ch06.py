@@ -1516,3 +1516,16 @@ def normalise(x):
         ),
     ]
 )
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The sign from the sum of the column sums, x.sum(0).sum(): another order of addition, "
+        "and 1e8 - 1e8 + (-1) is -1 where x.sum()'s 1e8 - 1 - 1e8 rounds to 0.",
+        hint="adds up in another order",
+        code="""\
+def normalise(x):
+    s = x.sum(0).sum() if x.dim() > 0 else x.sum()
+    x = torch.where(s < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
