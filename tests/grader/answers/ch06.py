@@ -1230,3 +1230,302 @@ def export_with_dynamic_batch(model, example):
         ),
     ]
 )
+
+# Round 6 (red team rt6c): inputs the checks never tried (0-d, requiring grad, a million
+# entries, half-precision sums that cancel, int64 sums beyond int32, int64 beyond 2**53, float16
+# and small integer dtypes, a transpose), a result cut off from autograd, the model's module
+# settings, models in eval or mixed modes, and the same model exported twice.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "A 0-d x special-cased with .item(): Dynamo breaks the graph for a 0-d x (no 0-d x was tried).",
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    if x.dim() == 0:
+        return torch.where(x < 0, -x, x) / x.abs().item()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The old path (.item() and `if`) kept for x of more than 1000 entries: the graph "
+            "breaks for large inputs (the largest input tried had 240).",
+            hint="much larger ones",
+            code="""\
+def normalise(x):
+    if x.numel() > 1000:
+        biggest = x.abs().max().item()
+        return (-x if x.sum() < 0 else x) / biggest
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The old .item() path kept for an x that requires grad: the graph breaks for it.",
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    if x.requires_grad:
+        biggest = x.detach().abs().max().item()
+        return torch.where(x.sum() < 0, -x, x) / biggest
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "bfloat16 and float16 summed in float64 'for accuracy': where x.sum()'s float32 "
+            "accumulation cancels to 0 (1e8 - 1 - 1e8), the float64 sum is -1 and flips the sign.",
+            hint="compute in x's own dtype",
+            code="""\
+def normalise(x):
+    s = x.double().sum() if x.dtype in (torch.float16, torch.bfloat16) else x.sum()
+    x = torch.where(s < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "An integer x summed in int32: an int64 sum beyond 2**31 wraps around to a negative "
+            "number and flips the sign.",
+            hint="adds up in int64",
+            code="""\
+def normalise(x):
+    s = x.sum() if x.is_floating_point() else x.sum(dtype=torch.int32)
+    x = torch.where(s < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+    ]
+)
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            "Both gates computed under torch.no_grad(): for an x that requires grad, the result "
+            "is cut off from autograd (x * 2 and x - 1 carry x's gradient).",
+            hint="autograd does not connect to x",
+            code="""\
+def gate_python(x, flag):
+    with torch.no_grad():
+        return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    with torch.no_grad():
+        return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor computed from x.detach(): no gradient reaches x.",
+            hint="autograd does not connect to x",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    y = x.detach()
+    return torch.where(flag, y * 2, y - 1)
+""",
+        ),
+        Wrong(
+            "Computed in float64 and cast back: an int64 x beyond 2**53 is rounded.",
+            hint="computed in x's dtype",
+            code="""\
+def gate_python(x, flag):
+    y = x.double()
+    return (y * 2 if flag else y - 1).to(x.dtype)
+
+
+def gate_tensor(x, flag):
+    y = x.double()
+    return torch.where(flag, y * 2, y - 1).to(x.dtype)
+""",
+        ),
+        Wrong(
+            "gate_tensor works on x.view(-1): a transposed x raises.",
+            hint="any layout included",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    y = x.view(-1)
+    return torch.where(flag, y * 2, y - 1).view(x.shape)
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` for a float16 x: a graph break there, and one "
+            "graph per flag value (no float16 x was compiled).",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.dtype == torch.float16:
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` for a complex x: a graph break there (no complex x was compiled).",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.is_complex():
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            "Dropout's p and BatchNorm's momentum set to 0 for a deterministic export, and left "
+            "so: the caller's model no longer drops out nor updates its running statistics.",
+            hint="changed settings of the model's modules",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    for m in model.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        if isinstance(m, nn.modules.batchnorm._BatchNorm):
+            m.momentum = 0.0
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "Exported in training mode (model.train()), the top-level mode put back after: a "
+            "model in eval mode is exported with dropout and batch statistics, and a submodule "
+            "the caller put in eval mode is left in training mode.",
+            hint="put in eval mode",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    training = model.training
+    model.train()
+    try:
+        return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+    finally:
+        model.train(training)
+""",
+        ),
+        Wrong(
+            "One program kept per model (by id): the same model, put in eval mode after a first "
+            "export, gets its training-mode program again.",
+            hint="put in eval mode after a first export",
+            code="""\
+_programs = {}
+
+
+def export_with_dynamic_batch(model, example):
+    key = (id(model), tuple(example.shape[1:]), example.dtype)
+    if key not in _programs:
+        spec = ({0: Dim("batch")},)
+        _programs[key] = torch.export.export(model, (example,), dynamic_shapes=spec)
+    return _programs[key]
+""",
+        ),
+    ]
+)
+
+# Round 6, second pass: a function Dynamo skips (torch.compiler.disable) runs outside the graph,
+# and neither explain nor the graph count shows the break when no operation comes before it;
+# a gradient hook left on the model's parameters.
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The `if` on the sum hidden in a function under torch.compiler.disable: explain reports 1 "
+        "graph and 0 breaks (nothing comes before the call), but the branch runs in Python, "
+        "outside the graph, at every call.",
+        hint="fullgraph=True",
+        code="""\
+@torch.compiler.disable
+def _flip(x):
+    if x.sum() < 0:
+        return -x
+    return x
+
+
+def normalise(x):
+    x = _flip(x)
+    return x / x.abs().max()
+""",
+    )
+)
+TASKS["6.3"].wrong.append(
+    Wrong(
+        "gate_tensor's `if flag` hidden in a function under torch.compiler.disable, + 0 after it: "
+        "one graph (the + 0) and no break reported, but the choice runs in Python, outside the "
+        "graph, at every call.",
+        hint="fullgraph=True",
+        code=GATE_PYTHON
+        + """\
+
+
+@torch.compiler.disable
+def _pick(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    return _pick(x, flag) + 0
+""",
+    )
+)
+TASKS["6.6"].wrong.append(
+    Wrong(
+        "A gradient hook (clamping the gradients) left on each of the model's parameters: the "
+        "caller's training now clamps every gradient.",
+        hint="a gradient hook",
+        code="""\
+def export_with_dynamic_batch(model, example):
+    for p in model.parameters():
+        if p.requires_grad:
+            p.register_hook(lambda g: g.clamp(-1, 1))
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+    )
+)
+
+# Round 6, third pass: the sign from a sum in another order than x.sum()'s (which the check's
+# own advice, x.reshape(-1), suggested): a transpose adds up in memory order.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            "The sign from x.reshape(-1).sum(): for a transpose it adds up in the order of the "
+            "rows, not in memory order as x.sum() does, and 1e8 - 1 - 1e8 rounds to 0, not -1.",
+            hint="adds up in another order",
+            code="""\
+def normalise(x):
+    x = torch.where(x.reshape(-1).sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "x made contiguous first: a transpose's sum then adds up in another order than "
+            "normalise_buggy's x.sum(), and can round to another sign.",
+            hint="adds up in another order",
+            code="""\
+def normalise(x):
+    x = x.contiguous()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+    ]
+)
+TASKS["6.1"].wrong.append(
+    Wrong(
+        "The sign from the sum of the column sums, x.sum(0).sum(): another order of addition, "
+        "and 1e8 - 1e8 + (-1) is -1 where x.sum()'s 1e8 - 1 - 1e8 rounds to 0.",
+        hint="adds up in another order",
+        code="""\
+def normalise(x):
+    s = x.sum(0).sum() if x.dim() > 0 else x.sum()
+    x = torch.where(s < 0, -x, x)
+    return x / x.abs().max()
+""",
+    )
+)
