@@ -1424,8 +1424,9 @@ def export_with_dynamic_batch(model, example):
     key = (id(model), tuple(example.shape[1:]), example.dtype)
     if key not in _programs:
         spec = ({0: Dim("batch")},)
-        _programs[key] = torch.export.export(model, (example,), dynamic_shapes=spec)
-    return _programs[key]
+        # the model kept beside its program: no other model can get its id while it lives
+        _programs[key] = (model, torch.export.export(model, (example,), dynamic_shapes=spec))
+    return _programs[key][1]
 """,
         ),
     ]
