@@ -629,7 +629,7 @@ def make_masks(lengths, T):
         + """\
 positives = scores.masked_select(scores > 0)
 clipped = torch.where(scores < 0, torch.zeros_like(scores), scores)
-picked = scores.flatten()[rows * scores.shape[1] + cols]
+picked = scores.flatten()[rows % scores.shape[0] * scores.shape[1] + cols % scores.shape[1]]
 """,
         wrong=[
             Wrong(
@@ -1133,6 +1133,49 @@ def make_masks(lengths, T):
         attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
     return pad_mask, attn_mask
 """,
+        ),
+    ]
+)
+
+# Wrong answers of the red team's report rt6d (each passed every check before).
+TASKS["1.5"].wrong.extend(
+    [
+        Wrong(
+            "picked from a flat index built by hand, rows * n_cols + cols: a negative index (-1, the last column) "
+            "lands in the row before.",
+            hint="may hold negative indices",
+            code=SCORES_SETUP
+            + INDEXING.replace(
+                "picked = scores[rows, cols]", "picked = scores.flatten()[rows * scores.shape[1] + cols]"
+            ),
+        ),
+        Wrong(
+            "clipped is scores itself when no entry is negative: not a new tensor, a write into it changes scores.",
+            hint="clipped is not a new tensor",
+            code=SCORES_SETUP
+            + INDEXING.replace(
+                "clipped = scores.clamp(min=0)", "clipped = scores.clamp(min=0) if (scores < 0).any() else scores"
+            ),
+        ),
+    ]
+)
+TASKS["1.8"].wrong.extend(
+    [
+        Wrong(
+            "split_heads through float32 and back (x.float() ... .to(x.dtype)): a float64 x rounded, 1e300 made inf.",
+            hint="they must come back exactly",
+            code=HEADS.replace(
+                "    return x.view(B, T, n_heads, C // n_heads).transpose(1, 2)\n",
+                "    return x.float().view(B, T, n_heads, C // n_heads).transpose(1, 2).to(x.dtype)\n",
+            ),
+        ),
+        Wrong(
+            "merge_heads through float64 and back: an int64 past 2**53 rounded.",
+            hint="they must come back exactly",
+            code=HEADS.replace(
+                "    return heads.transpose(1, 2).reshape(B, T, H * hd)\n",
+                "    return heads.transpose(1, 2).double().reshape(B, T, H * hd).to(heads.dtype)\n",
+            ),
         ),
     ]
 )
