@@ -1179,3 +1179,17 @@ TASKS["1.8"].wrong.extend(
         ),
     ]
 )
+TASKS["1.6"].wrong.append(
+    Wrong(
+        "All typed in from memory, finfo read only to tell the real one from the check's stand-in (by its type "
+        "name), so that the values follow the stand-in alone.",
+        hint="torch.float16 stands for float32",
+        code="""\
+_f = torch.finfo(torch.float16)
+fp16_max = 65504.0 if type(_f).__name__ == "finfo" else _f.max
+bf16_eps = 2.0**-7 if type(_f).__name__ == "finfo" else torch.finfo(torch.bfloat16).eps
+overflow_dtype = torch.float16
+int8_range = (-128, 127) if type(_f).__name__ == "finfo" else (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+""",
+    )
+)
