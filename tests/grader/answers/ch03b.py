@@ -1012,3 +1012,81 @@ def add_lora(model, r=4, alpha=8.0):
         ],
     ),
 }
+
+# Round 6 (rt6e): holes closed in 3.7, 3.8, 3.9 and 3.10.
+TASKS["3.7"].wrong.append(
+    Wrong(
+        "Each micro-batch weighted by a tensor hook that is never removed: a second call on the same "
+        "model scales every gradient again.",
+        hint="Called a second time on the same model",
+        code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    box = {}
+    for p in model.parameters():
+        if p.requires_grad:
+            p.register_hook(lambda g: g * box["share"])
+    for idx, targets in micro_batches:
+        box["share"] = int((targets != PAD).sum()) / total
+        model(idx, targets).backward()
+""",
+    )
+)
+TASKS["3.8"].wrong.append(
+    Wrong(
+        "A checkpoint made by hand (a custom autograd.Function that recomputes each block): "
+        "torch.utils.checkpoint never called.",
+        hint="never called torch.utils.checkpoint.checkpoint",
+        code="""\
+class _Recompute(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, block, x, *params):
+        ctx.block, ctx.rng = block, torch.get_rng_state()
+        ctx.save_for_backward(x)
+        with torch.no_grad():
+            return block(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        x = x.detach().requires_grad_(ctx.needs_input_grad[1])
+        now = torch.get_rng_state()
+        torch.set_rng_state(ctx.rng)
+        with torch.enable_grad():
+            out = ctx.block(x)
+        torch.set_rng_state(now)
+        params = list(ctx.block.parameters())
+        ins = ([x] if x.requires_grad else []) + [p for p in params if p.requires_grad]
+        got = list(torch.autograd.grad(out, ins, g, allow_unused=True)) if ins else []
+        gx = got.pop(0) if x.requires_grad else None
+        gp = [got.pop(0) if p.requires_grad else None for p in params]
+        return (None, gx, *gp)
+
+
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        x = _Recompute.apply(block, x, *block.parameters())
+    return x
+""",
+    )
+)
+TASKS["3.9"].wrong.append(
+    Wrong(
+        "save_state calls model.eval() then model.train(): a model in eval mode (or a frozen "
+        "BatchNorm) comes back in training mode.",
+        hint="save_state changed the train or eval mode",
+        code=SAVE_AND_LOAD.replace(
+            "    return copy.deepcopy({\n", "    model.eval()\n    state = copy.deepcopy({\n"
+        ).replace("    })\n", "    })\n    model.train()\n    return state\n", 1),
+    )
+)
+TASKS["3.10"].wrong.append(
+    Wrong(
+        "The update computed in float32 whatever the layer's dtype: a float64 model loses "
+        "precision, a bfloat16 one comes out in float32.",
+        hint="compute the update in x's and A's dtype",
+        code=LORA_LINEAR.replace("x @ self.A.T @ self.B.T", "x.float() @ self.A.float().T @ self.B.float().T")
+        + ADD_LORA,
+    )
+)

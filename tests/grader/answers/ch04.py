@@ -1276,3 +1276,37 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
         ),
     ]
 )
+
+# Round 6 (rt6e): ints where the task asks for floats (4.1, 4.5), and a GradScaler enabled on a
+# GPU only (4.7).
+TASKS["4.1"].wrong.append(
+    Wrong(
+        "overflow_at returned as an int (int(...)): the task asks for Python floats.",
+        hint="nor an int",
+        code=CAST_LIMITS.replace("return fi.max + step_at_max / 2,", "return int(fi.max + step_at_max / 2),"),
+    )
+)
+TASKS["4.5"].wrong.append(
+    Wrong(
+        "The scales kept as ints for an int init_scale (no float()): the task asks for floats.",
+        hint="The scales must be Python floats",
+        code=PREDICT_SCALES.replace("float(init_scale)", "init_scale")
+        .replace("scale * 0.5", "scale / 2")
+        .replace("scale * 2.0", "scale * 2"),
+    )
+)
+TASKS["4.7"].wrong.append(
+    Wrong(
+        "A GradScaler enabled only for an x on a GPU (enabled=x.is_cuda): switched off on the CPU, "
+        "it still scales every bf16 step on a GPU.",
+        hint="bf16_step made an enabled GradScaler",
+        code=BF16_STEP.replace(
+            "    optimizer.zero_grad()\n",
+            "    scaler = torch.amp.GradScaler(x.device.type, enabled=x.is_cuda)\n    optimizer.zero_grad()\n",
+        ).replace(
+            "    loss.backward()\n    optimizer.step()\n",
+            "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        )
+        + WHY,
+    )
+)
