@@ -566,3 +566,106 @@ def unused_parameters(model, output):
 """,
     )
 )
+TASKS["5.7"].wrong.extend(
+    [
+        Wrong(
+            "A walk that calls itself once per parameter: past Python's recursion limit for a "
+            "model of thousands of parameters.",
+            hint="RecursionError",
+            code="""\
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    def walk(i, cap, bucket, size):
+        if i < 0:
+            return [bucket] if bucket else []
+        bucket = bucket + [i]
+        size += param_bytes[i]
+        if size >= cap:
+            return [bucket] + walk(i - 1, bucket_cap_bytes, [], 0)
+        return walk(i - 1, cap, bucket, size)
+
+    return walk(len(param_bytes) - 1, first_bucket_cap_bytes, [], 0)
+""",
+        ),
+        Wrong(
+            "The buckets kept in a cache keyed by the sizes alone: the same sizes with other caps "
+            "get an earlier call's buckets.",
+            hint="the same buckets for the same sizes with other caps",
+            code="""\
+_cache = {}
+
+
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    key = tuple(param_bytes)
+    if key not in _cache:
+        buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes
+        for index in reversed(range(len(param_bytes))):
+            bucket.append(index)
+            size += param_bytes[index]
+            if size >= cap:
+                buckets.append(bucket)
+                bucket, size, cap = [], 0, bucket_cap_bytes
+        if bucket:
+            buckets.append(bucket)
+        _cache[key] = buckets
+    return [list(b) for b in _cache[key]]
+""",
+        ),
+    ]
+)
+TASKS["5.9"].wrong.extend(
+    [
+        Wrong(
+            "The last micro-batch taken with micro_batches.pop(): the caller's list loses it (a "
+            "second call on the same list accumulates k - 1 micro-batches).",
+            hint="changed the list micro_batches",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    x_last, y_last = micro_batches.pop()
+    with ddp.no_sync():
+        for x, y in micro_batches:
+            (loss_fn(ddp(x), y) / k).backward()
+    (loss_fn(ddp(x_last), y_last) / k).backward()
+""",
+        ),
+        Wrong(
+            "ddp.train() first: a layer the caller put in eval mode (frozen BatchNorm, dropout off) trains again.",
+            hint="changed the mode of the model's layers",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    ddp.train()
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+        ),
+    ]
+)
+TASKS["5.11"].wrong.append(
+    Wrong(
+        "Parameters told apart by (data_ptr(), shape): two parameters with no elements and the "
+        "same shape are taken for one.",
+        hint="two of them can have the same shape",
+        code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add((node.variable.data_ptr(), tuple(node.variable.shape)))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name
+        for name, p in model.named_parameters()
+        if p.requires_grad and (p.data_ptr(), tuple(p.shape)) not in reached
+    )
+""",
+    )
+)

@@ -321,3 +321,59 @@ def load_unsharded(folder, model):
 """,
     )
 )
+TASKS["5.8"].wrong.append(
+    Wrong(
+        "A shard of at least one element (max(1, ...)): a model of 0 parameters (all frozen, "
+        "say) gets 12, 14 and 16 bytes per rank at stages 1 to 3, where it holds none.",
+        hint="zero_bytes_per_rank(0, 4",
+        code="""\
+def zero_bytes_per_rank(n_params, world_size, stage):
+    shard = max(1, -(-n_params // world_size))
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
+    )
+)
+TASKS["5.10"].wrong.extend(
+    [
+        Wrong(
+            "model.eval() for the load, then model.train(was) with the top module's mode: a layer "
+            "the caller had put in the other mode (dropout switched off, say) is switched back.",
+            hint="changed the model's mode",
+            code="""\
+def load_unsharded(folder, model):
+    was = model.training
+    model.eval()
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    model.train(was)
+    return model
+""",
+        ),
+        Wrong(
+            "model.zero_grad(set_to_none=True) after the load: the gradients the caller had are thrown away.",
+            hint="changed the parameters' gradients",
+            code="""\
+def load_unsharded(folder, model):
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    model.zero_grad(set_to_none=True)
+    return model
+""",
+        ),
+        Wrong(
+            "What a folder held kept in a cache keyed by its path: a folder saved again (a run "
+            "that keeps its latest checkpoint in one folder) loads the old weights.",
+            hint="A folder saved again holds the new",
+            code="""\
+_loaded = {}
+
+
+def load_unsharded(folder, model):
+    if folder not in _loaded:
+        state = {key: value.clone() for key, value in model.state_dict().items()}
+        dcp.load(state, checkpoint_id=folder)
+        _loaded[folder] = state
+    model.load_state_dict(_loaded[folder])
+    return model
+""",
+        ),
+    ]
+)
