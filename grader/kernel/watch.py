@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import sys
 import threading
 import types
@@ -39,16 +40,47 @@ from grader.kernel.rules import WATCHED_PACKAGES
 _OPERATOR_CALLS = {torch._ops.OpOverload.__call__.__code__, torch._ops.OpOverloadPacket.__call__.__code__}
 
 
+def _package_roots() -> list[tuple[str, str]]:
+    """(folder + os.sep, package) of each watched package that is installed."""
+    roots = []
+    for package in WATCHED_PACKAGES:
+        module = sys.modules.get(package)
+        path = getattr(module, "__file__", None)
+        if path:
+            roots.append((os.path.realpath(os.path.dirname(path)) + os.sep, package))
+    return roots
+
+
+_ROOTS: list[tuple[str, str]] = []
+_FILES: dict[str, str] = {}
+
+
+def _module_of_file(filename: str) -> str:
+    """'torch.utils.data.distributed' for a file of a watched package, '' else."""
+    if len(_ROOTS) < len(WATCHED_PACKAGES):  # (a package imported since)
+        _ROOTS[:] = _package_roots()
+    if filename not in _FILES:
+        _FILES[filename] = os.path.realpath(filename)
+    path = _FILES[filename]
+    for root, package in _ROOTS:
+        if path.startswith(root) and path.endswith(".py"):
+            parts = [package, *path[len(root) : -3].split(os.sep)]
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return ""
+
+
 def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str]) -> str:
     """'torch.optim.adamw:_single_tensor_adamw' for a function of torch, NumPy or coursekit
-    (named by the module it runs in, wherever a reference to it was taken), '' else."""
+    (named by the module it runs in, wherever a reference to it was taken; or by the file its
+    code comes from, where that code runs with other globals: types.FunctionType(torch's
+    function.__code__, globals())), '' else."""
     code = frame.f_code
     label = cache.get(code)
     if label is None:
         module = frame.f_globals.get("__name__")
-        label = (
-            f"{module}:{code.co_qualname}" if isinstance(module, str) and module.startswith(WATCHED_PACKAGES) else ""
-        )
+        if not (isinstance(module, str) and module.startswith(WATCHED_PACKAGES)):
+            module = _module_of_file(code.co_filename)
+        label = f"{module}:{code.co_qualname}" if module else ""
         cache[code] = label
     return label
 

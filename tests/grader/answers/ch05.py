@@ -1082,3 +1082,202 @@ def all_reduce_by_hand(tensor):
 """,
     )
 )
+
+# Round 6 (rt6f): inputs the checks never tried and state they never looked at.
+TASKS["5.1"].wrong.extend(
+    [
+        Wrong(
+            "Pads with the permutation repeated a fixed 3 times: too short when the padding is more "
+            "than twice n (1 sample on 4 ranks).",
+            hint="as often as the padding needs",
+            code="""\
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    indices = torch.randperm(n, generator=torch.Generator().manual_seed(seed + epoch)).tolist()
+    indices = (indices * 3)[: -(-n // world_size) * world_size]
+    return indices[rank::world_size]
+""",
+        ),
+        Wrong(
+            "Seeds with (seed + epoch) % 2**16: another shuffle than DistributedSampler for large seeds.",
+            hint="whatever the values",
+            code="""\
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    indices = torch.randperm(n, generator=torch.Generator().manual_seed((seed + epoch) % 65536)).tolist()
+    total = -(-n // world_size) * world_size
+    while len(indices) < total:
+        indices += indices[: total - len(indices)]
+    return indices[rank::world_size]
+""",
+        ),
+    ]
+)
+TASKS["5.1"].wrong.append(
+    Wrong(
+        "Runs DistributedSampler.__iter__'s own code, rebound to the notebook's globals "
+        "(types.FunctionType(code, globals())): the forbidden function under another name.",
+        hint="must not use DistributedSampler",
+        code="""\
+import types
+
+_deal = types.FunctionType(DistributedSampler.__iter__.__code__, globals())
+
+
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    total = -(-n // world_size) * world_size
+    sampler = types.SimpleNamespace(
+        shuffle=True, seed=seed, epoch=epoch, dataset=range(n), drop_last=False, num_replicas=world_size,
+        rank=rank, num_samples=total // world_size, total_size=total,
+    )
+    return list(_deal(sampler))
+""",
+    )
+)
+TASKS["5.2"].wrong.extend(
+    [
+        Wrong(
+            "Freezes every parameter after averaging (requires_grad_(False)): the next backward gives none a gradient.",
+            hint="changed the model's state beside the gradients",
+            code="""\
+def average_gradients(model):
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+        p.requires_grad_(False)
+""",
+        ),
+        Wrong(
+            "Leaves the model in eval mode (model.eval()) after averaging.",
+            hint="changed the model's state beside the gradients",
+            code="""\
+def average_gradients(model):
+    model.eval()
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= dist.get_world_size()
+""",
+        ),
+    ]
+)
+TASKS["5.3"].wrong.extend(
+    [
+        Wrong(
+            "Every rank sends its tensor to every other and adds up in its own order (its own first): "
+            "the ranks' float sums differ in the last bits.",
+            hint="the ranks hold different numbers",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    mine = tensor.clone()
+    others = {r: torch.empty_like(tensor) for r in range(world_size) if r != rank}
+    requests = []
+    for r in others:
+        requests.append(dist.isend(mine, dst=r))
+        requests.append(dist.irecv(others[r], src=r))
+    for request in requests:
+        request.wait()
+    for r in sorted(others):
+        tensor += others[r]
+""",
+        ),
+        Wrong(
+            "The receive buffer is made once per shape and kept: a later tensor of that shape and "
+            "another dtype is received into the first one's dtype.",
+            hint="is wrong on 3 ranks",
+            code="""\
+_buffers = {}
+
+
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        incoming = _buffers.setdefault(tuple(tensor.shape), torch.empty_like(tensor))
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            tensor += incoming
+        for other in range(1, world_size):
+            dist.send(tensor, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+        ),
+    ]
+)
+TASKS["5.5"].wrong.extend(
+    [
+        Wrong(
+            "Points each parameter's .data at a copy of the checkpoint's tensor: a bfloat16 model becomes float32.",
+            hint="took the checkpoint's tensors",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    own = model.state_dict(keep_vars=True)
+    if set(state_dict) != set(own):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    if set(state_dict) != set(own):
+        raise KeyError(sorted(set(state_dict) ^ set(own)))
+    for k, t in own.items():
+        t.data = state_dict[k].clone()
+    return model
+""",
+        ),
+        Wrong(
+            "Copies value by value after comparing the keys only: a (4, 1) weight broadcasts into (4, 3).",
+            hint="same keys but other shapes",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    own = model.state_dict(keep_vars=True)
+    if set(state_dict) != set(own):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    if set(state_dict) != set(own):
+        raise KeyError(sorted(set(state_dict) ^ set(own)))
+    with torch.no_grad():
+        for k, t in own.items():
+            t.copy_(state_dict[k])
+    return model
+""",
+        ),
+        Wrong(
+            "Casts every value to float32 on the way: a float64 model loses precision.",
+            hint="went through another dtype",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    if set(state_dict) != set(model.state_dict()):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    model.load_state_dict({k: v.float() for k, v in state_dict.items()})
+    return model
+""",
+        ),
+    ]
+)
+TASKS["5.6"].wrong.extend(
+    [
+        Wrong(
+            "Full pieces, then the remainder for every later rank: 5 rows on 4 ranks give 2, 2, 1, 1 "
+            "(6 rows), where torch.chunk gives 2, 2, 1, 0.",
+            hint="wrong on 3 or 4 ranks",
+            code="""\
+def fsdp_local_shape(shape, rank, world_size):
+    rows = shape[0]
+    if rows == 0:
+        return (0, *shape[1:])
+    per_rank = -(-rows // world_size)
+    return (per_rank if rank < rows // per_rank else rows % per_rank, *shape[1:])
+""",
+        ),
+        Wrong(
+            "torch.tensor_split's sizes for huge parameters only (past 2**40 rows).",
+            hint="count with integers",
+            code="""\
+def fsdp_local_shape(shape, rank, world_size):
+    rows = shape[0]
+    per_rank = -(-rows // world_size)
+    mine = max(0, min(per_rank, rows - rank * per_rank))
+    if rows > 2**40:
+        mine = rows // world_size + (rank < rows % world_size)
+    return (mine, *shape[1:])
+""",
+        ),
+    ]
+)
