@@ -88,6 +88,10 @@ fi
 # for a grader installed without this script.
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 echo 'import sys; sys.modules.setdefault("rfc3987_syntax", None)' >"$site/course-skip-iri-grammar.pth"
+# The course's own packages compiled once: where PYTHONDONTWRITEBYTECODE is set (some machines
+# set it for everyone; the grader's sandbox, whose folders are read-only, sets it too) Python
+# would otherwise compile them again in every process that imports them (0.2 to 0.3 s of CPU).
+"$venv/bin/python" -m compileall -q vizlib coursekit grader harness >/dev/null
 # Build matplotlib's font cache once, outside the notebooks (it prints while it does).
 "$venv/bin/python" -c "import matplotlib.pyplot" >/dev/null 2>&1
 touch "$stamp"
