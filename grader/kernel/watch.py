@@ -57,7 +57,7 @@ _FILES: dict[str, str] = {}
 
 def _module_of_file(filename: str) -> str:
     """'torch.utils.data.distributed' for a file of a watched package, '' else."""
-    if len(_ROOTS) < len(WATCHED_PACKAGES):  # (a package imported since)
+    if len(_ROOTS) < sum(package in sys.modules for package in WATCHED_PACKAGES):  # one imported since
         _ROOTS[:] = _package_roots()
     if filename not in _FILES:
         _FILES[filename] = os.path.realpath(filename)
