@@ -184,9 +184,34 @@ def lingering() -> list[tuple[Any, str]]:
         except psutil.Error:  # gone meanwhile
             continue
         found.append((child, command))
+    found = _past_exit_grace(found)
     if not found:
         NOTEBOOK_STARTS.clear()
     return found
+
+
+EXIT_GRACE = 0.5  # seconds a process of an earlier cell is given to end before it counts as lingering
+
+
+def _past_exit_grace(found: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+    """``found`` less the processes that end within EXIT_GRACE: one caught while it exits (a
+    pool's worker, a killed helper: its command line may already be gone, and it is not yet a
+    zombie) is no process a later cell could hand work to. Polled, never waited on: waiting would reap
+    the notebook's own children behind its back."""
+    import psutil
+
+    deadline = time.monotonic() + EXIT_GRACE
+    while found and time.monotonic() < deadline:
+        time.sleep(0.02)
+        found = [(process, command) for process, command in found if _still_runs(process, psutil)]
+    return found
+
+
+def _still_runs(process: Any, psutil: Any) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 def lingering_processes() -> list[str]:

@@ -247,7 +247,7 @@ def _fork_through_ctypes():
     ],
     ids=["thread", "os.fork", "multiprocessing-fork", "multiprocessing-spawn", "forkserver", "subprocess", "ctypes"],
 )
-def test_a_process_or_thread_started_while_a_check_watches_fails_it(start, what):
+def test_a_process_or_thread_started_while_a_check_watches_fails_it(noted_starts, start, what):
     """Work handed to another process or a new thread would run out of the Watch's sight:
     the start is refused at the source, and the Watch fails even if the answer caught the
     refusal and went on."""
@@ -318,6 +318,24 @@ def test_a_process_started_in_an_earlier_cell_that_still_runs_fails_every_watch(
     with watching(globals()):
         torch.ones(1) + 1
     assert noted_starts == []  # nothing lingers: the start is forgotten, later Watches list no process
+
+
+def test_a_process_that_is_ending_when_a_check_ends_fails_nothing(noted_starts):
+    """A process of an earlier cell that is ending as a Watch starts (a pool's worker, a killed
+    helper: caught while it exits, its command line may already be gone) is given a moment to
+    end, not reported as lingering."""
+    with watching(globals()):
+        pass
+    until_input_ends = "import sys, time; print('ready', flush=True); sys.stdin.read(); time.sleep(0.05)"
+    program = subprocess.Popen([sys.executable, "-c", until_input_ends], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert program.stdout.readline() == b"ready\n" and noted_starts
+        program.stdin.close()  # it ends now, a moment after the Watch starts
+        with watching(globals()):
+            torch.ones(1) + 1
+    finally:
+        program.kill()
+        program.wait()
 
 
 def test_a_process_the_course_starts_is_not_the_notebooks(noted_starts):
