@@ -15,6 +15,8 @@ class Recording(Protocol):
     refuse: bool
     escaped: list[str]
     tampered: str | None
+    unrecorded: str | None
+    namespace: dict[str, Any]
 
     def recorder(self) -> TorchDispatchMode: ...
 

@@ -32,7 +32,7 @@ from torch._C import DispatchKey
 from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.kernel import active, containment, threads
+from grader.kernel import active, containment, dispatch, threads
 from grader.kernel.rules import WATCHED_PACKAGES
 
 # torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
@@ -130,7 +130,7 @@ class _OpRecorder(TorchDispatchMode):
         watch = self.watch
         if not watch._active:  # another thread's recorder, left until that thread runs again
             return func(*args, **kwargs)
-        watch._op(func, args, torch.is_grad_enabled())
+        watch._op(func, args, kwargs, torch.is_grad_enabled())
         thread = threading.get_ident()
         watch._handling[thread] += 1
         try:
@@ -209,6 +209,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 
 
 _dynamo_only_once_imported()
+dispatch.guard_switches()
 
 
 @dataclass
@@ -219,6 +220,8 @@ class Watch:
     - ``outputs``: (operation, shape of its output) in order;
     - ``grad_ops``: operations that ran while autograd was recording;
     - ``collectives``: (operation, elements communicated) for every c10d operation;
+    - ``written``: the storages (by address) an operation wrote into: an in-place operation's
+      tensor or an ``out=``, through ``.data`` or a view too (``wrote_into`` reads it);
     - ``calls``: torch and NumPy functions called directly from the notebook's own code;
     - ``code``: every torch and NumPy function that executed, at any depth, Python
       ('torch.optim.adamw:adamw') or C ('torch._C._EngineBase.run_backward');
@@ -231,6 +234,7 @@ class Watch:
     outputs: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
     grad_ops: int = 0
     collectives: list[tuple[str, int]] = field(default_factory=list)
+    written: set[int] = field(default_factory=set)
     calls: Counter[str] = field(default_factory=Counter)
     code: set[str] = field(default_factory=set)
     steps: int = 0
@@ -265,6 +269,11 @@ class Watch:
         freed = ("torch.utils.weak",)
         return sorted(c for c in self.code if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
 
+    def wrote_into(self, *tensors: torch.Tensor) -> bool:
+        """Whether an operation wrote into the memory of one of ``tensors``, even if it put
+        the values back, by any route: ``x.data.mul_(2)`` leaves ``x._version`` as it was."""
+        return any(address in self.written for address in map(dispatch.storage, tensors) if address)
+
     def __sub__(self, other: Watch) -> list[str]:
         """What ran here beyond what ran in ``other`` (counting repeats), as in anything()."""
         public = Counter({c: n for c, n in self.calls.items() if not _private(c)})
@@ -272,11 +281,13 @@ class Watch:
         return sorted(extra)
 
     # -- recording -----------------------------------------------------------------------
-    def _op(self, func: Any, args: tuple, grad_enabled: bool) -> None:
+    def _op(self, func: Any, args: tuple, kwargs: dict, grad_enabled: bool) -> None:
         name = str(func)
         self.ops[name] += 1
         if grad_enabled:
             self.grad_ops += 1
+        for tensor in dispatch.written_arguments(func, args, kwargs):
+            self.written.add(dispatch.storage(tensor))
         if name.startswith(("c10d.", "_c10d_functional.")):
             tensors = args[0] if args else ()
             tensors = tensors if isinstance(tensors, (list, tuple)) else [tensors]
@@ -310,7 +321,13 @@ class Watch:
                 label = _c_label(arg)
                 from_notebook = frame.f_globals is self.namespace
                 self._count(label, from_notebook)
-                asked = bool(label)  # called by the notebook's own line, private or not
+                # called by the notebook's own line, private or not; any C function (list(map(
+                # torch.relu, xs)) calls torch from C) where dispatch to Python is off
+                asked = bool(label) or (from_notebook and dispatch.python_dispatch_off())
+                label = label or getattr(arg, "__name__", "a C function")
+            elif event == "c_return" and frame.f_globals is self.namespace and dispatch.python_dispatch_off():
+                # a C function that switched dispatch to Python off and left it off
+                label, from_notebook, asked = getattr(arg, "__name__", "a C function"), True, True
             else:
                 return
             if from_notebook and asked and self.unrecorded is None:
@@ -325,9 +342,11 @@ class Watch:
         not): with dispatch to Python excluded, or this thread's mode of the watch off the
         stack, by the notebook's code or because the mode is handling an operation whose
         own kernel runs the notebook's code (a ``torch.library`` custom op). A C function of
-        torch called from C, through ``map``, is not seen by the profile function: that stays
-        open."""
-        if torch._C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Python):
+        torch called from C (through ``map``) is not seen by the profile function, but any C
+        function the notebook calls meanwhile (``list``) is, and its return: only a block
+        that calls nothing, its guard a C context manager (``[*map(torch.relu, xs)]`` under
+        ``_DisableTorchDispatch``), stays open."""
+        if dispatch.python_dispatch_off():
             return "with dispatch to Python switched off (torch._C._DisableTorchDispatch, _ExcludeDispatchKeyGuard)"
         modes = (torch._C._get_dispatch_stack_at(i) for i in range(torch._C._len_torch_dispatch_stack()))
         if any(isinstance(mode, _OpRecorder) and mode.watch is self for mode in modes):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import _thread
 import builtins
+import contextlib
 import functools
 import importlib.util
 import multiprocessing
@@ -108,6 +109,31 @@ def test_steps_grow_with_a_loop_and_not_with_broadcasting():
     assert work(broadcast, 3) == work(broadcast, 9)
 
 
+@pytest.mark.parametrize(
+    "write",
+    [
+        "x.data.mul_(2); x.data.div_(2)",  # put back, and x._version never moved
+        "x[0] = 1",
+        "torch.add(y, 1, out=x)",
+        "x.view(-1)[1:].zero_()",
+        "torch._foreach_add_([x], 1)",
+    ],
+)
+def test_a_write_into_a_tensors_memory_is_seen_by_any_route(write):
+    x, y = torch.ones(3), torch.ones(3)
+    with watching(globals()) as watch:
+        exec(write)
+    assert watch.wrote_into(y, x) and not watch.wrote_into(y)
+
+
+def test_reading_a_tensor_or_writing_a_copy_of_it_writes_nothing_into_it():
+    x, meta = torch.ones(3), torch.empty(3, device="meta")
+    with watching(globals()) as watch:
+        copy = x.clone().add_(1) + x
+        meta.add_(1)  # no memory to compare: never counted
+    assert copy.sum() == 9 and not watch.wrote_into(x, meta)
+
+
 def test_a_watch_switched_off_inside_is_reported():
     with pytest.raises(AssertionError, match="your code replaced the grader's record of the functions"):
         with watching(globals()):
@@ -116,6 +142,13 @@ def test_a_watch_switched_off_inside_is_reported():
 
 def _exclude_python_dispatch():
     return torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.Python))
+
+
+@contextlib.contextmanager
+def _exclude_after_a_call():
+    with torch._C._PreserveDispatchKeyGuard():  # keeps the keys, which the call below changes
+        torch._C._dispatch_tls_set_dispatch_key_excluded(torch._C.DispatchKey.Python, True)
+        yield
 
 
 def _pop_the_modes():
@@ -132,8 +165,20 @@ def _pop_the_modes():
         (_pop_the_modes, lambda x: torch.ops.aten.mul.Tensor(x, x)),
         (torch._C._DisableTorchDispatch, lambda x: (x * 1).sum().backward()),
         (torch._C._DisableTorchDispatch, lambda x: list(map(torch.autograd.grad, [(x * 1).sum()], [[x]]))),
+        (torch._C._DisableTorchDispatch, lambda x: [*map(torch.mul, [x], [x])]),  # no call: only its guard
+        (torch.utils._mode_utils.no_dispatch, lambda x: [*map(torch.mul, [x], [x])]),
+        (_exclude_after_a_call, lambda x: [*map(torch.mul, [x], [x])]),  # seen as the call returns
     ],
-    ids=["DisableTorchDispatch", "ExcludeDispatchKeyGuard", "modes popped", "backward", "map over autograd.grad"],
+    ids=[
+        "DisableTorchDispatch",
+        "ExcludeDispatchKeyGuard",
+        "modes popped",
+        "backward",
+        "map over autograd.grad",
+        "map unpacked",
+        "no_dispatch",
+        "key excluded by a call",
+    ],
 )
 def test_torch_called_while_the_record_is_switched_off_fails_the_watch(switch_off, work):
     """Operations run with dispatch to Python switched off never reach the watch's mode: the

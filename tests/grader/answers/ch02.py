@@ -487,6 +487,23 @@ def manual_grads(X, y, W1, b1, W2):
 """,
         wrong=[
             Wrong(
+                "y's memory used as scratch through .data, then put back exactly: the version "
+                "counter never moves, but the caller's y changed during the call.",
+                hint="even if it put the values back",
+                code="""\
+def manual_grads(X, y, W1, b1, W2):
+    kept = y.clone()
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = y.data.sub_(out).mul_(-2 / out.numel()).clone()
+    y.data.copy_(kept)
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+            ),
+            Wrong(
                 "The mean's 1/N forgotten.",
                 hint="divides by the number",
                 code="""\
@@ -720,6 +737,25 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
     return losses
 """,
         wrong=[
+            Wrong(
+                "Every micro-batch's forward first, under saved_tensors_hooks of its own that "
+                "keep the check's count of saved activations from seeing them, then the "
+                "backward passes: all the micro-batches' activations held at once.",
+                hint="saved_tensors_hooks of its own",
+                code=TRAIN_STEP_START
+                + """\
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            parts = [
+                ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+                for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch))
+            ]
+        for loss in parts:
+            loss.backward()
+        opt.step()
+        losses.append(sum(loss.item() for loss in parts))
+    return losses
+""",
+            ),
             Wrong(
                 "The buggy loop as given: zero_grad between micro-batches.",
                 hint="once per step",
@@ -983,6 +1019,40 @@ h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 h.retain_grad()
 h_grad, x_grad = torch.autograd.grad(loss, (h, x))
 h.grad, x.grad = h_grad, x_grad
+""",
+            ),
+            Wrong(
+                "h's gradient derived by hand after a real retain_grad() and backward(): the very "
+                "bits of h.grad, but not what autograd kept.",
+                hint="was computed, not read from .grad",
+                code=TANH_SETUP
+                + """\
+h.retain_grad()
+loss.backward()
+h_grad = 2 * h.detach()
+x_grad = x.grad
+""",
+            ),
+            Wrong(
+                "h.grad replaced by a value derived by hand after a real backward(), then read back.",
+                hint="was computed, not read from .grad",
+                code=TANH_SETUP
+                + """\
+h.retain_grad()
+loss.backward()
+h.grad = (2 * h).detach()
+h_grad, x_grad = h.grad, x.grad
+""",
+            ),
+            Wrong(
+                "h.grad overwritten in place with a value derived by hand, then read back.",
+                hint="was computed, not read from .grad",
+                code=TANH_SETUP
+                + """\
+h.retain_grad()
+loss.backward()
+h.grad.copy_(h.detach() + h.detach())
+h_grad, x_grad = h.grad, x.grad
 """,
             ),
             Wrong(
