@@ -75,7 +75,7 @@ def _noted(guard: Any, name: str) -> type:
             caller = sys._getframe(1).f_globals
             for watch in list(active.WATCHING):
                 if caller is watch.namespace and watch.unrecorded is None:
-                    watch.unrecorded = f"your code ran with dispatch to Python switched off (by torch._C.{name})"
+                    watch.unrecorded = f"torch._C.{name} switched dispatch to Python off"
         return entered
 
     return type(guard.__name__, (guard,), {"__enter__": __enter__, "__module__": guard.__module__})

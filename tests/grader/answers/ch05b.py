@@ -551,7 +551,7 @@ TASKS["5.11"].wrong.append(
     Wrong(
         "autograd's engine run on the output, called from C (map) with torch's record of the "
         "operations switched off (_DisableTorchDispatch): a backward that the watch does not see.",
-        hint="ran backward",
+        hint="where the grader cannot record it",
         code="""\
 def unused_parameters(model, output):
     named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
