@@ -175,7 +175,7 @@ def lingering() -> list[tuple[Any, str]]:
     found = []
     for child in me.children(recursive=True):
         try:
-            if child.status() == psutil.STATUS_ZOMBIE or child.create_time() < since:
+            if not _still_runs(child) or child.create_time() < since:
                 continue
             command = " ".join(child.cmdline())
             helper = any(marker in command for marker in HELPER_COMMANDS)
@@ -196,18 +196,19 @@ EXIT_GRACE = 0.5  # seconds a process of an earlier cell is given to end before 
 def _past_exit_grace(found: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
     """``found`` less the processes that end within EXIT_GRACE: one caught while it exits (a
     pool's worker, a killed helper: its command line may already be gone, and it is not yet a
-    zombie) is no process a later cell could hand work to. Polled, never waited on: waiting would reap
-    the notebook's own children behind its back."""
-    import psutil
-
+    zombie) is no process a later cell could hand work to. Polled, never waited on: waiting
+    would reap the notebook's own children behind its back."""
     deadline = time.monotonic() + EXIT_GRACE
     while found and time.monotonic() < deadline:
         time.sleep(0.02)
-        found = [(process, command) for process, command in found if _still_runs(process, psutil)]
+        found = [(process, command) for process, command in found if _still_runs(process)]
     return found
 
 
-def _still_runs(process: Any, psutil: Any) -> bool:
+def _still_runs(process: Any) -> bool:
+    """Whether ``process`` (a psutil.Process) still runs: not ended, not a zombie."""
+    import psutil
+
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
