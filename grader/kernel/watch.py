@@ -321,8 +321,8 @@ class Watch:
                 label = _c_label(arg)
                 from_notebook = frame.f_globals is self.namespace
                 self._count(label, from_notebook)
-                # called by the notebook's own line, private or not; any C function (list(map(
-                # torch.relu, xs)) calls torch from C) where dispatch to Python is off
+                # called by the notebook's own line, private or not; any C function where
+                # dispatch to Python is off (sorted(map(torch.relu, xs)) calls torch from C)
                 asked = bool(label) or (from_notebook and dispatch.python_dispatch_off())
                 label = label or getattr(arg, "__name__", "a C function")
             elif event == "c_return" and frame.f_globals is self.namespace and dispatch.python_dispatch_off():
@@ -343,9 +343,9 @@ class Watch:
         stack, by the notebook's code or because the mode is handling an operation whose
         own kernel runs the notebook's code (a ``torch.library`` custom op). A C function of
         torch called from C (through ``map``) is not seen by the profile function, but any C
-        function the notebook calls meanwhile (``list``) is, and its return: only a block
-        that calls nothing, its guard a C context manager (``[*map(torch.relu, xs)]`` under
-        ``_DisableTorchDispatch``), stays open."""
+        function the notebook calls meanwhile (``sorted``) is, and its return; a C guard
+        entered around a block that calls none (``[*map(torch.relu, xs)]``) is noted by
+        dispatch.py. Open: such a guard reached around dispatch.py's (its base class)."""
         if dispatch.python_dispatch_off():
             return "with dispatch to Python switched off (torch._C._DisableTorchDispatch, _ExcludeDispatchKeyGuard)"
         modes = (torch._C._get_dispatch_stack_at(i) for i in range(torch._C._len_torch_dispatch_stack()))
