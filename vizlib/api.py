@@ -28,7 +28,7 @@ from .capture import joint_graph as capture_joint
 from .data import GraphData
 from .errors import VizlibError, VizlibTypeError, VizlibValueError
 from .render import save, to_dot, to_html, to_svg
-from .transform import simplify
+from .transform import DrawnNumbers, simplify
 
 # vz.graph's options and their defaults (the signature of ``graph`` below says the same;
 # a test holds the two together).
@@ -129,7 +129,9 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
     o = OPTIONS | (options or {})
     check_options(o)
     with collector_paused():  # folding a big graph makes many objects too (see collector_paused)
-        data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"])
+        # Only the numbers the folded picture draws are read (transform.DrawnNumbers).
+        numbers = DrawnNumbers(o["depth"], o["max_nodes"])
+        data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"], numbers)
         drawn = Graph.of(simplify(data, o["depth"], o["max_nodes"]))
         # Let go of the unfolded graph while the collector is off: once on, its first
         # collection would walk every one of its objects (seconds for 50,000 nodes).

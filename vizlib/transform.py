@@ -179,9 +179,8 @@ def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphDat
         return collapse(g, depth)
     if max_nodes is None or len(g.nodes) <= max_nodes:
         return g
-    levels = max(len(n.modules) for n in g.nodes)
     small, how = g, ""
-    for d in range(levels - 1, -1, -1):
+    for d in _depths_worth_trying(g, max_nodes):
         small = collapse(g, d)
         how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
         if len(small.nodes) <= max_nodes:
@@ -199,6 +198,163 @@ def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphDat
         "pass depth= to choose, or max_nodes=None to see every op"
     )
     return small
+
+
+def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
+    """The depths to collapse ``g`` to, deepest first, ending with 0 (none without modules): nodes run ``d`` or
+    fewer modules deep stay as they are in ``collapse(g, d)``, so where they alone are
+    more than ``max_nodes``, that depth is passed over without drawing it."""
+    levels = max(len(n.modules) for n in g.nodes)
+    at_most = [0] * (levels + 1)
+    for n in g.nodes:
+        at_most[len(n.modules)] += 1
+    for d in range(1, levels + 1):
+        at_most[d] += at_most[d - 1]
+    return [d for d in range(levels - 1, 0, -1) if at_most[d] <= max_nodes] + [0] if levels else []
+
+
+# ---------------------------------------------------------------- numbers worth reading
+
+
+class DrawnNumbers:
+    """Which numbers ``simplify(g, depth, max_nodes)`` will draw, known while ``g`` is recorded.
+
+    A box shows the numbers of one member (what leaves it), a drawn edge the gradient of
+    one edge it stands for; the rest are dropped. Reducing a tensor to its numbers is most
+    of a recording's cost on a GPU, so a capture asks this first. Before the graph is whole
+    (the forward), it can only rule out: ``op`` and ``module_output`` say False only where
+    no depth ``simplify`` could choose would draw the numbers. Once the graph is whole
+    (before backward), ``of`` says exactly which nodes and edges are drawn.
+
+    Ruling out: ``collapse(g, d)`` draws every op run ``d`` or fewer modules deep as a node
+    of its own, and every module run ``d`` deep as a box, one per run of identical blocks:
+    so at least as many nodes as such ops, plus such modules that cannot be part of a run
+    (the first call of a module whose name is not a list index). Once that is more than
+    ``max_nodes`` for every depth from ``d`` on, ``simplify`` picks a shallower one (or
+    depth 0 and folds loops, whose boxes show ops run outside any module, always read).
+    What modules yet to run will add is expected too: ``blocks.1`` to ``blocks.11``, of
+    ``blocks.0``'s class and parameters, as many ops and boxes as ``blocks.0`` ran (GPT-12
+    is then known too big to draw its blocks' insides once its first block has run, not
+    after five). Each such guess gives way to the count of what the module really runs.
+
+    A guess can be wrong: an op run for nothing (its result never reaches the output)
+    counts, and a module expected may never run. Then the picture may draw a node whose
+    numbers were passed over: the recording reads them late if its tensor (or what
+    autograd saved of it) is still there, and otherwise runs the call again reading every
+    number (capture.build), so the picture is always the one all numbers would give.
+    """
+
+    def __init__(self, depth: int | None, max_nodes: int | None) -> None:
+        self.depth, self.max_nodes = depth, max_nodes
+        # Of the ops and of the modules that cannot fold into a run, by how many modules deep
+        # they ran: those recorded so far, and those expected of modules yet to run.
+        self._ops, self._boxes = [0], [0]
+        self._expected_ops, self._expected_boxes = [0], [0]
+        self._expected: dict[object, tuple[list[int], list[int]]] = {}  # module key -> its share
+        self._starts: list[tuple[list[int], list[int]]] = []  # counts when each open module began
+        self._too_deep: int | None = None  # from this depth on, no collapse fits
+
+    @property
+    def predicts(self) -> bool:
+        """Whether counting (and expecting) ops can rule anything out."""
+        return self.depth is None and self.max_nodes is not None
+
+    def op(self, level: int) -> bool:
+        """Note an op run ``level`` modules deep; False when no picture could draw it as a node."""
+        if self.depth is not None:
+            return level <= self.depth
+        if self.max_nodes is None:
+            return True
+        _add(self._ops, level, 1)
+        if self._too_deep is None or level < self._too_deep:  # else it only adds to depths already too deep
+            self._update()
+        return level == 0 or self._too_deep is None or level < self._too_deep
+
+    def module_entered(self, key: object) -> None:
+        """A module starts: what was expected of it gives way to what it runs."""
+        if not self.predicts:
+            return
+        share = self._expected.pop(key, None)
+        if share is not None:
+            for counts, expected in zip(share, (self._expected_ops, self._expected_boxes), strict=True):
+                for level, k in enumerate(counts):
+                    expected[level] -= k
+            self._update()
+        self._starts.append((list(self._ops), list(self._boxes)))
+
+    def module_left(self, level: int, path: str, ran_ops: bool, alike: list[object]) -> bool:
+        """A module run ``level`` modules deep (0: the outermost) ends, having recorded ops or
+        not; ``alike`` are modules yet to run beside it with the same class and parameters,
+        expected to run as many ops as it did. Whether it may be drawn as a box, which shows
+        its output's numbers."""
+        if self.depth is not None:
+            return ran_ops and level == self.depth
+        if self.max_nodes is None:
+            return False  # nothing is collapsed: every op is drawn as itself
+        start = self._starts.pop() if self._starts else ([], [])
+        if ran_ops and not _INDEX.fullmatch(path) and not _CALL.fullmatch(path):
+            _add(self._boxes, level, 1)
+        if alike:
+            share = (_minus(self._ops, start[0]), _minus(self._boxes, start[1]))
+            for key in alike:
+                if key not in self._expected:
+                    self._expected[key] = share
+                    for counts, expected in zip(share, (self._expected_ops, self._expected_boxes), strict=True):
+                        for at, k in enumerate(counts):
+                            _add(expected, at, k)
+        self._update()
+        return ran_ops and (level == 0 or self._too_deep is None or level < self._too_deep)
+
+    def _update(self) -> None:
+        """Find the depth from which no collapse fits: where the ops drawn as nodes of
+        their own, and the boxes, recorded and expected, are more than ``max_nodes``."""
+        assert self.max_nodes is not None
+        counts = (self._ops, self._expected_ops, self._boxes, self._expected_boxes)
+        levels = max(map(len, counts))
+        ops, least = 0, []
+        for d in range(levels):
+            ops += _at(self._ops, d) + _at(self._expected_ops, d)
+            least.append(ops + _at(self._boxes, d) + _at(self._expected_boxes, d))
+        self._too_deep = None
+        for d in range(levels - 1, -1, -1):
+            if least[d] <= self.max_nodes:
+                break
+            self._too_deep = d
+
+    def of(self, g: GraphData) -> tuple[set[int], set[int]]:
+        """The ids of the nodes whose numbers the picture of ``g`` draws, and the positions
+        in ``g.edges`` of the edges whose gradients it draws.
+
+        ``simplify`` runs with each node carrying its id in place of its gradient (``g`` has
+        no numbers yet; they are put back to None) and each edge its position in place of
+        its norm: a box is a copy of the member it shows, and a drawn edge keeps the
+        gradient of the first edge it stands for.
+        """
+        for n in g.nodes:
+            n.grad = n.id
+        try:
+            positions: list[float | None] = list(range(len(g.edges)))
+            small = simplify(replace(g, edge_grads=positions, notes=[]), self.depth, self.max_nodes)
+            return {n.grad for n in small.nodes if isinstance(n.grad, int)}, {
+                int(k) for k in small.edge_grads if k is not None
+            }
+        finally:
+            for n in g.nodes:
+                n.grad = None
+
+
+def _add(counts: list[int], level: int, k: int) -> None:
+    while len(counts) <= level:
+        counts.append(0)
+    counts[level] += k
+
+
+def _at(counts: list[int], level: int) -> int:
+    return counts[level] if level < len(counts) else 0
+
+
+def _minus(now: list[int], before: list[int]) -> list[int]:
+    return [k - _at(before, level) for level, k in enumerate(now)]
 
 
 # ---------------------------------------------------------------- loops without modules

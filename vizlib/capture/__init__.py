@@ -1,7 +1,7 @@
 """Capture: turn a tensor, a function call or a module call into GraphData.
 
 The only stage that touches autograd: ``walk`` reads the graph behind tensors,
-``record`` watches a call's forward ops and backward nodes, ``summary`` reduces tensors
+``record`` watches a call's forward ops, ``backward`` its backward nodes, ``summary`` reduces tensors
 to a few numbers on their device at once (read together at the end, then made into each
 tensor's numbers by ``rows``), ``devices`` says
 where tensors live, and ``build`` puts these together in ``capture``. Graphs the

@@ -29,12 +29,13 @@ from torch.utils._pytree import tree_leaves
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .backward import BackwardRecord, dense, hook_backward
 from .compiled import uncompiled
 from .devices import device_notes
 from .guard import UserState
 from .inputs import Params, grad_outputs, param_names, prepare_inputs, why_no_graph
 from .placement import attach_saved, inherit_modules, place_params, total_saved
-from .record import BackwardRecord, ForwardRecorder, dense, hook_backward
+from .record import Drawn, ForwardRecorder
 from .rows import Pending
 from .summary import Summaries
 from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
@@ -47,18 +48,29 @@ def capture(
     params: Params = None,
     grad_output: object = None,
     show_saved: bool = False,
+    drawn: Drawn | None = None,
 ) -> GraphData:
     """The autograd graph of ``target``: a tensor (or list of tensors) walked post-hoc, or a
-    function or ``nn.Module`` run on ``args``/``kwargs`` while recording (see ``vz.graph``)."""
+    function or ``nn.Module`` run on ``args``/``kwargs`` while recording (see ``vz.graph``).
+
+    A recording given ``drawn`` (what the caller's picture will show of the graph: see
+    ``record.Drawn``) reads the values and gradients of only the nodes and edges that
+    picture may draw; the others' numbers are left None. Without it, every one is read."""
     kwargs = kwargs or {}
     with collector_paused():
-        g = _capture(target, args, kwargs, params, grad_output, show_saved)
+        g = _capture(target, args, kwargs, params, grad_output, show_saved, drawn)
     g.show_saved = show_saved
     return g
 
 
 def _capture(
-    target: object, args: tuple, kwargs: dict, params: Params, grad_output: object, show_saved: bool
+    target: object,
+    args: tuple,
+    kwargs: dict,
+    params: Params,
+    grad_output: object,
+    show_saved: bool,
+    drawn: Drawn | None,
 ) -> GraphData:
     if isinstance(target, torch.Tensor) or _is_tensor_list(target):
         if args or kwargs:
@@ -69,7 +81,7 @@ def _capture(
         roots = [target] if isinstance(target, torch.Tensor) else list(target)
         return _posthoc(roots, params, show_saved)
     if callable(target):
-        return _recorded(target, args, kwargs, params, grad_output)
+        return _recorded(target, args, kwargs, params, grad_output, drawn)
     raise VizlibTypeError(
         f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
     )
@@ -110,7 +122,8 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     for i, fn in enumerate(w.fns):
         leaf = w.leaf_tensor(i)
         if leaf is not None:
-            nodes.append(_leaf_node(i, leaf, names, leaf.grad, summaries, later))
+            nodes.append(_leaf_node(i, leaf, names))
+            _leaf_numbers(nodes[-1], leaf, leaf.grad, summaries, later)
             continue
         shape, dtype, device = output_meta(fn)
         node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
@@ -144,17 +157,29 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
 # ---------------------------------------------------------------- recorded
 
 
-def _recorded(fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object) -> GraphData:
+def _recorded(
+    fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, drawn: Drawn | None
+) -> GraphData:
     fn = uncompiled(fn)
-    try:
-        return _record_call(fn, args, kwargs, params, grad_output, save_hooks=True)
-    except RuntimeError as err:
-        if _SAVED_HOOKS_REFUSED not in str(err):
-            raise
-    # torch.func's grad, vjp, jacrev and hessian refuse to run under saved-tensor hooks: the
-    # call runs again without them (UserState put back what the first try changed), and what
-    # each node saved is read from the node afterwards, as for a graph drawn after the fact.
-    return _record_call(fn, args, kwargs, params, grad_output, save_hooks=False)
+    save_hooks = True
+    while True:  # at most three runs, each try putting back what it changed (UserState)
+        try:
+            return _record_call(fn, args, kwargs, params, grad_output, drawn, save_hooks)
+        except RuntimeError as err:
+            # torch.func's grad, vjp, jacrev and hessian refuse to run under saved-tensor
+            # hooks: the call runs again without them, and what each node saved is read from
+            # the node afterwards, as for a graph drawn after the fact.
+            if not save_hooks or _SAVED_HOOKS_REFUSED not in str(err):
+                raise
+            save_hooks = False
+        except _NumbersLost:
+            drawn = None
+
+
+class _NumbersLost(Exception):
+    """The picture draws a node whose numbers the forward passed over and can no longer
+    read (``Drawn.op`` counted ops whose results were never used): the call runs again,
+    reading every number."""
 
 
 # What torch says when a torch.func transform meets saved-tensor hooks (vizlib's, not the user's).
@@ -162,7 +187,7 @@ _SAVED_HOOKS_REFUSED = "don't yet support saved tensor hooks"
 
 
 def _record_call(
-    fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, save_hooks: bool
+    fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, drawn: Drawn | None, save_hooks: bool
 ) -> GraphData:
     user_args = (args, kwargs)
     args, kwargs, names = prepare_inputs(fn, args, kwargs)
@@ -177,7 +202,7 @@ def _record_call(
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
     with UserState(fn, params, user_args) as state, torch.enable_grad(), _eager():
-        with ForwardRecorder(module_names, state, save_hooks, copies) as rec:
+        with ForwardRecorder(module_names, state, save_hooks, copies, drawn) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
         del result  # from here on only outs holds the graph, for _let_go to free it
@@ -187,7 +212,7 @@ def _record_call(
         seeds = grad_outputs(outs, grad_output)
         w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
         try:
-            return _run_backward(w, outs, seeds, rec, names, set(named.values()))
+            return _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn)
         finally:
             _let_go(w, rec, outs)
 
@@ -257,6 +282,7 @@ def _run_backward(
     rec: ForwardRecorder,
     names: dict,
     parameters: set[str],
+    drawn: Drawn | None,
 ) -> GraphData:
     leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
     edges_of: dict[int, list[tuple[int, int]]] = {}
@@ -270,30 +296,62 @@ def _run_backward(
     for t in leaves.values():
         summaries.saw(t)
     on_meta = "meta" in summaries.devices
-    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries)
+    g = _graph_of(w, rec, names, leaves, parameters)
+    for t in outs:  # (not in _record_call: a name left holding a result would free its graph last)
+        g.nodes[w.index[root_of(t)]].is_output = True
+        rec.read_late(t.grad_fn)  # a picture draws the results, folded or not
+    shown = None if drawn is None else _drawn_part(g, w, rec, drawn)
+    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries, shown)
+    rec.saved.in_backward = True
     try:
         leaf_grads = [None] * len(leaves) if on_meta else _leaf_gradients(w, outs, seeds, list(leaves.values()), rec)
     finally:
+        rec.saved.in_backward = False
         for h in handles:
             h.remove()
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
-    nodes = _recorded_nodes(w, rec, names, grads, leaves, back)
-    for t in outs:
-        nodes[w.index[root_of(t)]].is_output = True
-    inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
-    place_params(nodes, w.edges, parameters)
-    for n in nodes:
-        n.module = n.modules[-1] if n.modules else None
-    g = GraphData(
-        nodes=nodes,
-        edges=[(s, d) for s, d, _ in w.edges],
-        edge_grads=[_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges],
-        backward_order=[] if on_meta else _with_leaves(back.order, leaf_pos, w),
-        module_specs=dict(rec.module_specs),
-    )
-    g.notes += device_notes(nodes, summaries.devices, recorded=True)
+    _fill_in(summaries, _numbers(g, w, rec, leaves, grads, back, None if shown is None else shown[0]))
+    g.edge_grads = [_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges]
+    g.backward_order = [] if on_meta else _with_leaves(back.order, leaf_pos, w)
+    g.notes += device_notes(g.nodes, summaries.devices, recorded=True)
     g.saved_bytes = total_saved(kept)
     return g
+
+
+def _drawn_part(g: GraphData, w: Walked, rec: ForwardRecorder, drawn: Drawn) -> tuple[set[int], set[tuple]]:
+    """The ids of the nodes and the ``w.edges`` entries whose numbers the picture of the whole
+    graph ``g`` draws; the values of those nodes the forward passed over read now, or, where
+    they are gone, the call run again reading every number (``_NumbersLost``)."""
+    ids, positions = drawn.of(g)
+    for i in ids:
+        if not rec.read_late(w.fns[i]):
+            raise _NumbersLost
+    return ids, {w.edges[k] for k in positions}
+
+
+def _numbers(
+    g: GraphData,
+    w: Walked,
+    rec: ForwardRecorder,
+    leaves: dict[int, torch.Tensor],
+    grads: dict[int, torch.Tensor | None],
+    back: BackwardRecord,
+    shown: set[int] | None,
+) -> list[tuple[Node, str, Pending | None]]:
+    """What the summaries fill into each node (``shown``: only these; None: all) once fetched."""
+    later: list[tuple[Node, str, Pending | None]] = []
+    for node in g.nodes:
+        i = node.id
+        if shown is not None and i not in shown:
+            continue
+        if i in leaves:
+            _leaf_numbers(node, leaves[i], grads[i], rec.summaries, later)
+            continue
+        r = rec.ops.get(w.fns[i])
+        if r is not None:
+            later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
+        later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
+    return later
 
 
 def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
@@ -336,21 +394,14 @@ def _leaf_gradients(
         raise
 
 
-def _recorded_nodes(
-    w: Walked,
-    rec: ForwardRecorder,
-    names: dict,
-    grads: dict[int, torch.Tensor | None],
-    leaves: dict[int, torch.Tensor],
-    back: BackwardRecord,
-) -> list[Node]:
-    """One node per autograd node, its numbers read from the summaries in one go."""
-    summaries = rec.summaries
+def _graph_of(
+    w: Walked, rec: ForwardRecorder, names: dict, leaves: dict[int, torch.Tensor], parameters: set[str]
+) -> GraphData:
+    """One node per autograd node, each in its modules, its numbers not yet asked for."""
     nodes = []
-    later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
-        if i in grads:
-            nodes.append(_leaf_node(i, leaves[i], names, grads[i], summaries, later))
+        if i in leaves:
+            nodes.append(_leaf_node(i, leaves[i], names))
             continue
         r = rec.ops.get(fn)
         if r is None:
@@ -367,12 +418,18 @@ def _recorded_nodes(
                 op=r.op,
                 modules=r.modules,
             )
-            later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
             attach_saved(node, r.saved)
-        later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
         nodes.append(node)
-    _fill_in(summaries, later)
-    return nodes
+    inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
+    place_params(nodes, w.edges, parameters)
+    for n in nodes:
+        n.module = n.modules[-1] if n.modules else None
+    return GraphData(
+        nodes=nodes,
+        edges=[(s, d) for s, d, _ in w.edges],
+        edge_grads=[None] * len(w.edges),
+        module_specs=dict(rec.module_specs),
+    )
 
 
 def _grads_by_backward(
@@ -434,24 +491,24 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
     return result + [leaf for leaf in leaf_pos if leaf not in result]
 
 
-def _leaf_node(
-    i: int,
+def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:
+    name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
+    return Node(
+        id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
+    )
+
+
+def _leaf_numbers(
+    node: Node,
     leaf: torch.Tensor,
-    names: dict,
     grad: torch.Tensor | None,
     summaries: Summaries,
     later: list[tuple[Node, str, Pending | None]],
-) -> Node:
-    """A leaf's node, its numbers asked of ``summaries`` (which knows a parameter's
-    gradient from its TBackward node) and filled in ``later``."""
-    name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
-    node = Node(
-        id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
-    )
+) -> None:
+    """Ask ``summaries`` for a leaf's value and gradient (it knows a parameter's gradient
+    from its TBackward node), filled in ``later``."""
     value, value_stats = summaries.describe(dense(leaf))
     later += [(node, "value", value), (node, "value_stats", value_stats)]
     if grad is not None:
-        grad = dense(grad)
-        value, grad_stats = summaries.describe(grad, gradient=True)
+        value, grad_stats = summaries.describe(dense(grad), gradient=True)
         later += [(node, "grad", value), (node, "grad_stats", grad_stats)]
-    return node

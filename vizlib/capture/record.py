@@ -11,8 +11,8 @@ backward, and holds those tensors so that backward can let each go once its node
 Every tensor it packs is also noted with a weak reference to its holder: a holder still
 alive once the forward has returned is one autograd keeps, whichever object keeps it
 (torch.utils.checkpoint keeps a block's inputs outside any node vizlib draws).
-Backward: hooks on every node record the gradient that reached it, the gradient it sent
-along each edge, and the order in which the engine ran it.
+Given what the caller's picture will draw (``Drawn``), the recorder reads the numbers of
+only the ops and module outputs it may show. Backward is backward.py's.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 from torch import nn
@@ -28,10 +29,12 @@ from torch.nn.modules.module import register_module_forward_hook, register_modul
 from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
-from ..data import ModuleSpec, SavedTensor
+from ..data import GraphData, ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
 from ..text import device_name, dtype_name
+from .backward import SavedForBackward, _Held, dense
 from .guard import UserState
+from .layout import dense as in_one_block
 from .rows import Pending
 from .summary import Summaries
 from .walk import nbytes, storage_key
@@ -86,18 +89,51 @@ class _ModuleHooks:
             stack = self._local.recorders = []
         return stack
 
+    # The hooks run where the recorder's function mode is on: without DisableTorchFunction,
+    # every tensor property they read (a parameter's .grad, a buffer's shape) and every op
+    # that reads an output's numbers would be one more call of the mode (a third of a
+    # recording's bookkeeping, GPT-12's first module noting every parameter and buffer).
     def _pre(self, module: nn.Module, args: object) -> None:
         stack = getattr(self._local, "recorders", None)
         if stack:
-            stack[-1].enter_module(module)
+            with torch._C.DisableTorchFunction():
+                stack[-1].enter_module(module)
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
         stack = getattr(self._local, "recorders", None)
         if stack:
-            stack[-1].leave_module(module)
+            with torch._C.DisableTorchFunction():
+                stack[-1].leave_module(module, output)
 
 
 _MODULE_HOOKS = _ModuleHooks()
+
+
+class Drawn(Protocol):
+    """What the picture made of a capture will draw (``vizlib.transform.DrawnNumbers``):
+    a recording reduces only the tensors whose numbers it may show."""
+
+    def op(self, level: int) -> bool:
+        """Note an op run ``level`` modules deep; False when no picture could draw it as a node."""
+        ...
+
+    @property
+    def predicts(self) -> bool:
+        """Whether what modules yet to run are expected to do can rule anything out."""
+        ...
+
+    def module_entered(self, key: object) -> None:
+        """A module starts."""
+        ...
+
+    def module_left(self, level: int, path: str, ran_ops: bool, alike: list[object]) -> bool:
+        """A module ends (``alike``: modules yet to run that are expected to do as it did);
+        whether it may be drawn as a box showing its output."""
+        ...
+
+    def of(self, g: GraphData) -> tuple[set[int], set[int]]:
+        """The node ids and edge positions whose numbers the picture of ``g`` draws."""
+        ...
 
 
 @dataclass
@@ -112,60 +148,13 @@ class OpRecord:
     value_stats: Pending | None
     modules: tuple[str, ...]
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
+    # Where no picture could show its numbers when it ran: the output (weakly), its
+    # version then and its elements (``_elements``), so that its numbers can still be read
+    # from it, or from what autograd saved of it, if it is drawn after all.
+    unread: tuple[weakref.ref, int, tuple | None] | None = None
     # True when the call that made this node packed all of ``saved`` itself: then its
     # attributes name them. Packs pending from before it (a checkpoint's inputs) are not its.
     packed_by_call: bool = False
-
-
-class _Held:
-    """One tensor saved for backward; ``tensor`` is None once it has been let go."""
-
-    __slots__ = ("tensor", "__weakref__")
-
-    def __init__(self, tensor: torch.Tensor):
-        self.tensor = tensor
-
-
-class SavedForBackward:
-    """The tensors autograd saved during a recording, each let go once the backward node
-    that unpacked it has run, as a plain ``backward()`` frees them.
-
-    vizlib runs backward with ``retain_graph=True``: the graph may reach into tensors the
-    caller made before the call, and their saved tensors must survive for the caller's own
-    backward. Without this, everything saved inside the call would stay alive until
-    backward ends: for a GPT-2-sized model, hundreds of MB above a plain training step.
-    The backward hooks call ``node_started``/``node_done`` around each node (per thread:
-    the engine runs each device's nodes on its own thread).
-    """
-
-    def __init__(self) -> None:
-        self._local = threading.local()  # .unpacked: holders the running node unpacked
-
-    def pack(self, t: torch.Tensor) -> _Held:
-        # Held detached, as autograd holds a saved output itself: the tensor's grad_fn may be
-        # the very node saving it, and holding that would make a cycle that keeps the node and
-        # its saved tensors alive after the graph lets go of it. Autograd gives the unpacked
-        # tensor its grad_fn back.
-        return _Held(t.detach())
-
-    def unpack(self, held: _Held) -> torch.Tensor:
-        if held.tensor is None:
-            raise RuntimeError(
-                "vz.graph already ran backward through this graph and let go of the tensors it "
-                "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph."
-            )
-        unpacked = getattr(self._local, "unpacked", None)
-        if unpacked is not None:  # None: read outside backward (vizlib naming saved tensors)
-            unpacked.append(held)
-        return held.tensor
-
-    def node_started(self) -> None:
-        self._local.unpacked = []
-
-    def node_done(self) -> None:
-        for held in getattr(self._local, "unpacked", None) or ():
-            held.tensor = None
-        self._local.unpacked = None
 
 
 class ForwardRecorder(TorchFunctionMode):
@@ -177,8 +166,10 @@ class ForwardRecorder(TorchFunctionMode):
         state: UserState | None = None,
         save_hooks: bool = True,
         copies: dict[int, str] | None = None,
+        drawn: Drawn | None = None,
     ):
         super().__init__()
+        self.drawn = drawn  # None: every tensor's numbers are read
         self.copies = copies or {}  # id -> name of the inputs vizlib copied to require grad
         self.state = state if state is not None else UserState()  # what the call may change of the user's
         self.save_hooks = save_hooks  # False: torch.func transforms refuse saved-tensor hooks
@@ -188,12 +179,17 @@ class ForwardRecorder(TorchFunctionMode):
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
         self._scope: tuple[str, ...] = ()
+        self._ops_before: list[int] = []  # for each module entered: how many ops were recorded before it
+        self._children: dict[str, list[nn.Module]] | None = None  # parent path -> its modules (see _alike)
+        self._params: dict[int, list] = {}  # what _specs has listed of each module
+        self._specs: dict[nn.Module, ModuleSpec] = {}
         self._calls: dict = {}  # module -> how many times it has been entered
         self._entered: dict[str, nn.Module] = {}  # path -> module, in the order they first ran
         self._packed: list[tuple[SavedTensor, tuple]] = []  # pending until a node takes them
         self._packed_outside = False  # some pending pack was made outside any torch call
         self._in_call = False
         self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
+        self._saved_as: dict[tuple, _Held] | None = None  # _elements -> a holder of them (see read_late)
         self.saved = SavedForBackward()
         # Every tensor autograd saves keeps its pack hook for as long as its node lives, and
         # this recorder keeps the nodes (``ops``): a hook holding the recorder would make a
@@ -217,7 +213,7 @@ class ForwardRecorder(TorchFunctionMode):
                 self._saved_hooks.__exit__(*exc)
             _MODULE_HOOKS.pop(self)
             # Read once the mode is off: inside it, every parameter's .shape is a torch call.
-            self.module_specs = {path: _spec(module) for path, module in self._entered.items()}
+            self.module_specs = _specs(self._entered, self._params)
 
     def enter_module(self, module: nn.Module) -> None:
         self.state.keep_module(module)  # before it runs: its buffers as the user left them
@@ -228,9 +224,42 @@ class ForwardRecorder(TorchFunctionMode):
         if calls == 1:
             self._entered[path] = module
         self._scope += (path if calls == 1 else f"{path} (call {calls})",)
+        self._ops_before.append(len(self.ops))
+        if self.drawn is not None:
+            self.drawn.module_entered(module)
 
-    def leave_module(self, module: nn.Module) -> None:
+    def leave_module(self, module: nn.Module, output: object) -> None:
+        """Leave a module's scope; if it may be drawn as a box, whose numbers are those of
+        its output, read the output's numbers now (while it is surely alive)."""
+        ran_ops = bool(self._ops_before) and len(self.ops) > self._ops_before.pop()
+        if self.drawn is not None and self._scope:
+            alike = self._alike(module) if self.drawn.predicts else []
+            if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops, alike):
+                for t in _tensors(output):
+                    self.read_late(t.grad_fn)
         self._scope = self._scope[:-1]
+
+    def _alike(self, module: nn.Module) -> list[object]:
+        """The modules beside ``module`` (children of one parent, as ``blocks.1`` ... ``blocks.11``
+        beside ``blocks.0``) of its class and parameter shapes that have not run yet."""
+        path = self.module_names.get(module)
+        if not path or self._calls.get(module) != 1:
+            return []
+        if self._children is None:
+            self._children = {}
+            for m, p in self.module_names.items():
+                self._children.setdefault(p.rpartition(".")[0], []).append(m)
+        beside = self._children.get(path.rpartition(".")[0], [])
+        if len(beside) < 2:
+            return []
+        spec = self._spec(module)
+        return [m for m in beside if m is not module and m not in self._calls and self._spec(m) == spec]
+
+    def _spec(self, module: nn.Module) -> ModuleSpec:
+        spec = self._specs.get(module)
+        if spec is None:
+            spec = self._specs[module] = _specs({"": module}, self._params)[""]
+        return spec
 
     def _pack(self, t: torch.Tensor) -> _Held:
         held = self.saved.pack(t)
@@ -289,6 +318,17 @@ class ForwardRecorder(TorchFunctionMode):
                 self._record(t._base, name)
         return out
 
+    def _saved(self) -> dict[tuple, _Held]:
+        """The tensors autograd still holds for backward, by their elements (made once, when
+        a node's numbers are first read late and its own tensor is gone)."""
+        if self._saved_as is None:
+            self._saved_as = {}
+            for ref, _ in self._every_pack:
+                held = ref()
+                if held is not None and held.tensor is not None and (elements := _elements(held.tensor)) is not None:
+                    self._saved_as.setdefault(elements, held)
+        return self._saved_as
+
     @staticmethod
     def _refuse_in_place(op: str, name: str) -> None:
         """An in-place op on an input vizlib made require grad: autograd would refuse it with
@@ -324,19 +364,48 @@ class ForwardRecorder(TorchFunctionMode):
     def _record(self, t: torch.Tensor, op: str | None) -> None:
         fn = t.grad_fn
         if fn is not None and fn not in self.ops:
-            value, value_stats = self.summaries.describe(dense(t))
-            self.ops[fn] = OpRecord(
+            r = self.ops[fn] = OpRecord(
                 op=op,
                 shape=tuple(t.shape),
                 dtype=dtype_name(t.dtype),
                 device=device_name(t.device),
-                value=value,
-                value_stats=value_stats,
+                value=None,
+                value_stats=None,
                 modules=self._scope,
                 saved=self._packed,
                 packed_by_call=op is not None and not self._packed_outside,
             )
             self._packed, self._packed_outside = [], False
+            if self.drawn is None or self.drawn.op(len(self._scope)):
+                r.value, r.value_stats = self.summaries.describe(dense(t))
+            else:
+                r.unread = weakref.ref(t), t._version, _elements(t)
+
+    def read_late(self, fn: object) -> bool:
+        """Read the numbers of node ``fn``'s output, passed over when it ran, if that tensor
+        (or what autograd saved of it) is still alive and unchanged since (a module's output,
+        or a node drawn after all). False where they are lost."""
+        r = self.ops.get(fn)
+        if r is None or r.unread is None:
+            return True
+        ref, version, elements = r.unread
+        t = ref()
+        if t is None or t.grad_fn is not fn:  # gone: read what autograd saved of the same elements
+            held = self._saved().get(elements)
+            t = held.tensor if held is not None else None
+        if t is None or t._version != version:
+            return False
+        r.value, r.value_stats = self.summaries.describe(dense(t))
+        r.unread = None
+        return True
+
+
+def _elements(t: torch.Tensor) -> tuple | None:
+    """Which elements of which memory ``t`` holds, in a form a saved copy of the same
+    view or of any view of the same block shares (None: not one plain tensor)."""
+    if type(t) is not torch.Tensor or t.layout != torch.strided or t.is_meta:
+        return None
+    return t.data_ptr(), t.numel(), t.dtype, None if in_one_block(t) else (tuple(t.shape), t.stride())
 
 
 def _weak_pack(rec: ForwardRecorder) -> Callable[[torch.Tensor], _Held]:
@@ -351,12 +420,6 @@ def _weak_pack(rec: ForwardRecorder) -> Callable[[torch.Tensor], _Held]:
     return pack
 
 
-def dense(t: torch.Tensor) -> torch.Tensor:
-    """A sparse tensor as the dense one it stands for, so that its values can be summed up;
-    a strided (or nested) tensor as it is."""
-    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
-
-
 def _is_in_place(name: str) -> bool:
     """``add_``, ``__iadd__``, ``__setitem__``: a call that changes its first argument."""
     if name.startswith("__"):
@@ -364,9 +427,28 @@ def _is_in_place(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
-def _spec(module: nn.Module) -> ModuleSpec:
-    """What makes two modules the same block: the class and every parameter's name and shape."""
-    return ModuleSpec(type(module).__name__, tuple((name, tuple(p.shape)) for name, p in module.named_parameters()))
+def _specs(modules: dict[str, nn.Module], made: dict[int, list] | None = None) -> dict[str, ModuleSpec]:
+    """What makes two modules the same block: the class and every parameter's name and
+    shape, as ``named_parameters()`` lists them. Each module's list is made once from its
+    children's: asked of every module, ``named_parameters()`` walks each subtree again
+    (GPT-12's 125 modules: a tenth of a recording's bookkeeping)."""
+    made = {} if made is None else made  # id(module) -> its parameters' (name, shape, id(p))
+
+    def params(m: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
+        listed = made.get(id(m))
+        if listed is None:
+            listed = [(name, tuple(p.shape), id(p)) for name, p in m._parameters.items() if p is not None]
+            for child_name, child in m._modules.items():
+                if child is not None:
+                    listed += [(f"{child_name}.{name}", shape, i) for name, shape, i in params(child)]
+            seen: set[int] = set()  # a parameter shared by two children is listed once, as torch does
+            listed = made[id(m)] = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
+        return listed
+
+    return {
+        path: ModuleSpec(type(m).__name__, tuple((name, shape) for name, shape, _ in params(m)))
+        for path, m in modules.items()
+    }
 
 
 def _tensors(tree: object) -> list[torch.Tensor]:
@@ -413,54 +495,3 @@ def _call_name(func: Callable) -> tuple[str, str, bool]:
 def _name_call(func: Callable) -> tuple[str, str, bool]:
     raw = getattr(func, "__name__", str(func))
     return raw, raw.strip("_"), _is_in_place(raw)
-
-
-@dataclass
-class BackwardRecord:
-    """What the backward pass reported: order of execution, gradients per node and per edge
-    (Summaries' numbers, read once the recording is over)."""
-
-    order: list[int] = field(default_factory=list)  # positions in Walked.fns
-    grads: dict[int, Pending | None] = field(default_factory=dict)  # small copies only
-    grad_stats: dict[int, Pending | None] = field(default_factory=dict)
-    edge_norms: dict[tuple[int, int, int], Pending | None] = field(default_factory=dict)
-
-
-def hook_backward(
-    fns: list, edges_of: dict[int, list[tuple[int, int]]], saved: SavedForBackward, summaries: Summaries
-) -> tuple[BackwardRecord, list[RemovableHandle]]:
-    """Put a pre-hook and a post-hook on every op node; return the record and the handles.
-
-    ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
-    post-hook can say which gradient went down which edge. The hooks also tell ``saved``
-    when each node starts and ends, so that it can let go of what the node has used.
-    ``summaries`` reduces each gradient's memory once, however many nodes and edges it
-    passes through as a view.
-    """
-    rec = BackwardRecord()
-    handles = []
-    for i, fn in enumerate(fns):
-        if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
-            continue
-
-        def pre(grad_outputs: tuple[torch.Tensor | None, ...], i: int = i) -> None:
-            saved.node_started()
-            rec.order.append(i)
-            g = dense(grad_outputs[0]) if grad_outputs and grad_outputs[0] is not None else None
-            if g is not None:
-                rec.grads[i], rec.grad_stats[i] = summaries.describe(g, gradient=True)
-
-        def post(
-            grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...], i: int = i
-        ) -> None:
-            saved.node_done()
-            last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
-            for slot, src in edges_of.get(i, ()):
-                g = grad_inputs[slot] if slot < len(grad_inputs) else None
-                if g is not None:
-                    if g is not last[0]:
-                        last = g, summaries.norm(dense(g))
-                    rec.edge_norms[(src, i, slot)] = last[1]
-
-        handles += [fn.register_prehook(pre), fn.register_hook(post)]
-    return rec, handles

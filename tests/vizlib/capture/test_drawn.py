@@ -1,0 +1,218 @@
+"""A recording reads only the numbers its folded picture draws (transform.DrawnNumbers).
+
+Every number a recording reads costs the device kernel launches and the host Python; a
+folded picture of a transformer draws a tenth of its nodes. These tests hold the picture
+to what it was when every number was read: the same values, statistics, gradients and
+edge norms on every drawn node and edge, for models and functions of every shape that
+folding meets (module boxes, runs of identical blocks, loops folded without modules, a
+module called again and again, outputs of several tensors, ops whose result is never
+used), at every depth and with max_nodes alone.
+"""
+
+import math
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+from coursekit.models import GPTConfig, make_gpt
+from vizlib.capture import Summaries, capture
+from vizlib.transform import DrawnNumbers, simplify
+
+
+def every_number_read(target, *args, depth=None, max_nodes=150):
+    """The picture as it was before: every node's numbers read, then folded."""
+    return simplify(capture(target, args), depth, max_nodes)
+
+
+def same_number(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same_number(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) and math.isnan(a):
+        return isinstance(b, float) and math.isnan(b)
+    return a == pytest.approx(b, rel=1e-5, abs=1e-7)
+
+
+def same_stats(a, b) -> bool:
+    if a is None or b is None:
+        return a is b
+    return all(same_number(getattr(a, f), getattr(b, f)) for f in ("mean", "std", "norm", "min", "max"))
+
+
+def assert_same_picture(target, *args, depth=None, max_nodes=150):
+    torch.manual_seed(0)
+    before = every_number_read(target, *args, depth=depth, max_nodes=max_nodes)
+    torch.manual_seed(0)
+    now = vz.graph(target, *args, depth=depth, max_nodes=max_nodes)
+    assert [(n.id, n.name, n.kind) for n in now.nodes] == [(n.id, n.name, n.kind) for n in before.nodes]
+    for a, b in zip(now.nodes, before.nodes, strict=True):
+        for field in ("value", "grad"):
+            assert same_number(getattr(a, field), getattr(b, field)), (a.name, field)
+        for field in ("value_stats", "grad_stats"):
+            assert same_stats(getattr(a, field), getattr(b, field)), (a.name, field, getattr(a, field))
+    assert now.edges == before.edges
+    assert all(same_number(x, y) for x, y in zip(now.edge_grads, before.edge_grads, strict=True))
+    assert now.backward_order == before.backward_order
+    return now
+
+
+def tiny_gpt(n_layer: int):
+    return make_gpt(GPTConfig(n_layer=n_layer, n_embd=16, n_head=2, block_size=8, vocab=32), batch=2)
+
+
+@pytest.mark.parametrize("depth", [None, 0, 1, 2, 3])
+def test_a_gpt_is_drawn_with_the_numbers_it_had_when_all_were_read(depth):
+    model, batch = tiny_gpt(6)
+    assert_same_picture(model, *batch, depth=depth)
+
+
+@pytest.mark.parametrize("max_nodes", [20, 60, 150, 400])
+def test_each_max_nodes_picks_its_depth_and_keeps_its_numbers(max_nodes):
+    model, batch = tiny_gpt(4)
+    assert_same_picture(model, *batch, max_nodes=max_nodes)
+
+
+def test_a_loop_without_modules_folds_with_its_numbers():
+    def loop(x, w):
+        for _ in range(80):
+            x = x + torch.tanh(x * w)
+        return x.sum()
+
+    g = assert_same_picture(loop, torch.randn(5), torch.randn(5))
+    assert any(n.repeats > 1 for n in g.nodes)
+
+
+class Cell(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(self.lin(h)) * 0.5 + h
+
+
+class Unrolled(nn.Module):
+    """One cell called again and again, a module returning two tensors, an op whose
+    result is never used, and a Sequential's index-named children."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = Cell()
+        self.head = nn.Sequential(nn.Linear(6, 6), nn.ReLU(), nn.Linear(6, 6))
+        self.split = Split()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(12):
+            x = self.cell(x)
+            (x * 3).exp()  # never used
+        a, b = self.split(self.head(x))
+        return (a * b).sum()
+
+
+class Split(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x[:, :3].relu(), x[:, 3:].sigmoid()
+
+
+@pytest.mark.parametrize("depth", [None, 0, 1, 2])
+@pytest.mark.parametrize("max_nodes", [10, 40, 150])
+def test_repeated_calls_tuples_unused_ops_and_sequentials_keep_their_numbers(depth, max_nodes):
+    torch.manual_seed(1)
+    assert_same_picture(Unrolled(), torch.randn(3, 6), depth=depth, max_nodes=max_nodes)
+
+
+def test_drawing_every_op_reads_every_number():
+    model, batch = tiny_gpt(2)
+    g = assert_same_picture(model, *batch, max_nodes=None)
+    assert all(n.grad_stats is not None for n in g.nodes if n.kind == "op")
+
+
+def count_reads(fn) -> int:
+    reads = 0
+    describe = Summaries.describe
+
+    def counted(self, t, gradient=False):
+        nonlocal reads
+        reads += 1
+        return describe(self, t, gradient)
+
+    Summaries.describe = counted
+    try:
+        fn()
+    finally:
+        Summaries.describe = describe
+    return reads
+
+
+def test_a_folded_gpt_reads_a_fraction_of_its_tensors():
+    """GPT-12 drawn folded (88 of 760 nodes) read 2,000 tensors' numbers before; the
+    bound on what the forward may skip leaves about a block's worth per level unread."""
+    model, batch = tiny_gpt(12)
+    folded = count_reads(lambda: vz.graph(model, *batch))
+    every = count_reads(lambda: vz.graph(model, *batch, max_nodes=None))
+    assert every > 1000 and folded < every / 3, (folded, every)
+
+
+def test_ruling_out_is_only_where_no_depth_fits():
+    drawn = DrawnNumbers(None, 5)
+    assert all(drawn.op(1) for _ in range(4))  # 4 ops one deep: depth 1 may still fit
+    assert drawn.op(1) and not drawn.op(1)  # the 6th: no depth 1 or deeper can fit
+    assert drawn.op(0)  # outside any module: always
+    drawn.module_entered("blocks")
+    assert not drawn.op(2)
+    assert not drawn.module_left(1, "blocks", True, [])
+    drawn.module_entered("model")
+    assert drawn.module_left(0, "model", True, [])
+    assert DrawnNumbers(1, None).op(1) and not DrawnNumbers(1, None).op(2)
+    assert DrawnNumbers(1, None).module_left(1, "x", True, []) and not DrawnNumbers(1, None).module_left(
+        0, "x", True, []
+    )
+    assert not DrawnNumbers(1, None).module_left(1, "x", False, [])  # no ops: no box
+    assert DrawnNumbers(None, None).op(7) and not DrawnNumbers(None, None).module_left(0, "x", True, [])
+
+
+def test_modules_yet_to_run_are_expected_to_do_as_their_twin_did():
+    drawn = DrawnNumbers(None, 10)
+    drawn.module_entered("blocks.0")
+    assert drawn.op(2) and drawn.op(2)
+    assert drawn.module_left(1, "blocks.0", True, ["blocks.1", "blocks.2", "blocks.3", "blocks.4"])
+    assert not drawn.op(2)  # 3 ops two deep and 8 expected: depth 2 cannot fit any more
+    drawn.module_entered("blocks.1")  # what it was expected to run gives way to what it runs
+    assert drawn.op(2)  # 4 and 6 expected
+
+
+def recordings(fn, monkeypatch) -> int:
+    from vizlib.capture.record import ForwardRecorder
+
+    runs = 0
+    enter = ForwardRecorder.__enter__
+
+    def counted(self):
+        nonlocal runs
+        runs += 1
+        return enter(self)
+
+    monkeypatch.setattr(ForwardRecorder, "__enter__", counted)
+    fn()
+    monkeypatch.undo()
+    return runs
+
+
+def test_a_gpt_runs_once(monkeypatch):
+    model, batch = tiny_gpt(12)
+    assert recordings(lambda: vz.graph(model, *batch), monkeypatch) == 1
+    assert recordings(lambda: vz.graph(model, *batch, depth=1), monkeypatch) == 1
+
+
+def test_results_never_used_can_cost_a_second_run_never_a_number(monkeypatch):
+    """Unrolled runs 24 ops whose results are never used, one module deep: counted, they
+    rule out depth 1, which max_nodes=10 then draws; the head's output (saved by nothing)
+    is gone by then, so the call runs again, reading everything (the picture is checked
+    above)."""
+    torch.manual_seed(1)
+    model, x = Unrolled(), torch.randn(3, 6)
+    assert recordings(lambda: vz.graph(model, x, max_nodes=10), monkeypatch) == 2
+    assert recordings(lambda: vz.graph(model, x), monkeypatch) == 1
