@@ -311,10 +311,12 @@ class DrawnNumbers:
         assert self.max_nodes is not None
         counts = (self._ops, self._expected_ops, self._boxes, self._expected_boxes)
         levels = max(map(len, counts))
+        for c in counts:
+            c += [0] * (levels - len(c))
         ops, least = 0, []
-        for d in range(levels):
-            ops += _at(self._ops, d) + _at(self._expected_ops, d)
-            least.append(ops + _at(self._boxes, d) + _at(self._expected_boxes, d))
+        for op, expected_op, box, expected_box in zip(*counts, strict=True):
+            ops += op + expected_op
+            least.append(ops + box + expected_box)
         self._too_deep = None
         for d in range(levels - 1, -1, -1):
             if least[d] <= self.max_nodes:

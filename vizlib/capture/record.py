@@ -189,7 +189,8 @@ class ForwardRecorder(TorchFunctionMode):
         self._packed_outside = False  # some pending pack was made outside any torch call
         self._in_call = False
         self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
-        self._saved_as: dict[tuple, _Held] | None = None  # _elements -> a holder of them (see read_late)
+        self._saved_as: dict[tuple, _Held] = {}  # _elements -> a holder of them (see read_late)
+        self._saved_up_to = 0  # how many of _every_pack are in _saved_as
         self.saved = SavedForBackward()
         # Every tensor autograd saves keeps its pack hook for as long as its node lives, and
         # this recorder keeps the nodes (``ops``): a hook holding the recorder would make a
@@ -319,14 +320,13 @@ class ForwardRecorder(TorchFunctionMode):
         return out
 
     def _saved(self) -> dict[tuple, _Held]:
-        """The tensors autograd still holds for backward, by their elements (made once, when
-        a node's numbers are first read late and its own tensor is gone)."""
-        if self._saved_as is None:
-            self._saved_as = {}
-            for ref, _ in self._every_pack:
-                held = ref()
-                if held is not None and held.tensor is not None and (elements := _elements(held.tensor)) is not None:
-                    self._saved_as.setdefault(elements, held)
+        """The tensors autograd holds for backward, by their elements (noted only when a
+        node's numbers are read late and its own tensor is gone: rarely, and in one go)."""
+        for ref, _ in self._every_pack[self._saved_up_to :]:
+            held = ref()
+            if held is not None and held.tensor is not None and (elements := _elements(held.tensor)) is not None:
+                self._saved_as.setdefault(elements, held)
+        self._saved_up_to = len(self._every_pack)
         return self._saved_as
 
     @staticmethod

@@ -63,6 +63,8 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
     order: list = []
     index: dict = {}
     visiting: set = set()
+    # Each node's next_functions, read once: every read makes a new tuple of new tuples.
+    nexts: dict = {}
     for root in roots:
         if root in index:
             continue
@@ -79,33 +81,32 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
                 continue
             visiting.add(fn)
             stack.append((fn, True))
-            for nxt in reversed(_inputs(fn)):
+            nexts[fn] = () if isinstance(fn, torch.Tensor) else fn.next_functions
+            for nxt in reversed(_inputs(nexts[fn])):
                 if nxt not in index:
                     stack.append((nxt, False))
     if ran_at:
-        order = _as_ran(order, ran_at)
+        order = _as_ran(order, ran_at, nexts)
         index = {fn: i for i, fn in enumerate(order)}
     edges = [
-        (index[nxt], index[fn], slot)
-        for fn in order
-        if not isinstance(fn, torch.Tensor)
-        for slot, (nxt, _) in enumerate(fn.next_functions)
-        if nxt is not None
+        (index[nxt], index[fn], slot) for fn in order for slot, (nxt, _) in enumerate(nexts[fn]) if nxt is not None
     ]
     return Walked(fns=order, edges=edges, index=index)
 
 
-def _as_ran(order: list, ran_at: dict) -> list:
+def _as_ran(order: list, ran_at: dict, nexts: dict) -> list:
     """Re-sort a topological order by when each op ran; unrecorded nodes (leaves, the inner
-    nodes of composite calls) go just before their first consumer."""
+    nodes of composite calls) go just before their first consumer. ``nexts``: each node's
+    ``next_functions``."""
     consumers: dict = {}
+    inputs = {fn: _inputs(nexts[fn]) for fn in order}
     for fn in order:
-        for nxt in _inputs(fn):
+        for nxt in inputs[fn]:
             consumers.setdefault(nxt, []).append(fn)
     when: dict = {}
     for fn in reversed(order):  # consumers before their inputs
         when[fn] = ran_at.get(fn, min((when[c] for c in consumers.get(fn, ())), default=float("inf")))
-    pending = {fn: len(_inputs(fn)) for fn in order}
+    pending = {fn: len(inputs[fn]) for fn in order}
     position = {fn: i for i, fn in enumerate(order)}
     ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]
     heapq.heapify(ready)
@@ -120,10 +121,8 @@ def _as_ran(order: list, ran_at: dict) -> list:
     return result
 
 
-def _inputs(fn: AutogradNode) -> list[AutogradNode]:
-    if isinstance(fn, torch.Tensor):
-        return []
-    return [nxt for nxt, _ in fn.next_functions if nxt is not None]
+def _inputs(next_functions: tuple) -> list[AutogradNode]:
+    return [nxt for nxt, _ in next_functions if nxt is not None]
 
 
 def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, str | None]:

@@ -216,3 +216,27 @@ def test_results_never_used_can_cost_a_second_run_never_a_number(monkeypatch):
     model, x = Unrolled(), torch.randn(3, 6)
     assert recordings(lambda: vz.graph(model, x, max_nodes=10), monkeypatch) == 2
     assert recordings(lambda: vz.graph(model, x), monkeypatch) == 1
+
+
+class Saved(nn.Module):
+    """Ops whose results are never used come first; then a chain whose every value autograd
+    saves (exp its result, mul and sin their inputs, norm its input and result)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(12):
+            (x * 3).exp()
+        a = x.exp()
+        return (a * a).sin().norm()
+
+
+def test_a_value_passed_over_is_read_from_what_autograd_saved_of_it(monkeypatch):
+    from vizlib.capture.record import ForwardRecorder
+
+    x = torch.randn(5)
+    assert recordings(lambda: vz.graph(Saved(), x, max_nodes=10), monkeypatch) == 1
+    asked = []
+    saved = ForwardRecorder._saved
+    monkeypatch.setattr(ForwardRecorder, "_saved", lambda self: asked.append(1) or saved(self))
+    g = assert_same_picture(Saved(), x, max_nodes=10)
+    assert asked, "the values were read some other way"
+    assert len(g.nodes) == 5 and all(n.value is not None for n in g.nodes)
