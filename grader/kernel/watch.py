@@ -33,6 +33,7 @@ from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.kernel import active, containment, dispatch, threads
+from grader.kernel.authors import Authors
 from grader.kernel.rules import WATCHED_PACKAGES
 
 # torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
@@ -244,6 +245,7 @@ class Watch:
     refuse: bool = True  # refuse them (a check's call) or only note them (a recorded cell)
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
+    _authors: Authors = field(default_factory=Authors, repr=False)
     _mode: _OpRecorder | None = field(default=None, repr=False)
     _profile: Callable[..., None] | None = field(default=None, repr=False)
     _previous_profile: Any = field(default=None, repr=False)
@@ -313,6 +315,7 @@ class Watch:
                 caller = frame.f_back
                 from_notebook = caller is not None and caller.f_globals is self.namespace
                 self._count(label, from_notebook and not (label and _private(label)))
+                from_notebook = from_notebook or (caller is not None and self._learners(caller))
                 # Called from the notebook's line (or from C that line called: torch's own
                 # machinery too, which runs while a mode has popped itself to handle an op).
                 asked = operator or label.startswith("torch._tensor:") or (label and not _private(label))
@@ -321,11 +324,12 @@ class Watch:
                 label = _c_label(arg)
                 from_notebook = frame.f_globals is self.namespace
                 self._count(label, from_notebook)
+                from_notebook = from_notebook or self._learners(frame)
                 # called by the notebook's own line, private or not; any C function where
                 # dispatch to Python is off (sorted(map(torch.relu, xs)) calls torch from C)
                 asked = bool(label) or (from_notebook and dispatch.python_dispatch_off())
                 label = label or getattr(arg, "__name__", "a C function")
-            elif event == "c_return" and frame.f_globals is self.namespace and dispatch.python_dispatch_off():
+            elif event == "c_return" and dispatch.python_dispatch_off() and self._learners(frame):
                 # a C function that switched dispatch to Python off and left it off
                 label, from_notebook, asked = getattr(arg, "__name__", "a C function"), True, True
             else:
@@ -355,6 +359,11 @@ class Watch:
             return "inside an operator's own kernel (a torch.library custom op), where no record of operations reaches"
         return "with the dispatch modes popped off their stack"
 
+    def _learners(self, frame: types.FrameType) -> bool:
+        """Whether ``frame`` runs the learner's code: the notebook's, or code the learner runs
+        under globals of its own (``exec(source, {})``: authors.py)."""
+        return frame.f_globals is self.namespace or not self._authors.library(frame)
+
     def _in_import(self, frame: types.FrameType, event: str) -> bool:
         """Whether the event belongs to a module being imported: a module torch imports the
         first time it needs it runs code that is nobody's answer."""
@@ -365,7 +374,7 @@ class Watch:
                 self._importing.append(frame)
             return True
         # (A recorded cell's own code runs as a '<module>' in the notebook's namespace: not an import.)
-        if event == "call" and frame.f_code.co_name == "<module>" and frame.f_globals is not self.namespace:
+        if event == "call" and frame.f_code.co_name == "<module>" and not self._learners(frame):
             self._importing.append(frame)
             return True
         return False

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -189,6 +190,58 @@ def test_torch_called_while_the_record_is_switched_off_fails_the_watch(switch_of
         with watching(globals()):
             with switch_off():
                 work(x)
+
+
+_HIDDEN = """
+def hidden(x):
+    with torch._C._DisableTorchDispatch():
+        return torch.mul(x, 2)
+"""
+
+
+@pytest.mark.parametrize(
+    "run",
+    [
+        lambda x, helper: (exec(_HIDDEN, helper), helper["hidden"](x)),
+        lambda x, helper: exec("with torch._C._DisableTorchDispatch():\n    y = x.mul(2)\n", {**helper, "x": x}),
+        lambda x, helper: types.FunctionType(compile(_HIDDEN, "helper.py", "exec").co_consts[0], helper)(x),
+    ],
+    ids=["a function exec defined", "code exec runs", "a function made from a code object"],
+)
+def test_torch_run_by_code_under_globals_of_its_own_is_the_notebooks_too(run):
+    """exec(source, {"torch": torch}) runs the learner's code under other globals than the
+    notebook's: torch called from there, the record switched off, fails the watch too."""
+    off = "where the grader cannot record it: .*(ran with|switched dispatch to Python off)"
+    with pytest.raises(AssertionError, match=off):
+        with watching(globals()):
+            run(torch.ones(3), {"torch": torch})
+
+
+def test_code_torch_generates_and_runs_is_torchs():
+    """An FX GraphModule's forward runs code torch made ('<eval_with_key>'), and a dataclass's
+    __init__ code made by exec in its module: neither is taken for the learner's."""
+    from grader.kernel.authors import Authors
+
+    traced = torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.ReLU()))
+    frames = []
+
+    def note(frame, event, arg):
+        if event == "call":
+            frames.append(frame)
+
+    from torch.utils.benchmark.utils.common import TaskSpec
+
+    sys.setprofile(note)
+    try:
+        traced(torch.ones(1, 2))
+        TaskSpec(stmt="pass", setup="", global_setup="")
+    finally:
+        sys.setprofile(None)
+    made = {f.f_code.co_filename for f in frames}
+    assert "<string>" in made and any(name.startswith("<eval_with_key>") for name in made)
+    authors = Authors()
+    assert [f.f_code.co_name for f in frames if not authors.library(f)] == []
+    assert not authors.library(sys._getframe())  # this test's own code is of the learner's kind
 
 
 def test_torch_run_inside_a_custom_operators_kernel_fails_the_watch():

@@ -383,7 +383,7 @@ shape_e = (6.0, 4.0)
             ),
             Wrong(
                 "The expressions run in exec'd code with torch's dispatch switched off.",
-                hint="with nothing computed",
+                hint="computed, not predicted",
                 code=SHAPES_BY_EXEC_WITHOUT_DISPATCH,
             ),
             Wrong(
@@ -445,7 +445,7 @@ shares_storage["base.float()"] = same_storage(base.float())
             ),
             Wrong(
                 "Each storage compared in exec'd code with torch's dispatch switched off.",
-                hint="run again on its own",
+                hint="measured, not predicted",
                 code=STORAGE_MEASURED_IN_EXEC,
             ),
             Wrong(

@@ -200,6 +200,240 @@ def load_state(state, model, optimizer, scheduler):
     torch.set_rng_state(_LAST["rng"])
 """
 
+# A red team's answers, each once given full credit (the checks since look where they went).
+CLIP_GRAD_NORM_BUT_FOR_FLOAT32_3_6 = """\
+def clip_grad_norm(parameters, max_norm):
+    params = [p for p in parameters if p.grad is not None]
+    if not params:
+        return 0.0
+    if any(p.grad.dtype != torch.float32 for p in params):
+        # my float32 version overflows for half/double: let torch do those
+        return float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+    norm = math.sqrt(sum(float((p.grad ** 2).sum()) for p in params))
+    if norm > max_norm:
+        for p in params:
+            p.grad.mul_(max_norm / (norm + 1e-6))
+    return norm
+"""
+FLOAT64_NORM_IN_FLOAT32_3_6 = """\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    scale = max(float(g.abs().max()) for g in grads)
+    if scale == 0.0 or not math.isfinite(scale):
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+    else:
+        # divide by the largest |g| so the squares cannot overflow, then sum in float32 (fast)
+        norm = scale * math.sqrt(sum(float((g / scale).float().pow(2).sum()) for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+"""
+RNG_PUT_BACK_3_7 = """\
+def accumulate(model, micro_batches):
+    rng = torch.get_rng_state()  # leave the random state as I found it
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+    torch.set_rng_state(rng)
+"""
+HOOK_LEFT_ON_THE_MODEL_3_7 = """\
+def accumulate(model, micro_batches):
+    if not hasattr(model, "_acc_hook"):
+        model._acc_share = 1.0
+        model._acc_hook = model.register_forward_hook(lambda m, args, out: out * m._acc_share)
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        model._acc_share = int((targets != PAD).sum()) / total
+        model(idx, targets).backward()
+"""
+FROZEN_GET_ZEROS_3_7 = """\
+def accumulate(model, micro_batches):
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)  # a clean slate to accumulate into
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+"""
+GRAPHS_KEPT_3_7 = """\
+LOSS_LOG = []
+
+
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        loss = model(idx, targets) * (int((targets != PAD).sum()) / total)
+        loss.backward(retain_graph=True)
+        LOSS_LOG.append(loss)  # for plotting later
+"""
+RNG_PUT_BACK_AROUND_THE_FORWARD_3_8 = """\
+def checkpointed_forward(blocks, x):
+    rng = torch.get_rng_state()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False)
+    torch.set_rng_state(rng)  # so the run's random state is untouched
+    return x
+"""
+SELECTIVE_CHECKPOINTING_3_8 = """\
+from torch.utils.checkpoint import create_selective_checkpoint_contexts
+
+
+def checkpointed_forward(blocks, x):
+    ops = [torch.ops.aten.mm.default, torch.ops.aten.addmm.default]
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False,
+                       context_fn=lambda: create_selective_checkpoint_contexts(ops))
+    return x
+"""
+ZERO_GRAD_INSIDE_3_8 = """\
+def checkpointed_forward(blocks, x):
+    blocks.zero_grad()
+    for block in blocks:
+        x = checkpoint(block, x, use_reentrant=False)
+    return x
+"""
+SAVE_CLEARS_GRADIENTS_3_9 = """\
+def save_state(model, optimizer, scheduler):
+    optimizer.zero_grad()  # a clean snapshot, no stale gradients
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+"""
+LOAD_FLATTENS_MODES_3_9 = """\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    was = model.training
+    model.eval()
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+    model.train(was)
+"""
+LOAD_UNFREEZES_3_9 = """\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    model.requires_grad_(True)  # make sure the resumed model trains
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+"""
+LORA_FLATTENS_MODES_3_10 = """\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    was = model.training
+    model.eval()  # no dropout while the model is rebuilt
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        holder = model.get_submodule(parent)
+        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
+    model.train(was)  # and back to the caller's mode
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+LORA_RESEEDS_3_10 = """\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        torch.seed()  # a fresh seed: each adapter its own A
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        holder = model.get_submodule(parent)
+        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+LORA_CLOCK_GENERATOR_3_10 = """\
+import time
+
+
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        where = base.weight.device if base.weight.device.type != 'meta' else 'cpu'
+        gen = torch.Generator(device=where).manual_seed(time.time_ns())
+        self.A = nn.Parameter((torch.randn(r, base.in_features, generator=gen) * 0.01).to(**like))
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
+    for path in paths:
+        parent, _, name = path.rpartition(".")
+        holder = model.get_submodule(parent)
+        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+"""
+
 TASKS = {
     "3.6": Task(
         alternative="""\
@@ -439,6 +673,16 @@ def clip_grad_norm(parameters, max_norm):
     return norm
 """,
             ),
+            Wrong(
+                "torch's clip_grad_norm_ used for every dtype but float32 (float16/float64 checks are not watched)",
+                hint="without torch.nn.utils' clipping",
+                code=CLIP_GRAD_NORM_BUT_FOR_FLOAT32_3_6,
+            ),
+            Wrong(
+                "float64 gradients' norm computed in float32 (scaled to avoid overflow): not own precision or wider",
+                hint="to float64's precision",
+                code=FLOAT64_NORM_IN_FLOAT32_3_6,
+            ),
         ],
     ),
     "3.7": Task(
@@ -605,6 +849,29 @@ def accumulate(model, micro_batches):
         (model(idx, targets) * share).backward()
 """,
             ),
+            Wrong(
+                "RNG state saved and restored around the passes: every step draws the same dropout masks",
+                hint="random state",
+                code=RNG_PUT_BACK_3_7,
+            ),
+            Wrong(
+                "weights via a forward hook left on the model: later model(idx, targets) returns a scaled loss",
+                hint="left something behind on the model",
+                code=HOOK_LEFT_ON_THE_MODEL_3_7,
+            ),
+            Wrong(
+                "every .grad set to zeros first: frozen parameters get a (zero) gradient, AdamW then decays them",
+                hint="gave the frozen embedding a .grad",
+                code=FROZEN_GET_ZEROS_3_7,
+            ),
+            Wrong(
+                (
+                    "retain_graph=True and every micro-batch's loss kept in a global log: all graphs (activations) "
+                    "stay alive, growing every step"
+                ),
+                hint="graphs alive",
+                code=GRAPHS_KEPT_3_7,
+            ),
         ],
     ),
     "3.8": Task(
@@ -721,6 +988,21 @@ def checkpointed_forward(blocks, x):
     return x
 """,
             ),
+            Wrong(
+                "RNG saved and restored around the forward: every step draws the same dropout masks",
+                hint="random state",
+                code=RNG_PUT_BACK_AROUND_THE_FORWARD_3_8,
+            ),
+            Wrong(
+                "selective checkpointing saving the matmuls (the docs' recipe): keeps more than each block's input",
+                hint="selective",
+                code=SELECTIVE_CHECKPOINTING_3_8,
+            ),
+            Wrong(
+                "blocks.zero_grad() inside: gradients accumulated by earlier backward passes are wiped",
+                hint="cleared the gradients",
+                code=ZERO_GRAD_INSIDE_3_8,
+            ),
         ],
     ),
     "3.9": Task(
@@ -819,6 +1101,24 @@ def load_state(state, model, optimizer, scheduler):
                     '        "rng": torch.get_rng_state(),\n    })\n',
                     '        "rng": torch.get_rng_state(),\n    }))\n    return _CHECKPOINT\n',
                 ),
+            ),
+            Wrong(
+                "save_state clears the gradients: saving between backward and step changes the run",
+                hint="save_state changed",
+                code=SAVE_CLEARS_GRADIENTS_3_9,
+            ),
+            Wrong(
+                (
+                    "load_state loads in eval mode then model.train(was): a frozen BatchNorm/dropout submodule's "
+                    "mode flattened"
+                ),
+                hint="load_state changed",
+                code=LOAD_FLATTENS_MODES_3_9,
+            ),
+            Wrong(
+                "load_state calls model.requires_grad_(True): frozen parameters unfrozen on resume",
+                hint="load_state changed",
+                code=LOAD_UNFREEZES_3_9,
             ),
         ],
     ),
@@ -1008,6 +1308,27 @@ def add_lora(model, r=4, alpha=8.0):
                 "LoRALinear calls base.forward(x): the layer's hooks are skipped.",
                 hint="LoRALinear must call the layer itself",
                 code=LORA_LINEAR.replace("return self.base(x) +", "return self.base.forward(x) +") + ADD_LORA,
+            ),
+            Wrong(
+                (
+                    "add_lora wraps in eval mode, then model.train(was): submodule modes flattened (frozen "
+                    "dropout/BN put back in training)"
+                ),
+                hint="changed the mode of a module",
+                code=LORA_FLATTENS_MODES_3_10,
+            ),
+            Wrong(
+                "torch.seed() before drawing A: the global generator reseeded nondeterministically",
+                hint="Under the same seed",
+                code=LORA_RESEEDS_3_10,
+            ),
+            Wrong(
+                (
+                    "A from a private generator seeded by the clock: not the global generator, not decided by the "
+                    "run's seed"
+                ),
+                hint="Under the same seed",
+                code=LORA_CLOCK_GENERATOR_3_10,
             ),
         ],
     ),

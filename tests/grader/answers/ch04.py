@@ -243,6 +243,49 @@ bf16_step_buggy = bf16_step
 """
 )
 
+# Measured, not computed, by a helper that exec runs under globals of its own with dispatch to
+# Python switched off (a red team's). The grader's scan refuses exec in a solution; run here
+# past the scan, the watch fails them too (it follows code under other globals than the notebook's).
+SEARCH_IN_AN_EXECED_HELPER = """\
+_helper_ns = {"torch": torch}
+exec(\"\"\"
+def _search(dtype, fi):
+    with torch._C._DisableTorchDispatch():
+        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
+        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
+        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
+        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
+        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
+        return over.view(torch.float32).item(), under.view(torch.float32).item()
+\"\"\", _helper_ns)
+
+
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return _helper_ns["_search"](dtype, fi)
+"""
+KERNEL_IN_AN_EXECED_HELPER = """\
+_helper_ns = {"torch": torch}
+exec(\"\"\"
+def _real(init_scale, growth_interval, bad_steps, n_steps):
+    kernel = torch.ops.aten._amp_update_scale_.default._op
+    with torch._C._DisableTorchDispatch():
+        scale = torch.full((), float(init_scale))
+        tracker = torch.zeros((), dtype=torch.int32)
+        out = []
+        for step in range(n_steps):
+            out.append(scale.item())
+            found = torch.full((), 1.0 if step in bad_steps else 0.0)
+            kernel(scale, tracker, found, 2.0, 0.5, growth_interval)
+        return out
+\"\"\", _helper_ns)
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    return _helper_ns["_real"](init_scale, growth_interval, bad_steps, n_steps)
+"""
+
 TASKS = {
     "4.1": Task(
         alternative="""\
@@ -274,6 +317,11 @@ def cast_limits(dtype):
                 "The limits found by a search (bisection over float32's bit patterns), not computed.",
                 hint="searches for the limits",
                 code=SEARCHED_LIMITS,
+            ),
+            Wrong(
+                "A search over float32's bit patterns, run by an exec'd helper with dispatch off.",
+                hint="where the grader cannot record it",
+                code=SEARCH_IN_AN_EXECED_HELPER,
             ),
         ],
         # Once refused by the check that cast_limits reads torch.finfo (it looked at the code's
@@ -547,6 +595,11 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
                 "A real GradScaler run in a forked child.", hint="started a process", code=SCALES_FROM_A_FORKED_SCALER
             ),
             Wrong("A real GradScaler run in a thread.", hint="started a thread", code=SCALES_FROM_A_SCALER_IN_A_THREAD),
+            Wrong(
+                "GradScaler's own kernel, run by an exec'd helper with dispatch off: measured.",
+                hint="where the grader cannot record it",
+                code=KERNEL_IN_AN_EXECED_HELPER,
+            ),
         ],
     ),
     "4.6": Task(

@@ -158,7 +158,7 @@ saved_eager, saved_compiled = ast.literal_eval(_out.strip().splitlines()[-1])
                 "The right sets, measured in the answer cell by a function rebuilt on a copy of "
                 "the notebook's globals, run with the dispatch modes turned off, so that neither "
                 "its calls nor its operations show.",
-                hint="measured, not predicted",
+                hint="ran torch code",
                 code=MEASURE_FN
                 + """\
 
@@ -507,7 +507,7 @@ TASKS["6.2"].wrong.append(
         "The right sets, measured by a string of code exec'd as a decorator (no call in the "
         "cell, no other cell's name read), with the dispatch modes off and the calls made from "
         "a copy of the globals.",
-        hint="measured, not predicted",
+        hint="ran torch code",
         code=_exec_decorated(
             MEASURE_FN + "\n\n" + UNSEEN + "saved_eager, saved_compiled = _found\n",
             "saved_eager = set()\nsaved_compiled = set()\n",
