@@ -286,6 +286,113 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     return _helper_ns["_real"](init_scale, growth_interval, bad_steps, n_steps)
 """
 
+# A red team's answers, each once given full credit.
+TABLE_KEYED_BY_MAX_4_1 = """\
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    return {
+        65504.0: (65520.0, 2.9802322387695312e-08),
+        3.3895313892515355e38: (3.3961775292304601e38, 4.591774807899561e-41),
+        57344.0: (61440.0, 7.62939453125e-06),
+    }[fi.max]
+"""
+GRADS_MADE_FLOAT32_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        grad.data = grad.data.float()
+        master -= lr * grad
+    return master.half()
+"""
+W16_MADE_FLOAT32_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    w16.data = w16.data.float()
+    master = w16.clone()
+    for grad in grads:
+        master -= lr * grad.float()
+    return master.half()
+"""
+NOT_FINITE_SKIPPED_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        g = grad.float()
+        master -= lr * torch.where(torch.isfinite(g), g, torch.zeros_like(g))
+    return master.half()
+"""
+CLAMPED_TO_FP16_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    fmax = torch.finfo(torch.float16).max
+    return master.clamp(-fmax, fmax).half()
+"""
+SLICE_OF_A_SCALAR_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master[:] -= lr * grad.float()
+    return master.half()
+"""
+ALIAS_WHEN_NO_GRADS_4_2 = """\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    if not grads:
+        return w16.detach()
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    return master.half()
+"""
+LIST_INDEXED_BY_STEP_4_5 = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    is_bad = [False] * n_steps
+    for b in bad_steps:
+        is_bad[b] = True
+    scales, scale, clean = [], float(init_scale), 0
+    for step in range(n_steps):
+        scales.append(scale)
+        if is_bad[step]:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * 2.0, 0
+    return scales
+"""
+SETS_ONLY_4_5 = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    bad = bad_steps & set(range(n_steps))
+    scales, scale, clean = [], float(init_scale), 0
+    for step in range(n_steps):
+        scales.append(scale)
+        if step in bad:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                scale, clean = scale * 2.0, 0
+    return scales
+"""
+
 TASKS = {
     "4.1": Task(
         alternative="""\
@@ -322,6 +429,11 @@ def cast_limits(dtype):
                 "A search over float32's bit patterns, run by an exec'd helper with dispatch off.",
                 hint="where the grader cannot record it",
                 code=SEARCH_IN_AN_EXECED_HELPER,
+            ),
+            Wrong(
+                "table of limits keyed by finfo.max: nothing computed",
+                hint="not (248.0, 0.0009765625)",
+                code=TABLE_KEYED_BY_MAX_4_1,
             ),
         ],
         # Once refused by the check that cast_limits reads torch.finfo (it looked at the code's
@@ -433,6 +545,36 @@ def master_sgd(w16, grads, lr):
         master -= lr * torch.tensor(grad.tolist(), dtype=torch.float32)
     return master.half()
 """,
+            ),
+            Wrong(
+                "caller's fp16 grads converted to fp32 in place (grad.data = grad.data.float())",
+                hint="changed the gradients it was given",
+                code=GRADS_MADE_FLOAT32_4_2,
+            ),
+            Wrong(
+                "w16 itself converted to fp32 in place (w16.data = ...)",
+                hint="changed w16",
+                code=W16_MADE_FLOAT32_4_2,
+            ),
+            Wrong(
+                "non-finite gradient entries skipped (torch.where): not every update applied",
+                hint="not [-inf, nan, inf]",
+                code=NOT_FINITE_SKIPPED_4_2,
+            ),
+            Wrong(
+                "fp16 copy clamped to fp16's finite range (saturating), not master.half()",
+                hint="not [-inf, nan, inf]",
+                code=CLAMPED_TO_FP16_4_2,
+            ),
+            Wrong(
+                "master[:] -= ...: fails for a 0-dim (scalar) weight",
+                hint="For a 0-dim w16",
+                code=SLICE_OF_A_SCALAR_4_2,
+            ),
+            Wrong(
+                "no gradients: returns w16.detach(), an alias of w16",
+                hint="shares w16's memory",
+                code=ALIAS_WHEN_NO_GRADS_4_2,
             ),
         ],
     ),
@@ -599,6 +741,16 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
                 "GradScaler's own kernel, run by an exec'd helper with dispatch off: measured.",
                 hint="where the grader cannot record it",
                 code=KERNEL_IN_AN_EXECED_HELPER,
+            ),
+            Wrong(
+                "is_bad list indexed by bad step: IndexError for a bad step >= n_steps",
+                hint="IndexError",
+                code=LIST_INDEXED_BY_STEP_4_5,
+            ),
+            Wrong(
+                "bad_steps used with set operators: TypeError for a list/tuple of bad steps",
+                hint="bad_steps given as a list",
+                code=SETS_ONLY_4_5,
             ),
         ],
     ),
