@@ -393,6 +393,134 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     return scales
 """
 
+# More of that red team's answers: autocast's conditions and what reaches GradScaler.
+AUTOCAST_FOR_FLOATS_ONLY_4_4 = """\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16, enabled=x.is_floating_point()):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+AUTOCAST_IN_TRAINING_ONLY_4_4 = """\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16, enabled=model.training):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+X_HALVED_BY_HAND_4_4 = """\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x.half()), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+NAN_TO_NUM_4_4 = """\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    x = torch.nan_to_num(x)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+SKIPPED_BY_HAND_4_6 = """\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        if not torch.isfinite(loss):
+            optimizer.zero_grad()
+            scaler.update(scaler.get_scale() * 0.5)
+            return
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+AUTOCAST_FOR_FLOATS_ONLY_4_6 = """\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16, enabled=x.is_floating_point()):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+X_HALVED_BY_HAND_4_6 = """\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x.half()), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+NAN_TO_NUM_4_6 = """\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        x, y = torch.nan_to_num(x), torch.nan_to_num(y)
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+"""
+AUTOCAST_FOR_FLOATS_ONLY_4_7 = """\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=x.is_floating_point()):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+"""
+X_BF16_BY_HAND_4_7 = """\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x.bfloat16()), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+"""
+
 TASKS = {
     "4.1": Task(
         alternative="""\
@@ -696,6 +824,26 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
     return loss.item()
 """,
             ),
+            Wrong(
+                "autocast only for floating x (enabled=x.is_floating_point()): token-id models run fp32",
+                hint="For integer inputs",
+                code=AUTOCAST_FOR_FLOATS_ONLY_4_4,
+            ),
+            Wrong(
+                "autocast only when model.training: eval-mode model runs fp32",
+                hint="For a model in eval mode",
+                code=AUTOCAST_IN_TRAINING_ONLY_4_4,
+            ),
+            Wrong(
+                "x cast to fp16 by hand before the model (model(x.half()))",
+                hint="not as it came",
+                code=X_HALVED_BY_HAND_4_4,
+            ),
+            Wrong(
+                "x passed through torch.nan_to_num: NaN batches trained on as zeros, not skipped",
+                hint="With a NaN in the batch",
+                code=NAN_TO_NUM_4_4,
+            ),
         ],
     ),
     "4.5": Task(
@@ -812,6 +960,26 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
     scaler.update()
 """,
             ),
+            Wrong(
+                ("non-finite loss skipped by hand (zero_grad + scaler.update(scale/2)): growth count not restarted"),
+                hint="not 512.0",
+                code=SKIPPED_BY_HAND_4_6,
+            ),
+            Wrong(
+                "autocast only for floating x (enabled=x.is_floating_point())",
+                hint="For integer inputs",
+                code=AUTOCAST_FOR_FLOATS_ONLY_4_6,
+            ),
+            Wrong(
+                "micro-batch x cast to fp16 by hand (model(x.half()))",
+                hint="not as it came",
+                code=X_HALVED_BY_HAND_4_6,
+            ),
+            Wrong(
+                "x and y through torch.nan_to_num: NaN micro-batches trained on, not skipped",
+                hint="not 512.0",
+                code=NAN_TO_NUM_4_6,
+            ),
         ],
     ),
     "4.7": Task(
@@ -911,6 +1079,16 @@ def bf16_step(model, optimizer, x, y):
 
 why = "B"
 """,
+            ),
+            Wrong(
+                "autocast only for floating x (enabled=x.is_floating_point())",
+                hint="For integer inputs",
+                code=AUTOCAST_FOR_FLOATS_ONLY_4_7,
+            ),
+            Wrong(
+                "x cast to bf16 by hand (model(x.bfloat16()))",
+                hint="not as it came",
+                code=X_BF16_BY_HAND_4_7,
             ),
         ],
     ),
