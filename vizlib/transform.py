@@ -201,9 +201,9 @@ def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphDat
 
 
 def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
-    """The depths to collapse ``g`` to, deepest first, ending with 0 (none without modules): nodes run ``d`` or
-    fewer modules deep stay as they are in ``collapse(g, d)``, so where they alone are
-    more than ``max_nodes``, that depth is passed over without drawing it."""
+    """The depths to collapse ``g`` to, deepest first, ending with 0 (none without modules).
+    Nodes run ``d`` or fewer modules deep stay as they are in ``collapse(g, d)``: where they
+    alone are more than ``max_nodes``, that depth is passed over without drawing it."""
     levels = max(len(n.modules) for n in g.nodes)
     at_most = [0] * (levels + 1)
     for n in g.nodes:
@@ -268,7 +268,7 @@ class DrawnNumbers:
         _add(self._ops, level, 1)
         if self._too_deep is None or level < self._too_deep:  # else it only adds to depths already too deep
             self._update()
-        return level == 0 or self._too_deep is None or level < self._too_deep
+        return self._may_draw(level)
 
     def module_entered(self, key: object) -> None:
         """A module starts: what was expected of it gives way to what it runs."""
@@ -276,9 +276,7 @@ class DrawnNumbers:
             return
         share = self._expected.pop(key, None)
         if share is not None:
-            for counts, expected in zip(share, (self._expected_ops, self._expected_boxes), strict=True):
-                for level, k in enumerate(counts):
-                    expected[level] -= k
+            self._expect(share, -1)
             self._update()
         self._starts.append((list(self._ops), list(self._boxes)))
 
@@ -299,11 +297,18 @@ class DrawnNumbers:
             for key in alike:
                 if key not in self._expected:
                     self._expected[key] = share
-                    for counts, expected in zip(share, (self._expected_ops, self._expected_boxes), strict=True):
-                        for at, k in enumerate(counts):
-                            _add(expected, at, k)
+                    self._expect(share, +1)
         self._update()
-        return ran_ops and (level == 0 or self._too_deep is None or level < self._too_deep)
+        return ran_ops and self._may_draw(level)
+
+    def _may_draw(self, level: int) -> bool:
+        return level == 0 or self._too_deep is None or level < self._too_deep
+
+    def _expect(self, share: tuple[list[int], list[int]], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) what one module yet to run is expected to record."""
+        for counts, expected in zip(share, (self._expected_ops, self._expected_boxes), strict=True):
+            for level, k in enumerate(counts):
+                _add(expected, level, sign * k)
 
     def _update(self) -> None:
         """Find the depth from which no collapse fits: where the ops drawn as nodes of

@@ -41,12 +41,14 @@ def _library_roots() -> tuple[str, ...]:
 
 
 def _course_roots() -> tuple[str, ...]:
-    roots = []
-    for package in _COURSE_PACKAGES:
-        path = getattr(sys.modules.get(package), "__file__", None)
-        if path:
-            roots.append(os.path.realpath(os.path.dirname(path)) + os.sep)
-    return tuple(roots)
+    return _roots_of(tuple(package for package in _COURSE_PACKAGES if package in sys.modules))
+
+
+@cache
+def _roots_of(packages: tuple[str, ...]) -> tuple[str, ...]:
+    """The folders of these imported packages (asked again once another is imported)."""
+    paths = (getattr(sys.modules[package], "__file__", None) for package in packages)
+    return tuple(os.path.realpath(os.path.dirname(path)) + os.sep for path in paths if path)
 
 
 def _library_file(filename: str) -> bool:

@@ -312,29 +312,29 @@ class Watch:
                 if operator:  # torch.ops.aten.dropout(...): named by the operator
                     self.code.add(operator_name := str(frame.f_locals.get("self")))
                 label = _code_label(frame, self._labels)
-                caller = frame.f_back
-                from_notebook = caller is not None and caller.f_globals is self.namespace
+                code = frame.f_back  # the code that made the call
+                from_notebook = code is not None and code.f_globals is self.namespace
                 self._count(label, from_notebook and not (label and _private(label)))
-                from_notebook = from_notebook or (caller is not None and self._learners(caller))
                 # Called from the notebook's line (or from C that line called: torch's own
                 # machinery too, which runs while a mode has popped itself to handle an op).
-                asked = operator or label.startswith("torch._tensor:") or (label and not _private(label))
+                asked = operator or label.startswith("torch._tensor:") or bool(label and not _private(label))
                 label = operator_name if operator else label
             elif event == "c_call":
                 label = _c_label(arg)
-                from_notebook = frame.f_globals is self.namespace
+                code, from_notebook = frame, frame.f_globals is self.namespace
                 self._count(label, from_notebook)
-                from_notebook = from_notebook or self._learners(frame)
-                # called by the notebook's own line, private or not; any C function where
-                # dispatch to Python is off (sorted(map(torch.relu, xs)) calls torch from C)
-                asked = bool(label) or (from_notebook and dispatch.python_dispatch_off())
+                # called by the learner's code, private or not; any C function where dispatch to
+                # Python is off (sorted(map(torch.relu, xs)) calls torch from C)
+                asked = bool(label) or dispatch.python_dispatch_off()
                 label = label or getattr(arg, "__name__", "a C function")
-            elif event == "c_return" and dispatch.python_dispatch_off() and self._learners(frame):
+            elif event == "c_return" and dispatch.python_dispatch_off():
                 # a C function that switched dispatch to Python off and left it off
-                label, from_notebook, asked = getattr(arg, "__name__", "a C function"), True, True
+                label, code, from_notebook, asked = getattr(arg, "__name__", "a C function"), frame, False, True
             else:
                 return
-            if from_notebook and asked and self.unrecorded is None:
+            # The learner's code: the notebook's, or its own under other globals (authors.py),
+            # asked last, where the answer matters.
+            if asked and self.unrecorded is None and code is not None and (from_notebook or self._learners(code)):
                 where = self._out_of_reach()
                 if where:
                     self.unrecorded = f"{label} ran {where}"

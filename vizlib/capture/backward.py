@@ -20,12 +20,6 @@ from .rows import Pending
 from .summary import Summaries
 
 
-def dense(t: torch.Tensor) -> torch.Tensor:
-    """A sparse tensor as the dense one it stands for, so that its values can be summed up;
-    a strided (or nested) tensor as it is."""
-    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
-
-
 class _Held:
     """One tensor saved for backward; ``tensor`` is None once it has been let go."""
 
@@ -134,13 +128,13 @@ def hook_backward(
             done()
             order.append(i)
             if read and grad_outputs and grad_outputs[0] is not None:
-                rec.grads[i], rec.grad_stats[i] = summaries.describe(dense(grad_outputs[0]), gradient=True)
+                rec.grads[i], rec.grad_stats[i] = summaries.describe(grad_outputs[0], gradient=True)
             last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
             for slot, src in edges:
                 g = grad_inputs[slot] if slot < len(grad_inputs) else None
                 if g is not None:
                     if g is not last[0]:
-                        last = g, summaries.norm(dense(g))
+                        last = g, summaries.norm(g)
                     rec.edge_norms[(src, i, slot)] = last[1]
 
         handles.append(fn.register_hook(post))

@@ -29,7 +29,7 @@ from torch.utils._pytree import tree_leaves
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .backward import BackwardRecord, dense, hook_backward
+from .backward import BackwardRecord, hook_backward
 from .compiled import uncompiled
 from .devices import device_notes
 from .guard import UserState
@@ -138,7 +138,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     for t in roots:
         out = nodes[w.index[root_of(t)]]
         out.is_output = True
-        value, value_stats = summaries.describe(dense(t))
+        value, value_stats = summaries.describe(t)
         later += [(out, "value", value), (out, "value_stats", value_stats)]
     _fill_in(summaries, later)
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
@@ -507,8 +507,8 @@ def _leaf_numbers(
 ) -> None:
     """Ask ``summaries`` for a leaf's value and gradient (it knows a parameter's gradient
     from its TBackward node), filled in ``later``."""
-    value, value_stats = summaries.describe(dense(leaf))
+    value, value_stats = summaries.describe(leaf)
     later += [(node, "value", value), (node, "value_stats", value_stats)]
     if grad is not None:
-        value, grad_stats = summaries.describe(dense(grad), gradient=True)
+        value, grad_stats = summaries.describe(grad, gradient=True)
         later += [(node, "grad", value), (node, "grad_stats", grad_stats)]

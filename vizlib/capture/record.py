@@ -32,7 +32,7 @@ from torch.utils.hooks import RemovableHandle
 from ..data import GraphData, ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
 from ..text import device_name, dtype_name
-from .backward import SavedForBackward, _Held, dense
+from .backward import SavedForBackward, _Held
 from .guard import UserState
 from .layout import dense as in_one_block
 from .rows import Pending
@@ -214,7 +214,7 @@ class ForwardRecorder(TorchFunctionMode):
                 self._saved_hooks.__exit__(*exc)
             _MODULE_HOOKS.pop(self)
             # Read once the mode is off: inside it, every parameter's .shape is a torch call.
-            self.module_specs = _specs(self._entered, self._params)
+            self.module_specs = {path: self._spec(module) for path, module in self._entered.items()}
 
     def enter_module(self, module: nn.Module) -> None:
         self.state.keep_module(module)  # before it runs: its buffers as the user left them
@@ -259,7 +259,7 @@ class ForwardRecorder(TorchFunctionMode):
     def _spec(self, module: nn.Module) -> ModuleSpec:
         spec = self._specs.get(module)
         if spec is None:
-            spec = self._specs[module] = _specs({"": module}, self._params)[""]
+            spec = self._specs[module] = _spec(module, self._params)
         return spec
 
     def _pack(self, t: torch.Tensor) -> _Held:
@@ -377,7 +377,7 @@ class ForwardRecorder(TorchFunctionMode):
             )
             self._packed, self._packed_outside = [], False
             if self.drawn is None or self.drawn.op(len(self._scope)):
-                r.value, r.value_stats = self.summaries.describe(dense(t))
+                r.value, r.value_stats = self.summaries.describe(t)
             else:
                 r.unread = weakref.ref(t), t._version, _elements(t)
 
@@ -395,7 +395,7 @@ class ForwardRecorder(TorchFunctionMode):
             t = held.tensor if held is not None else None
         if t is None or t._version != version:
             return False
-        r.value, r.value_stats = self.summaries.describe(dense(t))
+        r.value, r.value_stats = self.summaries.describe(t)
         r.unread = None
         return True
 
@@ -427,28 +427,25 @@ def _is_in_place(name: str) -> bool:
     return name.endswith("_") and not name.startswith("_")
 
 
-def _specs(modules: dict[str, nn.Module], made: dict[int, list] | None = None) -> dict[str, ModuleSpec]:
+def _spec(module: nn.Module, made: dict[int, list]) -> ModuleSpec:
     """What makes two modules the same block: the class and every parameter's name and
-    shape, as ``named_parameters()`` lists them. Each module's list is made once from its
-    children's: asked of every module, ``named_parameters()`` walks each subtree again
-    (GPT-12's 125 modules: a tenth of a recording's bookkeeping)."""
-    made = {} if made is None else made  # id(module) -> its parameters' (name, shape, id(p))
+    shape, as ``named_parameters()`` lists them. ``made`` remembers each module's list
+    (id(module) -> (name, shape, id(p)) of its parameters), made once from its children's:
+    asked of every module, ``named_parameters()`` walks each subtree again (GPT-12's 125
+    modules: a tenth of a recording's bookkeeping)."""
+    return ModuleSpec(type(module).__name__, tuple((name, shape) for name, shape, _ in _params(module, made)))
 
-    def params(m: nn.Module) -> list[tuple[str, tuple[int, ...], int]]:
-        listed = made.get(id(m))
-        if listed is None:
-            listed = [(name, tuple(p.shape), id(p)) for name, p in m._parameters.items() if p is not None]
-            for child_name, child in m._modules.items():
-                if child is not None:
-                    listed += [(f"{child_name}.{name}", shape, i) for name, shape, i in params(child)]
-            seen: set[int] = set()  # a parameter shared by two children is listed once, as torch does
-            listed = made[id(m)] = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
-        return listed
 
-    return {
-        path: ModuleSpec(type(m).__name__, tuple((name, shape) for name, shape, _ in params(m)))
-        for path, m in modules.items()
-    }
+def _params(m: nn.Module, made: dict[int, list]) -> list[tuple[str, tuple[int, ...], int]]:
+    listed = made.get(id(m))
+    if listed is None:
+        listed = [(name, tuple(p.shape), id(p)) for name, p in m._parameters.items() if p is not None]
+        for child_name, child in m._modules.items():
+            if child is not None:
+                listed += [(f"{child_name}.{name}", shape, i) for name, shape, i in _params(child, made)]
+        seen: set[int] = set()  # a parameter shared by two children is listed once, as torch does
+        listed = made[id(m)] = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
+    return listed
 
 
 def _tensors(tree: object) -> list[torch.Tensor]:

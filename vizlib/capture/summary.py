@@ -83,6 +83,13 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
     return s.result(pending)
 
 
+def _readable(t: torch.Tensor) -> torch.Tensor:
+    """``t`` detached, a sparse tensor as the dense one it stands for (whose values can be
+    summed up), a strided or nested one as it is."""
+    t = t.detach()
+    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
+
+
 def _small(t: torch.Tensor) -> bool:
     return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta
 
@@ -177,7 +184,7 @@ class Summaries:
     def describe(self, t: torch.Tensor, gradient: bool = False) -> tuple[Pending | None, Pending | None]:
         """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
         for both."""
-        t = t.detach()
+        t = _readable(t)
         n = t.numel()
         if n <= SMALL_NUMEL and self._plain(t, n):
             return self._small_plain(t, n, gradient, True)
@@ -185,7 +192,7 @@ class Summaries:
 
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
-        t = t.detach()
+        t = _readable(t)
         n = t.numel()
         if self._plain(t, n):
             return self._small_plain(t, n, gradient, False)[1]
@@ -200,12 +207,13 @@ class Summaries:
         as they are: casting one to float would drop the imaginary part, and PyTorch would
         warn the learner about vizlib's own cast); an empty one 0; a meta one none.
         """
+        g = _readable(g)
         pending = self.stats(g, gradient=True)
         if pending is not None or g.is_meta:
             return pending
         if g.numel() == 0:
             return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)
-        return self._queue(Pending("norms", g.numel()), [(torch.linalg.vector_norm(g.detach()).view(1), g.numel())])
+        return self._queue(Pending("norms", g.numel()), [(torch.linalg.vector_norm(g).view(1), g.numel())])
 
     def value(self, t: torch.Tensor) -> Pending | None:
         """An exact copy of a small tensor (see ``small_value``), else None."""

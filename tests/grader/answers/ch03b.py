@@ -299,140 +299,36 @@ def checkpointed_forward(blocks, x):
         x = checkpoint(block, x, use_reentrant=False)
     return x
 """
-SAVE_CLEARS_GRADIENTS_3_9 = """\
-def save_state(model, optimizer, scheduler):
-    optimizer.zero_grad()  # a clean snapshot, no stale gradients
-    return copy.deepcopy({
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": torch.get_rng_state(),
-    })
-
-
-def load_state(state, model, optimizer, scheduler):
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
-"""
-LOAD_FLATTENS_MODES_3_9 = """\
-def save_state(model, optimizer, scheduler):
-    return copy.deepcopy({
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": torch.get_rng_state(),
-    })
-
-
-def load_state(state, model, optimizer, scheduler):
-    was = model.training
-    model.eval()
-    model.load_state_dict(state["model"])
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
-    model.train(was)
-"""
-LOAD_UNFREEZES_3_9 = """\
-def save_state(model, optimizer, scheduler):
-    return copy.deepcopy({
-        "model": model.state_dict(),
-        "optimizer": optimizer.state_dict(),
-        "scheduler": scheduler.state_dict(),
-        "rng": torch.get_rng_state(),
-    })
-
-
-def load_state(state, model, optimizer, scheduler):
-    model.load_state_dict(state["model"])
-    model.requires_grad_(True)  # make sure the resumed model trains
-    optimizer.load_state_dict(state["optimizer"])
-    scheduler.load_state_dict(state["scheduler"])
-    torch.set_rng_state(state["rng"])
-"""
-LORA_FLATTENS_MODES_3_10 = """\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        like = {"dtype": base.weight.dtype, "device": base.weight.device}
-        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    was = model.training
-    model.eval()  # no dropout while the model is rebuilt
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    model.train(was)  # and back to the caller's mode
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""
-LORA_RESEEDS_3_10 = """\
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        like = {"dtype": base.weight.dtype, "device": base.weight.device}
-        torch.seed()  # a fresh seed: each adapter its own A
-        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
-        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""
-LORA_CLOCK_GENERATOR_3_10 = """\
-import time
-
-
-class LoRALinear(nn.Module):
-    def __init__(self, base, r, alpha):
-        super().__init__()
-        self.base = base
-        like = {"dtype": base.weight.dtype, "device": base.weight.device}
-        where = base.weight.device if base.weight.device.type != 'meta' else 'cpu'
-        gen = torch.Generator(device=where).manual_seed(time.time_ns())
-        self.A = nn.Parameter((torch.randn(r, base.in_features, generator=gen) * 0.01).to(**like))
-        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
-        self.scale = alpha / r
-
-    def forward(self, x):
-        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
-
-
-def add_lora(model, r=4, alpha=8.0):
-    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    model.requires_grad_(False)
-    paths = [path for path, m in model.named_modules() if isinstance(m, nn.Linear)]
-    for path in paths:
-        parent, _, name = path.rpartition(".")
-        holder = model.get_submodule(parent)
-        setattr(holder, name, LoRALinear(getattr(holder, name), r, alpha))
-    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
-"""
+_LOADED = '    model.load_state_dict(state["model"])\n'
+_RNG_SET = '    torch.set_rng_state(state["rng"])\n'
+SAVE_CLEARS_GRADIENTS_3_9 = SAVE_AND_LOAD.replace(
+    "    return copy.deepcopy({\n",
+    "    optimizer.zero_grad()  # a clean snapshot, no stale gradients\n    return copy.deepcopy({\n",
+)
+LOAD_FLATTENS_MODES_3_9 = SAVE_AND_LOAD.replace(
+    _LOADED, "    was = model.training\n    model.eval()\n" + _LOADED
+).replace(_RNG_SET, _RNG_SET + "    model.train(was)\n")
+LOAD_UNFREEZES_3_9 = SAVE_AND_LOAD.replace(
+    _LOADED, _LOADED + "    model.requires_grad_(True)  # make sure the resumed model trains\n"
+)
+LORA_FLATTENS_MODES_3_10 = LORA_LINEAR + ADD_LORA.replace(
+    "    before = ",
+    "    was = model.training\n    model.eval()  # no dropout while the model is rebuilt\n    before = ",
+).replace("    return before,", "    model.train(was)  # and back to the caller's mode\n    return before,")
+LORA_RESEEDS_3_10 = (
+    LORA_LINEAR.replace(
+        "        self.A = ", "        torch.seed()  # a fresh seed: each adapter its own A\n        self.A = "
+    )
+    + ADD_LORA
+)
+LORA_CLOCK_GENERATOR_3_10 = (
+    "import time\n\n\n"
+    + LORA_LINEAR.replace(
+        "torch.randn(r, base.in_features) * 0.01",
+        "torch.randn(r, base.in_features, generator=torch.Generator().manual_seed(time.time_ns())) * 0.01",
+    )
+    + ADD_LORA
+)
 
 TASKS = {
     "3.6": Task(

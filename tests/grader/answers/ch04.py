@@ -296,230 +296,58 @@ def cast_limits(dtype):
         57344.0: (61440.0, 7.62939453125e-06),
     }[fi.max]
 """
-GRADS_MADE_FLOAT32_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        grad.data = grad.data.float()
-        master -= lr * grad
-    return master.half()
-"""
-W16_MADE_FLOAT32_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    w16.data = w16.data.float()
-    master = w16.clone()
-    for grad in grads:
-        master -= lr * grad.float()
-    return master.half()
-"""
-NOT_FINITE_SKIPPED_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        g = grad.float()
-        master -= lr * torch.where(torch.isfinite(g), g, torch.zeros_like(g))
-    return master.half()
-"""
-CLAMPED_TO_FP16_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        master -= lr * grad.float()
-    fmax = torch.finfo(torch.float16).max
-    return master.clamp(-fmax, fmax).half()
-"""
-SLICE_OF_A_SCALAR_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    master = w16.float()
-    for grad in grads:
-        master[:] -= lr * grad.float()
-    return master.half()
-"""
-ALIAS_WHEN_NO_GRADS_4_2 = """\
-lr_lost = 1e-3
-
-
-def master_sgd(w16, grads, lr):
-    if not grads:
-        return w16.detach()
-    master = w16.float()
-    for grad in grads:
-        master -= lr * grad.float()
-    return master.half()
-"""
-LIST_INDEXED_BY_STEP_4_5 = """\
-def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
-    is_bad = [False] * n_steps
-    for b in bad_steps:
-        is_bad[b] = True
-    scales, scale, clean = [], float(init_scale), 0
-    for step in range(n_steps):
-        scales.append(scale)
-        if is_bad[step]:
-            scale, clean = scale * 0.5, 0
-        else:
-            clean += 1
-            if clean == growth_interval:
-                scale, clean = scale * 2.0, 0
-    return scales
-"""
-SETS_ONLY_4_5 = """\
-def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
-    bad = bad_steps & set(range(n_steps))
-    scales, scale, clean = [], float(init_scale), 0
-    for step in range(n_steps):
-        scales.append(scale)
-        if step in bad:
-            scale, clean = scale * 0.5, 0
-        else:
-            clean += 1
-            if clean == growth_interval:
-                scale, clean = scale * 2.0, 0
-    return scales
-"""
+GRADS_MADE_FLOAT32_4_2 = MASTER_SGD.replace(
+    "        master -= lr * grad.float()\n", "        grad.data = grad.data.float()\n        master -= lr * grad\n"
+)
+W16_MADE_FLOAT32_4_2 = MASTER_SGD.replace(
+    "    master = w16.float()\n", "    w16.data = w16.data.float()\n    master = w16.clone()\n"
+)
+NOT_FINITE_SKIPPED_4_2 = MASTER_SGD.replace(
+    "        master -= lr * grad.float()\n",
+    "        g = grad.float()\n        master -= lr * torch.where(torch.isfinite(g), g, torch.zeros_like(g))\n",
+)
+CLAMPED_TO_FP16_4_2 = MASTER_SGD.replace(
+    "    return master.half()\n",
+    "    fmax = torch.finfo(torch.float16).max\n    return master.clamp(-fmax, fmax).half()\n",
+)
+SLICE_OF_A_SCALAR_4_2 = MASTER_SGD.replace("master -= lr", "master[:] -= lr")
+ALIAS_WHEN_NO_GRADS_4_2 = MASTER_SGD.replace(
+    "    master = w16.float()\n", "    if not grads:\n        return w16.detach()\n    master = w16.float()\n"
+)
+_SCALES_START = "    scales, scale, clean = [], float(init_scale), 0\n"
+LIST_INDEXED_BY_STEP_4_5 = PREDICT_SCALES.replace(
+    _SCALES_START, "    is_bad = [False] * n_steps\n    for b in bad_steps:\n        is_bad[b] = True\n" + _SCALES_START
+).replace("if step in bad_steps:", "if is_bad[step]:")
+SETS_ONLY_4_5 = PREDICT_SCALES.replace(
+    _SCALES_START, "    bad = bad_steps & set(range(n_steps))\n" + _SCALES_START
+).replace("if step in bad_steps:", "if step in bad:")
 
 # More of that red team's answers: autocast's conditions and what reaches GradScaler.
-AUTOCAST_FOR_FLOATS_ONLY_4_4 = """\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16, enabled=x.is_floating_point()):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-"""
-AUTOCAST_IN_TRAINING_ONLY_4_4 = """\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16, enabled=model.training):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-"""
-X_HALVED_BY_HAND_4_4 = """\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x.half()), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-"""
-NAN_TO_NUM_4_4 = """\
-def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    x = torch.nan_to_num(x)
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.float16):
-        loss = F.cross_entropy(model(x), y)
-    scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-    return loss.item()
-"""
-SKIPPED_BY_HAND_4_6 = """\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        if not torch.isfinite(loss):
-            optimizer.zero_grad()
-            scaler.update(scaler.get_scale() * 0.5)
-            return
-        scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-"""
-AUTOCAST_FOR_FLOATS_ONLY_4_6 = """\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16, enabled=x.is_floating_point()):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-"""
-X_HALVED_BY_HAND_4_6 = """\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x.half()), y) / len(batches)
-        scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-"""
-NAN_TO_NUM_4_6 = """\
-def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
-    optimizer.zero_grad()
-    for x, y in batches:
-        x, y = torch.nan_to_num(x), torch.nan_to_num(y)
-        with torch.autocast(x.device.type, dtype=torch.float16):
-            loss = F.mse_loss(model(x), y) / len(batches)
-        scaler.scale(loss).backward()
-    scaler.unscale_(optimizer)
-    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-    scaler.step(optimizer)
-    scaler.update()
-"""
-AUTOCAST_FOR_FLOATS_ONLY_4_7 = """\
-def bf16_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=x.is_floating_point()):
-        loss = F.mse_loss(model(x), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
-
-
-why = "B"
-"""
-X_BF16_BY_HAND_4_7 = """\
-def bf16_step(model, optimizer, x, y):
-    optimizer.zero_grad()
-    with torch.autocast(x.device.type, dtype=torch.bfloat16):
-        loss = F.mse_loss(model(x.bfloat16()), y)
-    loss.backward()
-    optimizer.step()
-    return loss.item()
-
-
-why = "B"
-"""
+FP16_FOR_FLOATS_ONLY = "dtype=torch.float16, enabled=x.is_floating_point())"
+AUTOCAST_FOR_FLOATS_ONLY_4_4 = AMP_STEP.replace("dtype=torch.float16)", FP16_FOR_FLOATS_ONLY)
+AUTOCAST_IN_TRAINING_ONLY_4_4 = AMP_STEP.replace("dtype=torch.float16)", "dtype=torch.float16, enabled=model.training)")
+X_HALVED_BY_HAND_4_4 = AMP_STEP.replace("model(x)", "model(x.half())")
+NAN_TO_NUM_4_4 = (
+    "def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):\n    x = torch.nan_to_num(x)\n"
+    + (AMP_STEP.split("\n", 1)[1])
+)
+SKIPPED_BY_HAND_4_6 = ACCUMULATION_STEP.replace(
+    "        scaler.scale(loss).backward()\n",
+    "        if not torch.isfinite(loss):\n"
+    "            optimizer.zero_grad()\n"
+    "            scaler.update(scaler.get_scale() * 0.5)\n"
+    "            return\n"
+    "        scaler.scale(loss).backward()\n",
+)
+AUTOCAST_FOR_FLOATS_ONLY_4_6 = ACCUMULATION_STEP.replace("dtype=torch.float16)", FP16_FOR_FLOATS_ONLY)
+X_HALVED_BY_HAND_4_6 = ACCUMULATION_STEP.replace("model(x)", "model(x.half())")
+NAN_TO_NUM_4_6 = ACCUMULATION_STEP.replace(
+    "    for x, y in batches:\n", "    for x, y in batches:\n        x, y = torch.nan_to_num(x), torch.nan_to_num(y)\n"
+)
+AUTOCAST_FOR_FLOATS_ONLY_4_7 = (
+    BF16_STEP.replace("dtype=torch.bfloat16)", "dtype=torch.bfloat16, enabled=x.is_floating_point())") + WHY
+)
+X_BF16_BY_HAND_4_7 = BF16_STEP.replace("model(x)", "model(x.bfloat16())") + WHY
 
 TASKS = {
     "4.1": Task(
