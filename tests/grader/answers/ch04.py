@@ -1521,3 +1521,44 @@ TASKS["4.7"].wrong.append(
         + WHY,
     )
 )
+TASKS["4.4"].wrong.append(
+    Wrong(
+        "torch.manual_seed(0) at the start of every step: the caller's random state reset, every "
+        "step drawing the same dropout masks.",
+        hint="Seed nothing inside the step",
+        code=AMP_STEP.replace("    optimizer.zero_grad()\n", "    torch.manual_seed(0)\n    optimizer.zero_grad()\n"),
+    )
+)
+TASKS["4.7"].wrong.extend(
+    [
+        Wrong(
+            "A GradScaler enabled for an x on a GPU, made after the forward pass: switched off on "
+            "the CPU, it scales every bf16 step on a GPU.",
+            hint="bf16_step made an enabled GradScaler",
+            code=BF16_STEP.replace(
+                "    loss.backward()\n    optimizer.step()\n",
+                "    scaler = torch.amp.GradScaler(x.device.type, enabled=x.is_cuda)\n"
+                "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+            )
+            + WHY,
+        ),
+        Wrong(
+            "fp16 autocast, unscaled, on a GPU without bf16: its small gradients underflow.",
+            hint="GPU without bf16",
+            code=BF16_STEP.replace(
+                "    with torch.autocast(x.device.type, dtype=torch.bfloat16):\n",
+                "    dtype = torch.bfloat16\n"
+                "    if x.is_cuda and not torch.cuda.is_bf16_supported():\n"
+                "        dtype = torch.float16\n"
+                "    with torch.autocast(x.device.type, dtype=dtype):\n",
+            )
+            + WHY,
+        ),
+        Wrong(
+            "zero_grad(set_to_none=False): a layer the loss does not use keeps zero gradients, "
+            "and weight decay moves it every step.",
+            hint="A layer the loss does not use",
+            code=BF16_STEP.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=False)") + WHY,
+        ),
+    ]
+)
