@@ -35,9 +35,15 @@ SWITCHES = (
 )
 
 
+# torch's query, taken once: the Watch asks at every C function's return, and a learner's
+# replacement of torch._C's attribute changes nothing here.
+_excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
+_PYTHON = DispatchKey.Python
+
+
 def python_dispatch_off() -> bool:
     """Whether operations run now would skip every dispatch mode (a Watch's recorder too)."""
-    return torch._C._dispatch_tls_is_dispatch_key_excluded(DispatchKey.Python)
+    return _excluded(_PYTHON)
 
 
 def written_arguments(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor]:

@@ -91,26 +91,46 @@ def _private(label: str) -> bool:
     ('torch._library.simple_registry:find_torch_dispatch_rule', 'torch._C._nn.linear'):
     torch's own machinery, which it may call back at any time (once per operation while a
     dispatch mode records, once only where it caches)."""
-    module = label.split(":")[0] if ":" in label else label.rpartition(".")[0]
-    return any(part.startswith("_") for part in module.split("."))
+    private = _PRIVATE.get(label)  # asked at every call while a Watch records: kept per label
+    if private is None:
+        module = label.split(":")[0] if ":" in label else label.rpartition(".")[0]
+        private = _PRIVATE[label] = any(part.startswith("_") for part in module.split("."))
+    return private
 
 
-def _c_label(function: Any) -> str:
+_PRIVATE: dict[str, bool] = {}
+
+
+def _c_label(function: Any, cache: dict[tuple[Any, ...], str]) -> str:
     """'torch.arange', 'torch.Tensor.reshape', 'numpy.empty' for a builtin function or method of
-    torch or NumPy; '' for anything else (len, math.log2, dict.update)."""
+    torch or NumPy; '' for anything else (len, math.log2, dict.update). ``cache``: the labels
+    this Watch worked out, by what they are made of (one Watch's own: a class renamed later
+    is named anew by the next)."""
     try:
         owner = getattr(function, "__self__", None)
         name = getattr(function, "__name__", "?")
-        # A pybind11 function's __self__ is its function record: named by its module, as a
-        # module function ('torch._C._autograd._enable_record_function').
-        if owner is None or isinstance(owner, types.ModuleType) or type(owner).__module__.startswith("pybind11"):
-            module = getattr(function, "__module__", None) or getattr(owner, "__name__", "") or ""
-            label = f"{module}.{name}"
+        if owner is None or isinstance(owner, types.ModuleType):
+            key: tuple[Any, ...] = (owner, name, getattr(function, "__module__", None))
+        elif isinstance(owner, type) or type(owner).__module__.startswith("pybind11"):
+            key = (owner, name)  # a class's own method; a pybind11 function by its record
         else:
-            kind = owner if isinstance(owner, type) else type(owner)
-            label = f"{kind.__module__}.{kind.__qualname__}.{name}"
+            key = (type(owner), name)  # a method of an instance: named by its class
+        label = cache.get(key)
+        if label is None:
+            label = cache[key] = _c_label_of(function, owner, name)
     except Exception:  # noqa: BLE001 - whatever a learner's object does, the profiler must not raise
         return ""
+    return label
+
+
+def _c_label_of(function: Any, owner: Any, name: str) -> str:
+    # A pybind11 function's __self__ is its record: named by its module ('torch._C._nn.linear').
+    if owner is None or isinstance(owner, types.ModuleType) or type(owner).__module__.startswith("pybind11"):
+        module = getattr(function, "__module__", None) or getattr(owner, "__name__", "") or ""
+        label = f"{module}.{name}"
+    else:
+        kind = owner if isinstance(owner, type) else type(owner)
+        label = f"{kind.__module__}.{kind.__qualname__}.{name}"
     return label if label.startswith(WATCHED_PACKAGES) else ""
 
 
@@ -244,6 +264,7 @@ class Watch:
     escaped: list[str] = field(default_factory=list)  # processes and threads started (containment.py)
     refuse: bool = True  # refuse them (a check's call) or only note them (a recorded cell)
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
+    _c_labels: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
     _authors: Authors = field(default_factory=Authors, repr=False)
     _mode: _OpRecorder | None = field(default=None, repr=False)
@@ -302,25 +323,17 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        if event == "return" and not self._importing:  # the most frequent event, and nothing to do
+            return
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
                 _note_unwatched_start()
             if self._in_import(frame, event):
                 return
             if event == "call":
-                operator = frame.f_code in _OPERATOR_CALLS
-                if operator:  # torch.ops.aten.dropout(...): named by the operator
-                    self.code.add(operator_name := str(frame.f_locals.get("self")))
-                label = _code_label(frame, self._labels)
-                code = frame.f_back  # the code that made the call
-                from_notebook = code is not None and code.f_globals is self.namespace
-                self._count(label, from_notebook and not (label and _private(label)))
-                # Called from the notebook's line (or from C that line called: torch's own
-                # machinery too, which runs while a mode has popped itself to handle an op).
-                asked = operator or label.startswith("torch._tensor:") or bool(label and not _private(label))
-                label = operator_name if operator else label
+                label, code, from_notebook, asked = self._on_call(frame)
             elif event == "c_call":
-                label = _c_label(arg)
+                label = _c_label(arg, self._c_labels)
                 code, from_notebook = frame, frame.f_globals is self.namespace
                 self._count(label, from_notebook)
                 # called by the learner's code, private or not; any C function where dispatch to
@@ -340,6 +353,21 @@ class Watch:
                     self.unrecorded = f"{label} ran {where}"
         except Exception:  # noqa: BLE001, S110 - a profiler that raises is switched off by Python
             pass
+
+    def _on_call(self, frame: types.FrameType) -> tuple[str, types.FrameType | None, bool, bool]:
+        """A Python function's call: its label, the frame that called it, whether that is the
+        notebook's, and whether torch called there must be within the record's reach."""
+        operator = frame.f_code in _OPERATOR_CALLS
+        if operator:  # torch.ops.aten.dropout(...): named by the operator
+            self.code.add(operator_name := str(frame.f_locals.get("self")))
+        label = _code_label(frame, self._labels)
+        code = frame.f_back  # the code that made the call
+        from_notebook = code is not None and code.f_globals is self.namespace
+        self._count(label, from_notebook and not (label and _private(label)))
+        # Called from the notebook's line (or from C that line called: torch's own
+        # machinery too, which runs while a mode has popped itself to handle an op).
+        asked = operator or label.startswith("torch._tensor:") or bool(label and not _private(label))
+        return (operator_name if operator else label), code, from_notebook, asked
 
     def _out_of_reach(self) -> str:
         """Where torch, called now, would run out of this watch's record ('' where it would
