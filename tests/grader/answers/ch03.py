@@ -1659,3 +1659,13 @@ class Standardize(nn.Module):
         return (x - self.mean) / self.std
 """
 )
+TASKS["3.5"].wrong.append(
+    Wrong(
+        "The gradient cleaned with nan_to_num: a diverging run's NaN and inf steps are taken as "
+        "finite ones, and the run hides that it diverged.",
+        hint="a NaN and an inf in the gradient",
+        code=ADAMW_STEP.replace(
+            "    beta1, beta2 = betas\n", "    beta1, beta2 = betas\n    grad = torch.nan_to_num(grad)\n"
+        ),
+    )
+)
