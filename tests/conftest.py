@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 # OpenMP threads that wait for work sleep instead of spinning (libgomp spins by default). The
-# suite runs several torch processes per core (two workers, their kernels, ranks and graders),
+# suite runs several torch processes per core (three workers, their kernels, ranks and graders),
 # so a spinning thread takes a core another process needs. Results are the same either way
 # (the variable changes how idle threads wait, never how work is split); measured on 2 cores,
 # nbval of chapters 03b, 04, 05 and 06: 188-197 CPU-s and 93-100 s instead of 199-241 CPU-s
@@ -21,7 +21,7 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 # One thread per torch operation. The suite keeps both cores busy with processes of its own
-# (two workers, their kernels, ranks and graders), so a second thread per operation only
+# (three workers, their kernels, ranks and graders), so a second thread per operation only
 # competes with them: measured on 2 cores, nbval of chapters 03b, 04, 05 and 06 took 36 CPU-s
 # (user) and 35 s instead of 52 CPU-s and 41 s. The stored outputs were made with torch's
 # default thread count and hold with one thread: test_outputs_on_other_cpus.py runs its
