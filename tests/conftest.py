@@ -25,6 +25,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 # competes with them: measured on 2 cores, nbval of chapters 03b, 04, 05 and 06 took 36 CPU-s
 # (user) and 35 s instead of 52 CPU-s and 41 s. The stored outputs were made with torch's
 # default thread count and hold with one thread: test_outputs_on_other_cpus.py runs its
-# chapters with several threads instead, so both splits of the work are checked. Kept where
-# already set; passed into the grader's sandbox (grader/host/sandbox.py).
+# chapters with several threads instead (where a chapter does not set its own count), so both
+# splits of the work are checked. Kept where already set; passed into the grader's sandbox
+# (grader/host/sandbox.py).
 os.environ.setdefault("OMP_NUM_THREADS", "1")

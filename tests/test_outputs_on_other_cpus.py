@@ -28,7 +28,8 @@ FLOAT_SENSITIVE = ["course/03_modules.ipynb", "course/03b_training.ipynb", "cour
 # Each one changes the last bits of results on this project's x86 machines (the scalar
 # kernels stand in for a CPU without AVX2, e.g. Apple silicon; MKL's compatible path for
 # another BLAS kernel; another thread count for another split of the work: the rest of the
-# suite runs one thread per operation, conftest.py, so here several). MKL_ENABLE_INSTRUCTIONS
+# suite runs one thread per operation, conftest.py, so here several, where a chapter does not
+# set its own count as 03 and 03b do). MKL_ENABLE_INSTRUCTIONS
 # moves Intel CPUs off AVX-512 (on AMD MKL ignores it, MKL_CBWR still applies).
 OTHER_CPU = {
     "ATEN_CPU_CAPABILITY": "default",

@@ -243,13 +243,9 @@ bf16_step_buggy = bf16_step
 """
 )
 
-# Measured, not computed, by a helper that exec runs under globals of its own with dispatch to
-# Python switched off (a red team's). The grader's scan refuses exec in a solution; run here
-# past the scan, the watch fails them too (it follows code under other globals than the notebook's).
-SEARCH_IN_AN_EXECED_HELPER = """\
-_helper_ns = {"torch": torch}
-exec(\"\"\"
-def _search(dtype, fi):
+# The limits found by searching the bit patterns, with dispatch to Python switched off (no
+# record sees it): the body of two cheats below.
+SEARCHED_UNSEEN = """\
     with torch._C._DisableTorchDispatch():
         top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
         bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
@@ -258,13 +254,25 @@ def _search(dtype, fi):
         bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
         under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
         return over.view(torch.float32).item(), under.view(torch.float32).item()
-\"\"\", _helper_ns)
+"""
+# Measured, not computed, by a helper that exec runs under globals of its own with dispatch to
+# Python switched off (a red team's). The grader's scan refuses exec in a solution; run here
+# past the scan, the watch fails them too (it follows code under other globals than the notebook's).
+SEARCH_IN_AN_EXECED_HELPER = (
+    """\
+_helper_ns = {"torch": torch}
+exec(\"\"\"
+def _search(dtype, fi):
+"""
+    + SEARCHED_UNSEEN
+    + """\"\"\", _helper_ns)
 
 
 def cast_limits(dtype):
     fi = torch.finfo(dtype)
     return _helper_ns["_search"](dtype, fi)
 """
+)
 KERNEL_IN_AN_EXECED_HELPER = """\
 _helper_ns = {"torch": torch}
 exec(\"\"\"
@@ -1312,15 +1320,9 @@ TASKS["4.1"].wrong.append(
         code="""\
 def _search(dtype):
     fi = torch.finfo(dtype)
-    with torch._C._DisableTorchDispatch():
-        top = torch.tensor(fi.max, dtype=torch.float32).view(torch.int32).item()
-        bits = torch.arange(top, top + (1 << 23), dtype=torch.int32)
-        over = bits[torch.isinf(bits.view(torch.float32).to(dtype))][0]
-        sub = torch.tensor(fi.smallest_normal * fi.eps, dtype=torch.float32).view(torch.int32).item()
-        bits = torch.arange(sub - (1 << 23), sub + 1, dtype=torch.int32)
-        under = bits[bits.view(torch.float32).to(dtype) == 0][-1]
-        return over.view(torch.float32).item(), under.view(torch.float32).item()
-
+"""
+        + SEARCHED_UNSEEN
+        + """
 
 _LIMITS = {d: _search(d) for d in (torch.float16, torch.bfloat16, torch.float8_e5m2)}
 
