@@ -13,11 +13,7 @@ Two ways in, one GraphData out:
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import sys
-import threading
-import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeGuard
@@ -30,7 +26,7 @@ from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .backward import BackwardRecord, hook_backward
-from .compiled import uncompiled
+from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
 from .inputs import Params, grad_outputs, param_names, prepare_inputs, why_no_graph
@@ -201,7 +197,7 @@ def _record_call(
     given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
-    with UserState(fn, params, user_args) as state, torch.enable_grad(), _eager():
+    with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
         with ForwardRecorder(module_names, state, save_hooks, copies, drawn) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
@@ -232,47 +228,6 @@ def _let_go(w: Walked, rec: ForwardRecorder, outs: list[torch.Tensor]) -> None:
     rec.ops.clear()
     while nodes:
         nodes.pop()
-
-
-class _Eager:
-    """Functions and modules wrapped by ``torch.compile`` run as plain PyTorch while recording:
-    autograd's graph is the eager one (what the compiled code computes), and Dynamo never
-    traces vizlib's own hooks. Dynamo's stance is process-wide, so it is set when the first
-    thread starts recording and put back when the last one ends. Only once Dynamo is loaded:
-    before that nothing is compiled."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._stance: contextlib.AbstractContextManager | None = None
-
-    @contextmanager
-    def __call__(self) -> Iterator[None]:
-        if "torch._dynamo" not in sys.modules:
-            yield
-            return
-        with self._lock:
-            if self._users == 0:
-                self._stance = torch.compiler.set_stance("force_eager")
-                self._stance.__enter__()
-            self._users += 1
-        try:
-            with warnings.catch_warnings():
-                # torch warns that a compiled module's hooks fire twice when global module hooks
-                # exist: vizlib's own, which note the module only once.
-                warnings.filterwarnings(
-                    "ignore", message=r"Using `torch.compile\(module\)` when there are global hooks"
-                )
-                yield
-        finally:
-            with self._lock:
-                self._users -= 1
-                if self._users == 0 and self._stance is not None:
-                    self._stance.__exit__(None, None, None)
-                    self._stance = None
-
-
-_eager = _Eager()
 
 
 def _run_backward(
@@ -488,7 +443,8 @@ def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
         result.append(pos)
         result += after.get(pos, [])
     # A leaf no op consumed (the function returned its input) gets its gradient at once.
-    return result + [leaf for leaf in leaf_pos if leaf not in result]
+    placed = set(result)
+    return result + [leaf for leaf in leaf_pos if leaf not in placed]
 
 
 def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:

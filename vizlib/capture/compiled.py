@@ -13,13 +13,21 @@ reach this backend: Dynamo is reset before (and after, so that none of vizlib's 
 stay cached). The call runs on copies of the tensor arguments, and whatever else of the
 user's it may change is put back (``guard.UserState``); Dynamo's own log of each break is held back while it
 runs, since the Graphs say the same.
+
+A recording of a compiled function (build.py) draws what it computes, eagerly: ``uncompiled``
+finds the function inside ``torch.compile``'s wrapper, and ``run_eager`` keeps Dynamo off
+while the recording runs.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import re
+import sys
+import threading
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -115,6 +123,47 @@ def uncompiled(fn: object) -> Callable:
         )
     inner = getattr(fn, "_orig_mod", None) or getattr(fn, "_torchdynamo_orig_callable", None)
     return inner if callable(inner) else fn
+
+
+class _RunEager:
+    """Functions and modules wrapped by ``torch.compile`` run as plain PyTorch while recording:
+    autograd's graph is the eager one (what the compiled code computes), and Dynamo never
+    traces vizlib's own hooks. Dynamo's stance is process-wide, so it is set when the first
+    thread starts recording and put back when the last one ends. Only once Dynamo is loaded:
+    before that nothing is compiled."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._stance: contextlib.AbstractContextManager | None = None
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        if "torch._dynamo" not in sys.modules:
+            yield
+            return
+        with self._lock:
+            if self._users == 0:
+                self._stance = torch.compiler.set_stance("force_eager")
+                self._stance.__enter__()
+            self._users += 1
+        try:
+            with warnings.catch_warnings():
+                # torch warns that a compiled module's hooks fire twice when global module hooks
+                # exist: vizlib's own, which note the module only once.
+                warnings.filterwarnings(
+                    "ignore", message=r"Using `torch.compile\(module\)` when there are global hooks"
+                )
+                yield
+        finally:
+            with self._lock:
+                self._users -= 1
+                if self._users == 0 and self._stance is not None:
+                    self._stance.__exit__(None, None, None)
+                    self._stance = None
+
+
+run_eager = _RunEager()
 
 
 # Loggers of torch's compiler stack that report graph breaks and failed traces themselves.
