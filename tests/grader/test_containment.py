@@ -1,0 +1,281 @@
+"""What a check's call may not start: a process (fork, multiprocessing, subprocess, a C
+function that forks) or a thread, started while a check watches, or earlier and still
+running; and what the course's own processes and torch's threads may do."""
+
+from __future__ import annotations
+
+import _thread
+import importlib.util
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from grader.kernel import containment
+from grader.kernel.watch import watching
+
+
+def _grad_in_child():
+    x = torch.ones(3, requires_grad=True)
+    torch.autograd.grad((x * 2).sum(), x)
+
+
+def _start_thread():
+    threading.Thread(target=_grad_in_child).start()
+
+
+def _fork():
+    if os.fork() == 0:
+        _grad_in_child()
+        os._exit(0)
+
+
+def _multiprocessing(method):
+    def start():
+        process = multiprocessing.get_context(method).Process(target=_grad_in_child)
+        process.start()
+        process.join()
+
+    return start
+
+
+def _subprocess():
+    subprocess.run([sys.executable, "-c", "import torch"], check=False)
+
+
+def _fork_through_ctypes():
+    import ctypes
+
+    try:
+        if ctypes.CDLL(None).fork() == 0:  # refused at the lookup: fork is never called
+            _grad_in_child()
+            os._exit(0)
+    finally:
+        containment.C_LOOKED_UP.clear()  # this process goes on testing
+
+
+@pytest.mark.parametrize(
+    "start, what",
+    [
+        (_start_thread, "a thread"),
+        (_fork, r"a process \(os.fork\)"),
+        (_multiprocessing("fork"), r"a process \(os.fork\)"),
+        (_multiprocessing("spawn"), r"a process \(subprocess or multiprocessing\)"),
+        (_multiprocessing("forkserver"), r"a connection to another process \(a socket: a fork server, a pool\)"),
+        (_subprocess, r"a process \(subprocess\)"),
+        (_fork_through_ctypes, r"a process or a thread through ctypes \(fork\)"),
+    ],
+    ids=["thread", "os.fork", "multiprocessing-fork", "multiprocessing-spawn", "forkserver", "subprocess", "ctypes"],
+)
+def test_a_process_or_thread_started_while_a_check_watches_fails_it(noted_starts, start, what):
+    """Work handed to another process or a new thread would run out of the Watch's sight:
+    the start is refused at the source, and the Watch fails even if the answer caught the
+    refusal and went on."""
+
+    def answer():
+        try:
+            start()
+        except PermissionError as refusal:
+            assert "the grader stopped your code from starting" in str(refusal)
+        return torch.ones(1)
+
+    if "fork server" in what:  # started earlier (run_ranks starts one): a process is only asked for
+        multiprocessing.forkserver.ensure_running()
+    before = threading.active_count()
+    with pytest.raises(AssertionError, match=f"your code started ({what}) while the check ran: do the work"):
+        with watching(globals()):
+            answer()
+    assert threading.active_count() == before  # nothing was started
+
+
+@pytest.fixture
+def noted_starts():
+    """containment.NOTEBOOK_STARTS as this test makes it: processes other tests in this pytest
+    process started (a browser, say) are theirs, not a notebook's."""
+    containment.NOTEBOOK_STARTS.clear()
+    yield containment.NOTEBOOK_STARTS
+    containment.NOTEBOOK_STARTS.clear()
+
+
+def _sleeping_worker(method):
+    def start():
+        worker = multiprocessing.get_context(method).Process(target=time.sleep, args=(60,), daemon=True)
+        worker.start()
+        return worker.kill, worker.join
+
+    return start
+
+
+def _sleeping_program():
+    program = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    return program.kill, program.wait
+
+
+@pytest.mark.parametrize(
+    "start",
+    [_sleeping_worker("fork"), _sleeping_worker("forkserver"), _sleeping_program],
+    ids=["fork", "forkserver", "subprocess"],
+)
+def test_a_process_started_in_an_earlier_cell_that_still_runs_fails_every_watch(noted_starts, start):
+    """A worker started before the check (in the solution cell, where nothing is refused) can
+    be handed the check's work over a pipe and do it out of sight: while it runs, every Watch
+    fails; once it has ended, none does."""
+    with watching(globals()):
+        pass  # the hooks are in, as after the setup cell
+    if "forkserver" in start.__qualname__:
+        multiprocessing.forkserver.ensure_running()
+    stop, wait = start()
+    try:
+        assert noted_starts
+        with pytest.raises(
+            AssertionError, match=r"your code started a process in an earlier cell that still runs \(pid \d+"
+        ):
+            with watching(globals()):
+                torch.ones(1) + 1
+    finally:
+        stop()
+        wait()
+    with watching(globals()):
+        torch.ones(1) + 1
+    assert noted_starts == []  # nothing lingers: the start is forgotten, later Watches list no process
+
+
+def test_a_process_that_is_ending_when_a_check_ends_fails_nothing(noted_starts):
+    """A process of an earlier cell that is ending as a Watch starts (a pool's worker, a killed
+    helper: caught while it exits, its command line may already be gone) is given a moment to
+    end, not reported as lingering."""
+    with watching(globals()):
+        pass
+    until_input_ends = "import sys, time; print('ready', flush=True); sys.stdin.read(); time.sleep(0.05)"
+    program = subprocess.Popen([sys.executable, "-c", until_input_ends], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert program.stdout.readline() == b"ready\n" and noted_starts
+        program.stdin.close()  # it ends now, a moment after the Watch starts
+        with watching(globals()):
+            torch.ones(1) + 1
+    finally:
+        program.kill()
+        program.wait()
+
+
+def test_a_process_the_course_starts_is_not_the_notebooks(noted_starts):
+    """run_ranks' fork server, torchrun and Graphviz are started by the course's packages: not
+    noted, so a helper that outlives its cell fails nothing."""
+    with watching(globals()):
+        pass
+    course = {"__name__": "coursekit.helper"}
+    exec(
+        "import subprocess, sys\nproc = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])", course
+    )
+    try:
+        assert noted_starts == []
+        with watching(globals()):
+            torch.ones(1) + 1
+    finally:
+        course["proc"].kill()
+        course["proc"].wait()
+
+
+def test_a_c_function_that_forks_looked_up_before_the_watch_fails_every_watch_after():
+    """ctypes calls are not audited: a reference to fork taken earlier is called unseen, so the
+    lookup itself (audited) fails every Watch from then on."""
+    import ctypes
+
+    try:
+        fork = ctypes.CDLL(None).fork  # as a learner's cell would, before the check
+        with pytest.raises(AssertionError, match=r"through ctypes \(fork\) while the check ran"):
+            with watching(globals()):
+                torch.ones(1) + 1
+        assert callable(fork)
+    finally:
+        containment.C_LOOKED_UP.clear()  # this process goes on testing
+
+
+def test_torchs_own_cpp_functions_looked_up_through_ctypes_fail_every_watch_after():
+    """at::enableRecordFunction(false), called through ctypes, hides operators from torch's
+    profiler: the lookup by its mangled name (audited) fails every Watch from then on."""
+    import ctypes
+
+    lib = Path(torch.__file__).parent / "lib" / "libtorch_cpu.so"
+    try:
+        switch = ctypes.CDLL(str(lib))._ZN2at20enableRecordFunctionEb  # not called
+        with pytest.raises(AssertionError, match=r"with ctypes \(_ZN2at20enableRecordFunctionEb\)"):
+            with watching(globals()):
+                torch.ones(1) + 1
+        assert callable(switch)
+    finally:
+        containment.TORCH_LOOKED_UP.clear()  # this process goes on testing
+    with watching(globals()):  # a lookup of libc's own functions is nobody's business
+        assert ctypes.CDLL(None).strlen(b"abc") == 3
+        torch.ones(1) + 1
+
+
+def _starter_from_the_hooks_closure():
+    return _thread.start_new_thread.__closure__[0].cell_contents
+
+
+def _starter_from_a_fresh_thread_module():
+    return importlib.util.module_from_spec(importlib.util.find_spec("_thread")).start_new_thread
+
+
+@pytest.mark.parametrize("starter", [_starter_from_the_hooks_closure, _starter_from_a_fresh_thread_module])
+@pytest.mark.parametrize("inside", ["a function", "code run as a module"])
+def test_a_thread_started_by_threads_own_starter_fails_the_check(starter, inside):
+    """The start hook wraps _thread's starter; an answer that takes the starter itself (from
+    the hook's closure, or from a fresh copy of _thread) starts a thread no Watch sees into,
+    which ends before the call returns. The call of the starter is seen, however it was
+    reached, and even in code run as a module (which the Watch reads as an import)."""
+    with watching(globals()):
+        pass  # the thread hooks are in
+    start = starter()
+    assert not getattr(start, "_grader_hook", False)
+    done, box = _thread.allocate_lock(), []
+
+    def work():
+        try:
+            x = torch.ones(3, requires_grad=True)
+            box.append(torch.autograd.grad((x * 2).sum(), x)[0])
+        finally:
+            done.release()
+
+    def answer():
+        done.acquire()
+        if inside == "a function":
+            start(work, ())
+        else:
+            exec(compile("start(work, ())", "<answer>", "exec"), {"start": start, "work": work})
+        done.acquire()  # the thread has ended
+        return box[0]
+
+    with pytest.raises(AssertionError, match=r"your code started a thread \(_thread's own starter"):
+        with watching(globals()):
+            assert answer().tolist() == [2.0, 2.0, 2.0]
+
+
+def test_a_thread_that_switches_its_record_off_is_reported():
+    """A thread started before the check (a solution cell's worker) that turned its profile
+    function off would do the check's work out of sight."""
+    with watching(globals()):
+        pass  # the thread hooks are in
+    go, done = threading.Event(), threading.Event()
+
+    def hidden():
+        sys.setprofile(None)
+        go.wait()
+        torch.ones(2).sum()
+        done.set()
+
+    thread = threading.Thread(target=hidden)
+    thread.start()
+    with pytest.raises(AssertionError, match="a thread that switched off the grader's record"):
+        with watching(globals()):
+            go.set()
+            done.wait()
+    thread.join()

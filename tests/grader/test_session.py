@@ -1,0 +1,393 @@
+"""grader/kernel/ without a notebook server: the snapshot that every check verifies (and puts
+back), and, in an in-process IPython shell, the session's guard before each check cell and
+what it records of the cells that set predictions."""
+
+from __future__ import annotations
+
+import builtins
+import re
+
+import pytest
+import torch
+
+from grader.kernel.session import Grading
+from grader.kernel.watch import watching
+
+# --- the snapshot, without IPython -----------------------------------------------------------
+
+
+@pytest.fixture
+def namespace():
+    ns = {"torch": torch, "__builtins__": builtins}
+
+    def helper(x):
+        return x + 1
+
+    ns["helper"] = helper
+    ns["TABLE"] = {"a": lambda: 1}
+    ns["_grading"] = Grading(ns)
+    yield ns
+    ns["_grading"].problems()  # puts back whatever a test left changed
+
+
+def test_nothing_changed_nothing_found(namespace):
+    assert namespace["_grading"].problems({"torch", "helper", "all"}) == []
+
+
+def test_torch_functions_rebound_through_another_name_are_found_and_put_back(namespace):
+    real = torch.allclose
+    t = torch
+    t.allclose = lambda *args, **kwargs: True
+    found = namespace["_grading"].problems()
+    assert "torch.allclose" in found and torch.allclose is real
+
+
+def test_a_shadowed_builtin_is_found_only_where_the_check_uses_it(namespace):
+    namespace["all"] = lambda items: True
+    grading = namespace["_grading"]
+    assert grading.problems({"len"}) == []
+    assert grading.problems({"all"}) == ["the builtin all (with a variable or function of that name)"]
+    assert "all" not in namespace
+
+
+def test_builtins_themselves_are_watched(namespace):
+    real = builtins.isinstance
+    builtins.isinstance = lambda obj, kind: True
+    try:
+        assert "the builtin isinstance" in namespace["_grading"].problems()
+    finally:
+        builtins.isinstance = real
+
+
+def test_a_redefined_or_changed_helper_is_found_and_put_back(namespace):
+    grading, helper = namespace["_grading"], namespace["helper"]
+    namespace["helper"] = lambda x: 0
+    assert grading.problems({"helper"}) == ["helper, which the check uses (from the setup)"]
+    assert namespace["helper"] is helper
+    helper.__code__ = (lambda x: 0).__code__
+    assert grading.problems({"helper"}) and helper(1) == 2
+    namespace["TABLE"]["a"] = lambda: 2
+    assert grading.problems({"TABLE"}) and namespace["TABLE"]["a"]() == 1
+
+
+def test_the_grading_object_itself_is_watched(namespace):
+    grading = namespace["_grading"]
+    namespace["_grading"] = object()
+    assert "_grading, the checks' own references" in grading.problems()
+    assert namespace["_grading"] is grading
+
+
+def test_global_hooks_and_modes_left_active_are_found_and_removed(namespace):
+    torch.nn.modules.module.register_module_forward_pre_hook(lambda module, args: None)
+    torch.overrides.TorchFunctionMode().__enter__()
+    found = namespace["_grading"].problems()
+    assert any("global module hooks" in line for line in found)
+    assert any("TorchFunctionMode" in line for line in found)
+    assert not torch.nn.modules.module._global_forward_pre_hooks and not torch._C._len_torch_function_stack()
+
+
+def test_inference_mode_left_on_is_found_and_switched_off(namespace):
+    entered = torch.inference_mode()
+    entered.__enter__()  # and never left: its guard lives as long as ``entered``
+    assert any("torch.inference_mode()" in line for line in namespace["_grading"].problems())
+    assert not torch.is_inference_mode_enabled()
+    x = torch.ones(2, requires_grad=True)
+    (x * 3).sum().backward()  # autograd records again
+    assert x.grad.tolist() == [3.0, 3.0]
+    assert namespace["_grading"].problems() == []
+
+
+def test_a_class_method_added_to_a_torch_class_is_found(namespace):
+    torch.nn.Sequential.__call__ = lambda self, *args: None
+    assert "torch.nn.modules.container.Sequential.__call__" in namespace["_grading"].problems()
+    assert "__call__" not in vars(torch.nn.Sequential)
+
+
+def test_passed_prints_the_line_and_verifies(namespace, capsys):
+    namespace["_grading"].passed("9.1")
+    assert capsys.readouterr().out == "Exercise 9.1 passed\n"
+    torch.equal = lambda a, b: True
+    with pytest.raises(AssertionError, match="your code replaced torch.equal"):
+        namespace["_grading"].passed("9.1")
+
+
+# --- in an IPython shell ---------------------------------------------------------------------
+
+SETUP = "import torch\nfrom grader.kernel.session import Grading\n_grading = Grading(globals(), record=('guess',))"
+
+
+@pytest.fixture
+def shell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_cell(SETUP)
+    yield shell
+    shell.user_ns["_grading"].problems()
+    InteractiveShell.clear_instance()
+
+
+def error_of(result) -> str:
+    error = result.error_before_exec or result.error_in_exec
+    return f"{type(error).__name__}: {error}" if error else ""
+
+
+def test_a_check_cell_runs_and_prints_its_line(shell, capsys):
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.1')")) == ""
+    assert "Exercise 9.1 passed" in capsys.readouterr().out
+
+
+def test_an_input_transformer_that_rewrites_the_check_is_caught(shell, capsys):
+    shell.run_cell(
+        "_shell = [v for k, v in globals().items() if k == 'get_' + 'ipython'][0]()\n"
+        "_shell.input_transformers_post.append(lambda lines: ['print(\"Exercise 9.2 passed\")\\n'] "
+        "if any('9.2' in line for line in lines) else lines)"
+    )
+    error = error_of(shell.run_cell("assert False, 'the real check'\n_grading.passed('9.2')"))
+    assert error.startswith("AssertionError: your code replaced IPython's input transformers")
+    assert "Exercise 9.2 passed" not in capsys.readouterr().out.splitlines()  # only in the traceback's code
+    assert shell.input_transformers_post == []  # put back: the next check runs as written
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.3')")) == ""
+
+
+def test_a_learners_cell_changing_torch_fails_the_next_check(shell):
+    shell.run_cell("T = torch\nT.equal = lambda a, b: True")
+    assert "your code replaced torch.equal" in error_of(shell.run_cell("_grading.passed('9.4')"))
+    assert (
+        error_of(shell.run_cell("assert not torch.equal(torch.ones(1), torch.zeros(1))\n_grading.passed('9.5')")) == ""
+    )
+
+
+def test_a_setup_helper_redefined_by_an_answer_is_caught(shell):
+    shell.run_cell("def reference(x):\n    return 2 * x\n\n\n_grading.keep()")
+    shell.run_cell("def reference(x):\n    return 3 * x")
+    error = error_of(shell.run_cell("assert reference(1) == 2\n_grading.passed('9.6')"))
+    assert "your code replaced reference, which the check uses" in error
+    assert shell.user_ns["reference"](1) == 2
+
+
+def test_what_ran_in_a_recorded_cell_is_kept(shell):
+    shell.run_cell("guess = (3, 4)")
+    assert shell.user_ns["_grading"].ran_while_setting("guess") == []
+    shell.run_cell("guess = tuple((torch.ones(3, 1) + torch.ones(4)).shape)")
+    assert "aten.add.Tensor" in shell.user_ns["_grading"].ran_while_setting("guess")
+    # The cell's own code runs as a module: what it calls is recorded, not skipped as an import's.
+    shell.run_cell("guess = tuple(torch.broadcast_shapes((3, 1), (4,)))")
+    assert shell.user_ns["_grading"].ran_while_setting("guess") == ["torch.functional:broadcast_shapes"]
+
+
+def test_the_code_of_a_recorded_cell_is_kept_as_it_ran(shell):
+    """Work hidden from the watch (a function rebuilt on a copy of the globals) still shows in
+    the code that set the prediction, and a magic shows as the call it becomes."""
+    cell = "import types\ndef f():\n    return 3\nguess = types.FunctionType(f.__code__, dict(globals()))()"
+    shell.run_cell(cell)
+    source = shell.user_ns["_grading"].source_setting("guess")
+    assert "types.FunctionType(f.__code__, dict(globals()))()" in source
+    shell.run_cell("guess = %time 3")
+    assert "run_line_magic('time', '3')" in shell.user_ns["_grading"].source_setting("guess")
+    assert shell.user_ns["_grading"].source_setting("never_set") is None
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ('guess = {"a", "b"}', None),
+        ('guess = sorted({"b"}.union(["a"]))', None),
+        ("guess = %time 3", "get_ipython()"),
+        ("import math\nguess = 3", "import"),
+        ("def f():\n    return 3\nguess = f()", "a def"),
+        ("guess = tuple(torch.ones(2).shape)", "torch.ones"),
+        ("guess = earlier", "earlier (set in another cell)"),
+        ('guess = int("x")', "code that fails on its own (ValueError)"),
+    ],
+)
+def test_a_prediction_is_plain_values_its_cell_gives_on_its_own(shell, cell, problem):
+    """prediction_problems reads the code that set the answer, which work hidden from the
+    watch (exec'd, in an earlier cell) cannot change: a plain value passes, anything else
+    is named."""
+    shell.run_cell("earlier = 3")
+    shell.run_cell(cell)
+    guess = shell.user_ns.get("guess")
+    found = shell.user_ns["_grading"].prediction_problems(guess=guess)
+    assert found == [] if problem is None else any(problem in line for line in found), found
+
+
+def test_a_prediction_changed_after_its_cell_ran_is_named(shell):
+    shell.run_cell("guess = 3")
+    assert shell.user_ns["_grading"].prediction_problems(guess=4) == ["a value changed after the cell ran (guess)"]
+
+
+def test_torch_run_at_any_depth_in_a_prediction_cell_is_named(shell):
+    shell.run_cell("guess = len([torch.ones(2) for _ in range(2)])")
+    grading = shell.user_ns["_grading"]
+    ran = grading.code_ran_setting("guess")
+    assert any(line.startswith("torch.") for line in ran), ran
+    assert grading.code_ran_setting("never_set") == []
+
+
+def test_a_thread_started_in_a_recorded_cell_is_part_of_its_footprint(shell):
+    """A prediction set by work done in another thread: the cell runs (the learner sees no
+    error there), and the check reads that the cell started a thread."""
+    cell = (
+        "import threading\nfound = []\n"
+        "thread = threading.Thread(target=lambda: found.append(tuple((torch.ones(3, 1) + torch.ones(4)).shape)))\n"
+        "thread.start()\nthread.join()\nguess = found[0]"
+    )
+    assert error_of(shell.run_cell(cell)) == ""
+    assert "code starting a thread" in shell.user_ns["_grading"].ran_while_setting("guess")
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.9')")) == ""  # the next check is its own
+
+
+def test_removing_the_graders_hooks_fails_the_next_check(shell):
+    shell.run_cell("[v for k, v in globals().items() if k == 'get_' + 'ipython'][0]().ast_transformers.clear()")
+    error = error_of(shell.run_cell("_grading.passed('9.7')"))
+    assert error.startswith("AssertionError: your code replaced") and "IPython's AST transformers" in error
+    assert error_of(shell.run_cell("_grading.passed('9.8')")) == ""  # put back for the checks that follow
+
+
+def test_running_the_setup_again_keeps_only_its_own_names(shell):
+    shell.run_cell("def answer(x):\n    return x")
+    shell.run_cell("T = torch\nT.equal = lambda a, b: True")
+    shell.run_cell(SETUP)  # the first cell run again
+    assert not torch.equal(torch.ones(1), torch.zeros(1))  # put back before the new snapshot was taken
+    shell.run_cell("def answer(x):\n    return 2 * x")  # an answer fixed after the setup ran again
+    assert error_of(shell.run_cell("assert answer(1) == 2\n_grading.passed('9.9')")) == ""
+    assert sum(type(t).__name__ == "_CheckGuard" for t in shell.ast_transformers) == 1
+
+
+# --- how a failed check shows --------------------------------------------------------------
+
+
+def shown_text(capsys) -> str:
+    """What the shell printed, without its colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+
+
+def test_a_failed_check_shows_its_message_and_not_its_code(shell, capsys):
+    check = "_expected_total = 6\nassert answer() == _expected_total, 'expected 6, got 5'\n_grading.passed('9.10')"
+    shell.run_cell("def answer():\n    return 5")
+    result = shell.run_cell(check)
+    assert error_of(result) == "AssertionError: expected 6, got 5"  # the verdict nbval reads is unchanged
+    shown = shown_text(capsys)
+    assert "Exercise 9.10 not passed:" in shown and "expected 6, got 5" in shown
+    assert "_expected_total" not in shown and "Traceback" not in shown
+    # A check helper from an earlier cell is the grader's too.
+    shell.run_cell("def _at_least(n):\n    assert answer() >= n, f'expected at least {n}'\n\n\n_grading.done()")
+    shell.run_cell("_at_least(7)\n_grading.passed('9.11')")
+    shown = shown_text(capsys)
+    assert "Exercise 9.11 not passed:" in shown and "expected at least 7" in shown and "Traceback" not in shown
+
+
+def test_what_the_learners_code_raised_keeps_its_traceback(shell, capsys):
+    shell.run_cell("def answer():\n    assert 1 + 1 == 3, 'my own assumption'\n    return 5")
+    error = error_of(shell.run_cell("assert answer() == 5, 'expected 5'\n_grading.passed('9.12')"))
+    assert error == "AssertionError: my own assumption"
+    shown = shown_text(capsys)
+    assert "assert 1 + 1 == 3" in shown and "not passed" not in shown  # the learner's line, to fix
+    # Outside a check, and for a check's assert without a message, IPython's traceback as usual.
+    shell.run_cell("assert 2 > 3, 'in an answer cell'")
+    shell.run_cell("assert 5 > 6\n_grading.passed('9.13')")
+    shown = shown_text(capsys)
+    assert "assert 2 > 3" in shown and "assert 5 > 6" in shown and "not passed" not in shown
+
+
+def test_replacing_how_errors_show_fails_the_next_check(shell, capsys):
+    shell.run_cell("get_ipython().set_custom_exc((AssertionError,), lambda *a, **k: print('Exercise 9.14 passed'))")
+    error = error_of(shell.run_cell("_grading.passed('9.14')"))
+    assert "IPython's way of showing errors" in error
+    shell.run_cell("assert False, 'wrong'\n_grading.passed('9.15')")
+    assert "Exercise 9.15 not passed: wrong" in shown_text(capsys)  # put back for the checks that follow
+
+
+# --- higher-order operators -------------------------------------------------------------------
+
+
+def test_torch_cond_runs_under_a_watch_and_its_branches_are_recorded():
+    """A correct answer may use torch.cond (eager, or inside a compiled function): it runs,
+    and what its branches did is seen like any other operation."""
+
+    def gate(x, flag):
+        return torch.cond(flag, lambda x: torch.nn.functional.dropout(x, 0.5), lambda x: x - 1, (x,))
+
+    x = torch.ones(3)
+    with watching(globals()) as watch:
+        out = gate(x, torch.tensor(False))
+    assert torch.equal(out, x - 1)
+    assert any(name.startswith("cond") for name in watch.ops), dict(watch.ops)
+    assert "aten.sub.Tensor" in watch.ops
+    with watching(globals()) as watch:
+        gate(x, torch.tensor(True))
+    assert any("bernoulli" in name or "dropout" in name for name in watch.ops), dict(watch.ops)
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ('import re\nguess = re.findall(r"\\w+", TEXT)', None),
+        ("guess = [w for w in TEXT.split() if w.startswith('m')]", None),
+        ("def words(text):\n    return text.split()\nguess = words(TEXT)", None),
+        ("guess = earlier", "earlier (set in another cell)"),
+        ("import torch\nguess = [str(torch.float32)]", "import torch"),
+        ("guess = TEXT.__class__.__mro__", "TEXT.__class__"),
+        ("guess = int(TEXT)", "code that fails on its own (ValueError)"),
+    ],
+)
+def test_a_reading_of_a_given_text_may_use_string_tools_and_only_them(shell, cell, problem):
+    """reading_problems: a cell that reads the text the task hands out (``TEXT``) may be any
+    Python over that text, the builtins and modules allowed; anything else is named."""
+    shell.run_cell("earlier = ['x']\nTEXT = 'make more mistakes'")
+    shell.run_cell(cell)
+    grading = shell.user_ns["_grading"]
+    found = grading.reading_problems(
+        {"TEXT": "make more mistakes"}, ["len", "int", "str"], ["re"], guess=shell.user_ns.get("guess")
+    )
+    assert found == [] if problem is None else any(problem in line for line in found), found
+
+
+def test_a_reading_changed_after_its_cell_ran_is_named(shell):
+    shell.run_cell("guess = TEXT.split()")
+    grading = shell.user_ns["_grading"]
+    assert grading.reading_problems({"TEXT": "a b"}, [], [], guess=["a"]) == [
+        "a value changed after the cell ran (guess)"
+    ]
+
+
+def test_a_prediction_set_by_a_cell_another_cell_ran_is_out_of_sight(shell):
+    """A cell that does the work (autograd, say) and then runs another cell that only writes
+    the numbers down: the record of that inner cell is not all that set them."""
+    shell.run_cell(
+        "_x = torch.tensor(2.0, requires_grad=True)\n(_x ** 2).backward()\n"
+        "get_ipython().run_cell('guess = ' + repr(_x.grad.item()))"
+    )
+    grading = shell.user_ns["_grading"]
+    assert shell.user_ns["guess"] == 4.0
+    inside = "a cell run from inside another cell (get_ipython().run_cell)"
+    assert grading.ran_while_setting("guess") == [inside]
+    assert grading.prediction_problems(guess=4.0) == [inside]
+    shell.run_cell("guess = 4.0")  # written down in a cell of its own: nothing to say
+    assert grading.ran_while_setting("guess") == [] and grading.prediction_problems(guess=4.0) == []
+
+
+def test_a_check_cell_compiles_without_dynamos_guard_timing_and_the_learners_cells_with_it(shell):
+    import torch._dynamo.guards as guards
+
+    from grader.kernel import compiles
+
+    probe = guards.profile_guard_manager
+    seen = "import torch._dynamo.guards as _g\n_seen = _g.profile_guard_manager"
+    # A check cell: Dynamo's probe stands aside while it runs, and is back once it ended.
+    assert error_of(shell.run_cell(f"{seen}\n_grading.passed('9.10')")) == ""
+    assert shell.user_ns["_seen"] is compiles._untimed
+    assert guards.profile_guard_manager is probe
+    # The learner's cell: torch as it is.
+    assert error_of(shell.run_cell(seen)) == ""
+    assert shell.user_ns["_seen"] is probe
+    # A check that fails puts it back too, and a compile inside a check still works.
+    compile_in_check = (
+        f"{seen}\n_r = torch.compile(lambda x: x * 2, backend='eager')(torch.ones(2))\n"
+        "assert False, 'no'\n_grading.passed('9.11')"
+    )
+    assert "no" in error_of(shell.run_cell(compile_in_check))
+    assert shell.user_ns["_seen"] is compiles._untimed
+    assert guards.profile_guard_manager is probe
+    assert shell.user_ns["_r"].tolist() == [2.0, 2.0]
