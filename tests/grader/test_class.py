@@ -1,5 +1,6 @@
 """Grading a class, as an instructor does it: whose each submission is, one chapter per
-class, options checked before grading, every file written, and gradebooks an LMS imports.
+class, options checked before grading, every file written (test_gradebooks.py: the gradebooks
+an LMS imports).
 
 Each test names the finding of the class trial it guards (issue 28's numbered list). Most
 stop before any kernel runs (refusals, parsing, hand-built results); the class of 30 at
@@ -8,8 +9,6 @@ the end grades for real, on the fixture chapter.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import re
@@ -25,9 +24,8 @@ from grader.__main__ import main
 from grader.host.errors import GraderError
 from grader.host.feedback import feedback_html, write_feedback
 from grader.host.grade import choose_chapter
-from grader.host.gradebook import gradebook_rows, write_gradebook
+from grader.host.gradebook import gradebook_rows
 from grader.host.identity import owners
-from grader.host.lms import write_lms_gradebook
 from grader.host.notebook import COURSE_ROOT, load_chapter
 from grader.host.outputs import Outputs
 from grader.host.release import release
@@ -35,37 +33,11 @@ from grader.host.results import SubmissionResult, TaskResult
 from grader.host.roster import read_roster
 from grader.host.students import class_rows
 
+from .classroom import TASKS, graded, read_table, roster_file
 from .helpers import with_answers, write_submissions
 
 FIXTURES = Path(__file__).parent / "fixtures"
-POINTS = {"9.1": 2.0, "9.2": 3.0, "9.3": 1.0}
-TASKS = list(POINTS.items())
 RIGHT = {"9.1": "def square(x):\n    return x * x", "9.2": "total = sum(DATA)", "9.3": "largest = max(scaled)"}
-BOM = "\ufeff"
-
-
-def graded(path: str, passed: tuple[str, ...] = ("9.1", "9.2", "9.3"), code: str = "") -> SubmissionResult:
-    """A graded fixture-chapter submission at ``path``: the tasks in ``passed`` passed, the
-    others failed; each failed task's code is ``code`` (to find it on the pages)."""
-    return SubmissionResult(
-        Path(path),
-        "90_fixture",
-        [
-            TaskResult(n, p, "passed" if n in passed else "check_failed", "ok" if n in passed else "wrong")
-            for n, p in POINTS.items()
-        ],
-        answers={n: code for n in POINTS},
-    )
-
-
-def roster_file(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "roster.csv"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def read_table(path: Path) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8-sig"))))
 
 
 def run_main(capsys, *argv: str) -> tuple[int, str, str]:
@@ -374,82 +346,6 @@ def test_readme_tells_instructors_every_limit_default_and_ci_commands():
     commands = re.findall(r"^\s*(\.venv/bin/python -m pytest .*)$", section, flags=re.MULTILINE)
     chapters = sorted(p.name for p in (COURSE_ROOT / "course").glob("[0-9]*.ipynb"))
     assert sorted(command.split()[-1] for command in commands) == [f"course/{name}" for name in chapters]
-
-
-# --- 7. gradebooks an LMS imports ---------------------------------------------------------
-
-CANVAS_ROSTER = (
-    "Student,ID,SIS User ID,SIS Login ID,Section,file\n"
-    '"Dupont, Zoë",101,S-1,zdupont,Group A,zoe\n'
-    "Bob Brown,102,S-2,bbrown,Group B,bob\n"
-    "Carl Crane,103,S-3,ccrane,Group A,carl\n"
-)
-
-
-def test_canvas_gradebook_follows_canvas_import_columns(tmp_path):
-    """Canvas's gradebook import (its instructor guide, "How do I import grades in the
-    Gradebook?"): the first columns are the identity columns Student, ID, SIS User ID,
-    SIS Login ID and Section, exactly so named, as Canvas's own export writes them; every
-    other column is read as an assignment (a new name makes a new assignment), so only one
-    assignment column may follow: the chapter's total. UTF-8 (with a BOM for Excel).
-    Students Canvas cannot know (not on the roster) are left out; the tasks go to a
-    separate detail file."""
-    roster = read_roster(roster_file(tmp_path, CANVAS_ROSTER))
-    results = [graded("zoe.ipynb"), graded("bob.ipynb", passed=("9.2",)), graded("stranger.ipynb")]
-    rows = class_rows(results, roster)
-    path = tmp_path / "canvas.csv"
-    left_out = write_lms_gradebook(rows, path, TASKS, "canvas", assignment="Autograd")
-    raw = path.read_bytes()
-    assert raw.startswith(BOM.encode("utf-8"))
-    table = read_table(path)
-    assert table[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Autograd"]
-    assert table[1:] == [
-        ["Dupont, Zoë", "101", "S-1", "zdupont", "Group A", "6"],
-        ["Bob Brown", "102", "S-2", "bbrown", "Group B", "3"],
-        ["Carl Crane", "103", "S-3", "ccrane", "Group A", "0"],
-    ]
-    assert left_out == ["stranger"]
-    details = read_table(tmp_path / "canvas-tasks.csv")
-    assert details[0][:5] == ["student", "name", "9.1 (2 pts)", "9.2 (3 pts)", "9.3 (1 pt)"]
-    assert [r[0] for r in details[1:]] == ["101", "102", "103", "stranger"]
-
-
-def test_canvas_gradebook_needs_a_roster_with_canvas_ids(tmp_path):
-    """Canvas matches rows to students by ID / SIS User ID / SIS Login ID: without a roster
-    that gives them, refuse before grading."""
-    with pytest.raises(GraderError, match="--gradebook-format canvas needs --roster"):
-        Outputs.prepare([Path("a.ipynb")], gradebook=tmp_path / "g.csv", form="canvas")
-
-
-def test_moodle_gradebook_has_one_identifier_column_and_leaves_unknown_users_out(tmp_path):
-    """Moodle's "Import grades from CSV file" (Moodle docs, Grade import): the file's header
-    names its columns; the import maps one identifier column ("Map from") to a user field
-    (user id, username, ID number or email: "Map to") and each other column to a grade
-    item, and the import fails on a user it cannot find, so every row must be a known user
-    and no row may lack the identifier."""
-    roster = read_roster(
-        roster_file(
-            tmp_path,
-            "file,id,name,email\nzoe,101,Zoë,zoe@uni.example\nbob,102,Bob,bob@uni.example\nnomail,103,Nomail,\n",
-        )
-    )
-    rows = class_rows([graded("zoe.ipynb"), graded("bob.ipynb", passed=()), graded("stranger.ipynb")], roster)
-    path = tmp_path / "moodle.csv"
-    left_out = write_lms_gradebook(rows, path, TASKS, "moodle", assignment="Autograd", id_column="email")
-    assert path.read_bytes().startswith(BOM.encode("utf-8"))
-    assert read_table(path) == [["email", "Autograd"], ["zoe@uni.example", "6"], ["bob@uni.example", "0"]]
-    assert left_out == ["103", "stranger"]
-    with pytest.raises(GraderError, match=r"--id-column 'phone'.*file, id, name, email"):
-        write_lms_gradebook(rows, path, TASKS, "moodle", id_column="phone")
-
-
-def test_the_plain_gradebook_opens_in_excel_with_accents(tmp_path):
-    """Finding 7: Excel reads a CSV as the system's code page unless it starts with a BOM."""
-    roster = read_roster(roster_file(tmp_path, "file,id,name\nzoe,101,Zoë Émile\n"))
-    path = tmp_path / "grades.csv"
-    write_gradebook(class_rows([graded("zoe.ipynb")], roster), path, TASKS)
-    assert path.read_bytes().startswith(BOM.encode("utf-8"))
-    assert read_table(path)[1][:2] == ["101", "Zoë Émile"]
 
 
 # --- a class of 30 ------------------------------------------------------------------------
