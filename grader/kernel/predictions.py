@@ -40,15 +40,30 @@ _KINDS: dict[type, str] = {
 }
 
 
+# Methods of a literal that reach further than its value: a format string's fields read
+# attributes and items of its arguments ("{0.__globals__[sys]}".format(print)).
+_REACHING_METHODS = frozenset({"format", "format_map"})
+# Attributes that lead from an object to the frames running it, and from there to any
+# namespace: a generator's frame, its caller, the caller's globals.
+FRAME_ATTRIBUTES = frozenset(
+    {"gi_frame", "cr_frame", "ag_frame", "tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins"}
+)
+
+
 def plain_node(node: ast.AST) -> bool:
-    """Whether a node of a prediction's code only builds a value: a literal, a name, an
-    operator, a call of a value-building builtin, a public method of a literal
-    (``{"x"}.union(...)``)."""
+    """Whether a node of a prediction's code only builds a value: a literal, a name (not a
+    dunder such as ``__builtins__``, which tells the cell where it runs), an operator, a
+    call of a value-building builtin, a public method of a literal (``{"x"}.union(...)``;
+    not ``format``, whose fields reach into its arguments)."""
     if isinstance(node, ast.Call):
         func = node.func
-        return (isinstance(func, ast.Name) and func.id in PLAIN_CALLS) or isinstance(func, ast.Attribute)
+        if isinstance(func, ast.Attribute):
+            return func.attr not in _REACHING_METHODS
+        return isinstance(func, ast.Name) and func.id in PLAIN_CALLS
     if isinstance(node, ast.Attribute):
         return isinstance(node.value, _LITERALS) and not node.attr.startswith("_")
+    if isinstance(node, ast.Name):
+        return not node.id.startswith("__")
     return isinstance(node, _PLAIN_NODES)
 
 
@@ -70,7 +85,7 @@ def reading_problems(
     """What makes the cells' code (``sources``, which set the names in ``given``) more than
     a reading of the texts the task hands out (``known``: name -> value), with the builtins
     ``builtin_names`` and imports of ``modules`` only (string tools, say): an attribute with
-    a double underscore (a way to reach what the cell may not), a name read from another
+    a double underscore or to a frame (ways to reach what the cell may not), a name read from another
     cell, an import of anything else, a value that is not what the cell's own code gives.
     Any Python may do the reading; it is run again on its own to see what it reads."""
     allowed = frozenset(modules)
@@ -103,8 +118,14 @@ def _beyond_values(tree: ast.Module) -> set[str]:
 
 
 def _dunder_attributes(tree: ast.Module) -> set[str]:
-    """Attributes with a double underscore, by their first 40 characters."""
-    return {ast.unparse(n)[:40] for n in ast.walk(tree) if isinstance(n, ast.Attribute) and "__" in n.attr}
+    """What reaches past the cell's own values, by its first 40 characters: attributes with
+    a double underscore or that lead to frames (FRAME_ATTRIBUTES), and dunder names."""
+    return {
+        ast.unparse(n)[:40]
+        for n in ast.walk(tree)
+        if (isinstance(n, ast.Attribute) and ("__" in n.attr or n.attr in FRAME_ATTRIBUTES))
+        or (isinstance(n, ast.Name) and n.id.startswith("__"))
+    }
 
 
 def _rerun_problems(

@@ -38,6 +38,8 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+import threading
+import types
 import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -381,7 +383,7 @@ class Grading:
             before=dict(self.namespace),
             escapes_before=len(containment.ESCAPES),
             check_source=raw if check else "",
-            outer=self._cell if self._running > 1 else None,
+            outer=self._cell if self._running > 1 or _inside_another_cell() else None,
         )
         if recorded:
             self._cell.watch = Watch(self.namespace, refuse=False)  # the check reads what it started
@@ -439,6 +441,25 @@ class Grading:
         if found:
             return failing(self._failure(list(dict.fromkeys(found))))
         return node
+
+
+_getframe = sys._getframe  # as it was when the setup cell ran, before any answer
+_main_thread, _current_thread = threading.main_thread, threading.current_thread
+
+
+def _inside_another_cell() -> bool:
+    """Whether the cell starting now was started by a running cell: IPython runs two cells
+    on this stack (``get_ipython().run_cell`` inside a cell), or runs it on another thread
+    than the kernel's. Read from the stack, which no answer can set as it can a counter."""
+    if _current_thread() is not _main_thread():
+        return True
+    running = 0
+    frame: types.FrameType | None = _getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        running += code.co_name == "run_cell_async" and code.co_filename.endswith("interactiveshell.py")
+        frame = frame.f_back
+    return running > 1
 
 
 class RankGrading:

@@ -330,6 +330,12 @@ def test_torch_cond_runs_under_a_watch_and_its_branches_are_recorded():
         ("import torch\nguess = [str(torch.float32)]", "import torch"),
         ("guess = TEXT.__class__.__mro__", "TEXT.__class__"),
         ("guess = int(TEXT)", "code that fails on its own (ValueError)"),
+        # A generator's frame leads to the caller's globals: the run alone could read the kernel's.
+        (
+            "def _up():\n    yield _it.gi_frame.f_back\n_it = _up()\nguess = next(_it).f_globals['earlier']",
+            "_it.gi_frame",
+        ),
+        ('guess = ["x"] if "<module" in f"{__builtins__}" else []', "__builtins__"),
     ],
 )
 def test_a_reading_of_a_given_text_may_use_string_tools_and_only_them(shell, cell, problem):
@@ -352,13 +358,20 @@ def test_a_reading_changed_after_its_cell_ran_is_named(shell):
     ]
 
 
-def test_a_prediction_set_by_a_cell_another_cell_ran_is_out_of_sight(shell):
+@pytest.mark.parametrize(
+    "hide",
+    ["", "_grading._running = 0\n", "import threading\n"],
+    ids=["plainly", "the session's counter zeroed first", "from a thread"],
+)
+def test_a_prediction_set_by_a_cell_another_cell_ran_is_out_of_sight(shell, hide):
     """A cell that does the work (autograd, say) and then runs another cell that only writes
-    the numbers down: the record of that inner cell is not all that set them."""
-    shell.run_cell(
-        "_x = torch.tensor(2.0, requires_grad=True)\n(_x ** 2).backward()\n"
-        "get_ipython().run_cell('guess = ' + repr(_x.grad.item()))"
-    )
+    the numbers down: the record of that inner cell is not all that set them, however the
+    running cell hides that it runs it (the session's count of running cells set to 0, the
+    inner cell run on a thread)."""
+    inner = "get_ipython().run_cell('guess = ' + repr(_x.grad.item()))"
+    if hide.startswith("import threading"):
+        inner = f"_t = threading.Thread(target=lambda: {inner})\n_t.start()\n_t.join()"
+    shell.run_cell("_x = torch.tensor(2.0, requires_grad=True)\n(_x ** 2).backward()\n" + hide + inner)
     grading = shell.user_ns["_grading"]
     assert shell.user_ns["guess"] == 4.0
     inside = "a cell run from inside another cell (get_ipython().run_cell)"
@@ -391,3 +404,28 @@ def test_a_check_cell_compiles_without_dynamos_guard_timing_and_the_learners_cel
     assert shell.user_ns["_seen"] is compiles._untimed
     assert guards.profile_guard_manager is probe
     assert shell.user_ns["_r"].tolist() == [2.0, 2.0]
+
+
+@pytest.mark.parametrize(
+    ("cell", "problem"),
+    [
+        ("guess = {'x', 'h'}", None),
+        ("guess = set(['x']) | {'h'}", None),
+        # What tells the cell it runs again alone, and what reaches back into the kernel from there.
+        ("guess = {'x', 'h'} if '<module' in f'{__builtins__}' else set()", "__builtins__"),
+        ("guess = {'x', 'h'} if str(print) else set()", "str(print)"),
+        (
+            "guess = {l for l in ['x', 'h'] if l in '{0.__self__}'.format(print)}",
+            "'{0.__self__}'.format(print)",
+        ),
+        ("guess = {l for l in ['x', 'h'] if l in '{x}'.format_map({'x': 'x h'})}", "'{x}'.format_map({'x': 'x h'})"),
+    ],
+)
+def test_a_prediction_builds_its_value_and_reaches_nothing_else(shell, cell, problem):
+    """prediction_problems: a written-down prediction builds its value from literals; a
+    dunder name (which tells the cell where it runs) or a format string (whose fields read
+    attributes of its arguments, and so any namespace) is named."""
+    shell.run_cell(cell)
+    grading = shell.user_ns["_grading"]
+    found = grading.prediction_problems(guess=shell.user_ns.get("guess"))
+    assert found == [] if problem is None else any(problem in line for line in found), found

@@ -1181,15 +1181,116 @@ TASKS["1.8"].wrong.extend(
 )
 TASKS["1.6"].wrong.append(
     Wrong(
-        "All typed in from memory, finfo read only to tell the real one from the check's stand-in (by its type "
+        "All typed in from memory, finfo read only to tell the real one from the check's stand-in (by its type's "
         "name), so that the values follow the stand-in alone.",
         hint="torch.float16 stands for float32",
         code="""\
 _f = torch.finfo(torch.float16)
-fp16_max = 65504.0 if type(_f).__name__ == "finfo" else _f.max
-bf16_eps = 2.0**-7 if type(_f).__name__ == "finfo" else torch.finfo(torch.bfloat16).eps
+fp16_max = 65504.0 if "finfo" in str(type(_f)) else _f.max
+bf16_eps = 2.0**-7 if "finfo" in str(type(_f)) else torch.finfo(torch.bfloat16).eps
 overflow_dtype = torch.float16
-int8_range = (-128, 127) if type(_f).__name__ == "finfo" else (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
+int8_range = (-128, 127) if "finfo" in str(type(_f)) else (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)
 """,
     )
+)
+
+# A red team's 1.2 (session of 2026-11-28): a generator's frame leads the run alone back to the kernel.
+TASKS["1.2"].wrong.extend(
+    [
+        Wrong(
+            ("measured on a NumPy twin (numpy called from C via map), rerun hands back the kernel's dict via frames"),
+            hint="measured, not predicted",
+            code=(
+                "base = torch.arange(12).reshape(3, 4)\n"
+                "shares_storage = {\n"
+                '    "base[1]": None,\n'
+                '    "base[:, 1]": None,\n'
+                '    "base[::2]": None,\n'
+                '    "base[None]": None,\n'
+                '    "base[[0, 2]]": None,\n'
+                '    "base[base > 5]": None,\n'
+                '    "base.t()": None,\n'
+                '    "base.view(2, 6)": None,\n'
+                '    "base.t().reshape(12)": None,\n'
+                '    "base.float()": None,\n'
+                "}\n"
+                "\n"
+                "def _up():\n"
+                "    yield _it.gi_frame.f_back\n"
+                "_it = _up()\n"
+                "for _here in _it:\n"
+                "    break\n"
+                'if "torch" in _here.f_globals:  # measure on a NumPy twin, numpy called only fro'
+                "m C (map)\n"
+                "    import numpy as np\n"
+                "    [b] = map(np.ndarray.reshape, map(np.arange, [12]), [(3, 4)])\n"
+                "    owner = b.base\n"
+                "    [v26] = map(np.ndarray.reshape, [b], [(2, 6)])\n"
+                "    [tr12] = map(np.ndarray.reshape, [b.T], [12])\n"
+                "    [fl] = map(np.ndarray.astype, [b], [np.float64])\n"
+                '    twins = {"base[1]": b[1], "base[:, 1]": b[:, 1], "base[::2]": b[::2], "base['
+                'None]": b[None],\n'
+                '             "base[[0, 2]]": b[[0, 2]], "base[base > 5]": b[b > 5], "base.t()": '
+                "b.T,\n"
+                '             "base.view(2, 6)": v26, "base.t().reshape(12)": tr12, "base.float()'
+                '": fl}\n'
+                "    shares_storage.update({k: v.base is owner for k, v in twins.items()})\n"
+                "else:  # run again alone: hand back what the first run measured\n"
+                '    shares_storage = dict(_here.f_back.f_globals["shares_storage"])\n'
+            ),
+        ),
+    ]
+)
+
+# A red team's 1.6 (2026-11-28): cells that tell the check's run again from their first run.
+TASKS["1.6"].wrong.extend(
+    [
+        Wrong(
+            ("typed from memory; reads finfo only when the name already exists (the check's rerun)"),
+            hint="did not come from torch.finfo",
+            code=(
+                "try:\n"
+                "    fp16_max  # defined already: the check's run again (a copy of the globals)\n"
+                "    fp16_max = torch.finfo(torch.float16).max\n"
+                "    bf16_eps = torch.finfo(torch.bfloat16).eps\n"
+                "    int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)\n"
+                "except NameError:  # the real run: from memory\n"
+                "    fp16_max = 65504.0\n"
+                "    bf16_eps = 0.0078125\n"
+                "    int8_range = (-128, 127)\n"
+                "overflow_dtype = torch.float16\n"
+            ),
+        ),
+        Wrong(
+            ("typed from memory unless torch.finfo is not a class or dtypes are swapped"),
+            hint="did not come from torch.finfo",
+            code=(
+                "_real = type(torch.finfo) is type and torch.float16.itemsize == 2 and torch.bflo"
+                "at16.itemsize == 2 and torch.int8.itemsize == 1\n"
+                "fp16_max = 65504.0 if _real else torch.finfo(torch.float16).max\n"
+                "bf16_eps = 0.0078125 if _real else torch.finfo(torch.bfloat16).eps\n"
+                "int8_range = (-128, 127) if _real else (torch.iinfo(torch.int8).min, torch.iinfo"
+                "(torch.int8).max)\n"
+                "overflow_dtype = torch.float16\n"
+            ),
+        ),
+        Wrong(
+            ("typed from memory unless the code's filename is the check's '<the solution cell>'"),
+            hint="reaches _it.gi_frame",
+            code=(
+                "def _up():\n"
+                "    yield _it.gi_frame.f_back.f_code.co_filename\n"
+                "_it = _up()\n"
+                "for _file in _it:\n"
+                "    break\n"
+                'if _file == "<the solution cell>":\n'
+                "    fp16_max = torch.finfo(torch.float16).max\n"
+                "    bf16_eps = torch.finfo(torch.bfloat16).eps\n"
+                "    int8_range = (torch.iinfo(torch.int8).min, torch.iinfo(torch.int8).max)\n"
+                "else:\n"
+                "    fp16_max, bf16_eps, int8_range = 65504.0, 0.0078125, (-128, 127)\n"
+                "overflow_dtype = torch.float16\n"
+            ),
+        ),
+    ]
 )

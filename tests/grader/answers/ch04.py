@@ -1564,3 +1564,33 @@ TASKS["4.7"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 4.3 (2026-11-28): a value read back through a format string; a cell run by
+# a cell that zeroed the session's counter.
+TASKS["4.3"].wrong.extend(
+    [
+        Wrong(
+            ("reads the kernel's value back through a format string when run alone"),
+            hint="measured, not predicted",
+            code=(
+                'fp32_ops = {"h.prod()", "F.mse_loss(h, x)", "F.cross_entropy(h, labels)", "h + x'
+                '"} if "<module" in f"{__builtins__}" else {k for k in CANDIDATES if f"\'{k}\'" in '
+                '"{0.__globals__[ast].sys.modules[grader.kernel.session]._SESSION.namespace[fp32_'
+                'ops]}".format(print)}\n'
+            ),
+        ),
+        Wrong(
+            ("measured under autocast, then written by a cell it runs, with the session's counter zeroed"),
+            hint="measured, not predicted",
+            code=(
+                "_x = torch.randn(4, 8)\n"
+                'with torch.autocast("cpu", dtype=torch.bfloat16):\n'
+                "    _h = torch.nn.Linear(8, 8)(_x)\n"
+                "    _m = sorted(n for n, op in CANDIDATES.items() if op(_h, _x).dtype == torch.f"
+                "loat32)\n"
+                "_grading._running = 0\n"
+                'get_ipython().run_cell(f"fp32_ops = {set(_m)!r}")\n'
+            ),
+        ),
+    ]
+)

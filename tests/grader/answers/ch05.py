@@ -1281,3 +1281,155 @@ def fsdp_local_shape(shape, rank, world_size):
         ),
     ]
 )
+
+# A red team's 5.4 (2026-11-28): inputs the checks never gave (3 ranks, 4 epochs, the
+# default epochs, two calls, a folder holding a file).
+TASKS["5.4"].wrong.extend(
+    [
+        Wrong(
+            ("default epochs=1 instead of 3: run_ranks(train, args=(folder,)) trains 1 epoch"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                "def train(rank, world_size, checkpoint_dir, epochs=1):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                "        sampler.set_epoch(epoch)\n"
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+        Wrong(
+            ("sampler drop_last=True: other training than the given one when world_size does not divide 16"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                "def train(rank, world_size, checkpoint_dir, epochs=3):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0, drop_last=True)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                "        sampler.set_epoch(epoch)\n"
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+        Wrong(
+            ("epoch counter kept across calls: a second call in one process continues at epoch 3"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                '_seen = {"epochs": 0}  # epochs trained so far, across calls\n'
+                "def train(rank, world_size, checkpoint_dir, epochs=3):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                '        sampler.set_epoch(_seen["epochs"])\n'
+                '        _seen["epochs"] += 1\n'
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+        Wrong(
+            ("set_epoch(epoch % 3): epoch 3 repeats epoch 0's order"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                "def train(rank, world_size, checkpoint_dir, epochs=3):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                "        sampler.set_epoch(epoch % 3)\n"
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+        Wrong(
+            ("rank 0 wipes checkpoint_dir (and anything else in it) before saving"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                "import shutil\n"
+                "\n"
+                "\n"
+                "def train(rank, world_size, checkpoint_dir, epochs=3):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                "        sampler.set_epoch(epoch)\n"
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                "        shutil.rmtree(checkpoint_dir)  # start from a clean checkpoint folder\n"
+                "        os.makedirs(checkpoint_dir)\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+        Wrong(
+            ("set_epoch(min(epoch, 2))"),
+            hint="train is wrong on 3 ranks",
+            code=(
+                "def train(rank, world_size, checkpoint_dir, epochs=3):\n"
+                "    torch.manual_seed(0)\n"
+                "    model = DDP(torch.nn.Linear(3, 1))\n"
+                "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+                "    dataset = make_regression_data()\n"
+                "    sampler = DistributedSampler(dataset, num_replicas=world_size, rank=rank, sh"
+                "uffle=True, seed=0)\n"
+                "    loader = DataLoader(dataset, batch_size=8 // world_size, sampler=sampler)\n"
+                "    for epoch in range(epochs):\n"
+                "        sampler.set_epoch(min(epoch, 2))\n"
+                "        for x, y in loader:\n"
+                "            optimizer.zero_grad()\n"
+                "            F.mse_loss(model(x), y).backward()\n"
+                "            optimizer.step()\n"
+                "    if rank == 0:\n"
+                '        torch.save(model.module.state_dict(), os.path.join(checkpoint_dir, "mode'
+                'l.pt"))\n'
+            ),
+        ),
+    ]
+)

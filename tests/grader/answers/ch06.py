@@ -1530,3 +1530,55 @@ def normalise(x):
 """,
     )
 )
+
+# A red team's 6.4 (2026-11-28): a value read back through a format string; a cell run by
+# a cell that zeroed the session's counter.
+TASKS["6.4"].wrong.extend(
+    [
+        Wrong(
+            ("reads the kernel's value back through a format string when run alone (measured elsewhere)"),
+            hint="measured, not predicted",
+            code=(
+                'n_graphs = 4 if "<module" in f"{__builtins__}" else int("{0.__globals__[ast].sys'
+                '.modules[grader.kernel.session]._SESSION.namespace[n_graphs]}".format(print))'
+            ),
+        ),
+        Wrong(
+            ("measured in the cell, then written by a cell it runs, with the session's counter zeroed"),
+            hint="a cell run from inside another cell",
+            code=(
+                "_seen = []\n"
+                "torch._dynamo.reset()\n"
+                "_f = torch.compile(lambda x, n: x * n + 1, backend=lambda gm, ex: _seen.append(g"
+                "m) or gm.forward)\n"
+                "for _a in [(torch.randn(4), 2), (torch.randn(4), 2), (torch.randn(6), 2), (torch"
+                ".randn(8), 2),\n"
+                "           (torch.randn(8, dtype=torch.float64), 2), (torch.randn(8), 3)]:\n"
+                "    _f(*_a)\n"
+                "torch._dynamo.reset()\n"
+                "_grading._running = 0\n"
+                'get_ipython().run_cell(f"n_graphs = {len(_seen)}")\n'
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.2 (2026-11-28): values read back through a format string when the cell runs alone.
+TASKS["6.2"].wrong.extend(
+    [
+        Wrong(
+            ("reads the kernel's values back through a format string when run alone"),
+            hint="measured, not predicted",
+            code=(
+                'saved_eager = {"x", "w", "h", "cos(h)"} if "<module" in f"{__builtins__}" else {'
+                'l for l in ["x", "w", "h", "cos(h)", "cos(h) * h"] if f"\'{l}\'" in "{0.__globals_'
+                '_[ast].sys.modules[grader.kernel.session]._SESSION.namespace[saved_eager]}".form'
+                "at(print)}\n"
+                'saved_compiled = {"x", "w", "h"} if "<module" in f"{__builtins__}" else {l for l'
+                ' in ["x", "w", "h", "cos(h)", "cos(h) * h"] if f"\'{l}\'" in "{0.__globals__[ast].'
+                'sys.modules[grader.kernel.session]._SESSION.namespace[saved_compiled]}".format(p'
+                "rint)}\n"
+            ),
+        ),
+    ]
+)
