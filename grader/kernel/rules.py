@@ -62,13 +62,26 @@ WATCHED_MODULES = (
     "torch.utils._python_dispatch",
     "torch.distributed",
     "torch.distributed.distributed_c10d",
+    # What chapter 06's checks compile and partition with: an answer that swapped the min-cut
+    # partitioner for the default one made the check's own measurement save what it guessed.
+    "torch._functorch.partitioners",
+    "torch._functorch.aot_autograd",
     "coursekit.ranks",  # run_ranks_for_check: the checks' way to the ranks
     "coursekit.launch",
 )
 # Packages whose functions a Watch names; the notebook's own code is counted in steps.
 WATCHED_PACKAGES = ("torch", "numpy", "coursekit")
 # Modules whose classes are watched too (their methods and class attributes).
-CLASS_MODULES = ("torch.nn", "torch.optim", "torch.amp", "torch.utils.data", "torch.nn.parallel")
+CLASS_MODULES = (
+    "torch.nn",
+    "torch.optim",
+    "torch.amp",
+    "torch.utils.data",
+    "torch.nn.parallel",
+    # torch's config modules (torch._dynamo.config...): a check copies the config as the setup left
+    # it, and puts it back, through their methods
+    "torch.utils._config_module",
+)
 # Module-level registries of global hooks: a hook there changes every module's forward.
 GLOBAL_MODULE_HOOKS = (
     "_global_forward_hooks",

@@ -60,7 +60,7 @@ from grader.kernel.rules import (
 )
 from grader.kernel.shell import ShellHooks, failing, find_shell
 from grader.kernel.snapshots import Kept, watched_owners
-from grader.kernel.torch_state import clear_modes, reset_global_state
+from grader.kernel.torch_state import added_autocast_kernels, autocast_kernels, clear_modes, reset_global_state
 from grader.kernel.watch import Watch
 
 _SESSION: Grading | None = None  # the kernel's session: a newer one (the setup run again) replaces it
@@ -127,6 +127,7 @@ class Grading:
             if hasattr(torch.nn.modules.module, name)
         }
         self._trace = (sys.gettrace(), sys.getprofile())
+        self._autocast = autocast_kernels()
         self._record = set(record)
         self._take_over_names(previous)
         self._cell: _Cell | None = None
@@ -263,6 +264,7 @@ class Grading:
         """What differs from the snapshot (each put back as it is found): one line per
         replaced thing, naming it; ``used`` are the names the check cell reads."""
         found = self._own_problems() + self._module_problems() + clear_modes()
+        found += added_autocast_kernels(self._autocast)  # cannot be taken back: every later check fails
         if (sys.gettrace(), sys.getprofile()) != self._trace:
             with containment.grader_profile():
                 sys.settrace(self._trace[0])

@@ -1,8 +1,10 @@
 """torch's process-wide switches, as every check expects them: no mode left active, no
 saved-tensor hooks, autograd recording (and not in inference mode), float32 by default, no
-autocast."""
+autocast, and autocast's kernels as torch registered them."""
 
 from __future__ import annotations
+
+import gc
 
 import torch
 
@@ -46,3 +48,45 @@ def reset_global_state() -> None:
         except (RuntimeError, TypeError):
             pass
     torch.clear_autocast_cache()
+
+
+# The dispatch keys of autocast on the devices a check may use. A kernel registered there by an
+# answer (``torch.library.Library("aten", "IMPL").impl("sum", f, "AutocastCPU")``) changes what
+# autocast does to that op for every later check: the check's own run of the op included.
+AUTOCAST_KEYS = ("AutocastCPU", "AutocastCUDA")
+
+
+def autocast_kernels() -> dict[str, frozenset[str]]:
+    """The operators that have a kernel of their own under each autocast key."""
+    found = {}
+    for key in AUTOCAST_KEYS:
+        try:
+            found[key] = frozenset(torch._C._dispatch_get_registrations_for_dispatch_key(key))
+        except (AttributeError, RuntimeError):  # a PyTorch without the query, or the key
+            continue
+    return found
+
+
+def added_autocast_kernels(before: dict[str, frozenset[str]]) -> list[str]:
+    """One line per autocast kernel registered since ``before`` (``autocast_kernels()``); each
+    is taken back where a ``torch.library.Library`` made it (a handle of torch's C++ made
+    otherwise stays, and fails every later check)."""
+    now = autocast_kernels()
+    added = [(key, op) for key, ops in now.items() for op in sorted(ops - before.get(key, frozenset()))]
+    if added:
+        _destroy_libraries({f"{op.replace('::', '/')}/{key}" for key, op in added})
+    return [f"autocast's kernel for {op} on {key} (registered with torch.library)" for key, op in added]
+
+
+def _destroy_libraries(impls: set[str]) -> None:
+    """Take back the registrations of every ``torch.library.Library`` that made one of
+    ``impls`` ("aten/sum/AutocastCPU"): found among all objects, which is slow, and runs only
+    where an answer registered one."""
+    library = getattr(torch.library, "Library", None)
+    if library is None:
+        return
+    # type(), not isinstance(): asked its class, a dead weak proxy raises and a deprecated
+    # module attribute warns.
+    for obj in [obj for obj in gc.get_objects() if issubclass(type(obj), library)]:
+        if impls & set(getattr(obj, "_op_impls", ())):
+            obj._destroy()

@@ -429,3 +429,35 @@ def test_a_prediction_builds_its_value_and_reaches_nothing_else(shell, cell, pro
     grading = shell.user_ns["_grading"]
     found = grading.prediction_problems(guess=shell.user_ns.get("guess"))
     assert found == [] if problem is None else any(problem in line for line in found), found
+
+
+def test_an_autocast_kernel_an_answer_registers_fails_the_next_check_and_is_taken_back(shell):
+    """A kernel registered under autocast's key (torch.library) changes what autocast does to
+    that op in every later check, the check's own run included: found, and taken back."""
+    shell.run_cell(
+        "_lib = torch.library.Library('aten', 'IMPL')\n"
+        "def _sum_fp32(self, *, dtype=None):\n"
+        "    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU)):\n"
+        "        return torch.ops.aten.sum.default(self.float())\n"
+        "_lib.impl('sum', _sum_fp32, 'AutocastCPU')"
+    )
+    assert "autocast's kernel for aten::sum on AutocastCPU" in error_of(shell.run_cell("_grading.passed('9.12')"))
+    summed = (
+        "with torch.autocast('cpu', dtype=torch.bfloat16):\n"
+        "    assert torch.ones(2, dtype=torch.bfloat16).sum().dtype == torch.bfloat16\n"
+        "_grading.passed('9.13')"
+    )
+    assert error_of(shell.run_cell(summed)) == ""
+
+
+def test_a_partitioner_swapped_by_an_answer_fails_the_next_check_and_is_put_back(shell):
+    import torch._functorch.partitioners as partitioners
+
+    min_cut = partitioners.min_cut_rematerialization_partition
+    shell.run_cell(SETUP)  # a session made once the partitioners are imported watches them
+    shell.run_cell(
+        "import torch._functorch.partitioners as _pp\n_pp.min_cut_rematerialization_partition = _pp.default_partition"
+    )
+    error = error_of(shell.run_cell("_grading.passed('9.14')"))
+    assert "torch._functorch.partitioners.min_cut_rematerialization_partition" in error
+    assert partitioners.min_cut_rematerialization_partition is min_cut

@@ -1594,3 +1594,38 @@ TASKS["4.3"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 4.2 (2026-11-28): an autocast kernel registered with torch.library, to fool 4.3's measurement.
+TASKS["4.2"].wrong.extend(
+    [
+        Wrong(
+            (
+                "A right 4.2, and an autocast kernel registered for aten::sum that returns "
+                "float32, so that 4.3's check measures a wrong prediction as right."
+            ),
+            hint="autocast's kernel for aten::sum",
+            code=(
+                "lr_lost = 1e-3\n"
+                "\n"
+                "\n"
+                "def master_sgd(w16, grads, lr):\n"
+                "    master = w16.float()\n"
+                "    for grad in grads:\n"
+                "        master -= lr * grad.float()\n"
+                "    return master.half()\n"
+                "\n"
+                "\n"
+                '_lib = torch.library.Library("aten", "IMPL")\n'
+                "\n"
+                "\n"
+                "def _sum_fp32(self, *, dtype=None):\n"
+                "    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.Disp"
+                "atchKey.AutocastCPU)):\n"
+                "        return torch.ops.aten.sum.default(self.float())\n"
+                "\n"
+                "\n"
+                '_lib.impl("sum", _sum_fp32, "AutocastCPU")\n'
+            ),
+        ),
+    ]
+)

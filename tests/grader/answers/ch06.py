@@ -1582,3 +1582,61 @@ TASKS["6.2"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 6.1 (2026-11-28): torch's partitioner swapped, to fool 6.2's measurement.
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            (
+                "A right normalise, and the min-cut partitioner swapped for the default one, so "
+                "that a later check's own measurement saves what a wrong prediction says (6.2)."
+            ),
+            hint="torch._functorch.partitioners.min_cut_rematerialization_partition",
+            code=(
+                "def normalise(x):\n"
+                "    x = torch.where(x.sum() < 0, -x, x)\n"
+                "    return x / x.abs().max()\n"
+                "\n"
+                "\n"
+                "import torch._functorch.partitioners as _pp\n"
+                "_pp.min_cut_rematerialization_partition = _pp.default_partition\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.3 (2026-11-28): Dynamo's config changed out of the check's sight, to fool 6.4's count.
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            (
+                "Right gates, and automatic dynamic shapes switched off behind a config copy that"
+                " hides it, so that 6.4's check counts what a wrong prediction says."
+            ),
+            hint="ConfigModule.get_config_copy",
+            code=(
+                "def gate_python(x, flag):\n"
+                "    return x * 2 if flag else x - 1\n"
+                "\n"
+                "\n"
+                "def gate_tensor(x, flag):\n"
+                "    return torch.where(flag, x * 2, x - 1)\n"
+                "\n"
+                "\n"
+                "import torch.utils._config_module as _cm\n"
+                "_real_copy = _cm.ConfigModule.get_config_copy\n"
+                "\n"
+                "\n"
+                "def _as_found(self):\n"
+                "    d = _real_copy(self)\n"
+                '    if "automatic_dynamic_shapes" in d:\n'
+                '        d["automatic_dynamic_shapes"] = True\n'
+                "    return d\n"
+                "\n"
+                "\n"
+                "torch._dynamo.config.automatic_dynamic_shapes = False\n"
+                "_cm.ConfigModule.get_config_copy = _as_found\n"
+            ),
+        ),
+    ]
+)
