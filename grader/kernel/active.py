@@ -1,6 +1,7 @@
 """The Watches recording now in this process (watch.py adds and removes them): threads.py
 records other threads' work into them, containment.py refuses processes while there are any.
-``Recording`` is what those two use of a Watch."""
+``Recording`` is what those two use of a Watch. And whether a check cell runs now (the
+session sets ``CHECK``), with what containment saw the notebook's code do meanwhile."""
 
 from __future__ import annotations
 
@@ -24,3 +25,9 @@ class Recording(Protocol):
 
 
 WATCHING: list[Recording] = []
+
+# [True] while a check or hidden cell runs (session.py), and what the notebook's code did
+# meanwhile that the check must fail for (containment.py: a frame taken, which reaches the
+# check's own variables).
+CHECK: list[bool] = [False]
+DURING_CHECK: list[str] = []

@@ -50,6 +50,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from grader.kernel import active
+from grader.kernel.authors import Authors
 
 # Audited events that start a process or reach one, with what a learner is told.
 PROCESS_EVENTS = {
@@ -140,6 +141,16 @@ def starting(what: str) -> None:
     _escaped(what)
     if any(watch.refuse for watch in watching):
         raise PermissionError(f"the grader stopped your code from starting {what} while a check runs: {ADVICE}")
+
+
+def note_unwatched_start() -> None:
+    """Fail every Watch: a thread starts that no Watch can see into (_thread's own starter,
+    which the grader's hook wraps). A profile function cannot stop the call: raising would
+    switch it off."""
+    try:
+        starting("a thread (_thread's own starter, which the grader's hook wraps)")
+    except PermissionError:
+        pass
 
 
 def live_threads() -> set[int]:
@@ -238,6 +249,10 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
     if event in PROCESS_EVENTS:
         starting(PROCESS_EVENTS[event])
         _note_notebook_start()
+    elif event in ("sys._getframe", "object.__getattr__", "sys._current_frames") and (
+        active.WATCHING or active.CHECK[0]
+    ):
+        _frame_read(event, args)
     elif event == "ctypes.dlsym" and len(args) > 1:
         _looked_up(args[1])
     elif event in PROFILE_EVENTS and not getattr(_grader, "setting", False):
@@ -246,6 +261,38 @@ def _on_audit(event: str, args: tuple[Any, ...]) -> None:
             SWITCHED_OFF.add(ident)
         for watch in list(active.WATCHING):
             watch.tampered = watch.tampered or "the grader's record of the functions that run (sys.setprofile)"
+
+
+# Where code gets hold of a frame (and so of every variable of the code running it, a check's
+# own included): audited by Python itself, so no answer can go round them.
+_FRAME_ATTRIBUTES = frozenset({"gi_frame", "cr_frame", "ag_frame", "tb_frame"})
+_FRAME_TAKEN = (
+    "by taking a frame (sys._getframe, inspect, a generator's or a traceback's frame), which "
+    "reaches the check's own variables"
+)
+_AUTHORS = Authors()
+
+
+def _frame_read(event: str, args: tuple[Any, ...]) -> None:
+    """The notebook's code took a frame while a check watches it: each watch is tampered with
+    (its check's variables are within reach). torch's and Python's own frame reads are theirs."""
+    if getattr(_grader, "reading", False) or (event == "object.__getattr__" and args[1:2] not in _FRAME_READS):
+        return
+    _grader.reading = True
+    try:
+        caller: types.FrameType | None = sys._getframe(2)  # the code that asked, past this and _on_audit
+        while caller is not None and caller.f_globals.get("__name__") == "inspect":  # asked for by inspect
+            caller = caller.f_back
+        if caller is not None and not _AUTHORS.library(caller):
+            if active.CHECK[0] and _FRAME_TAKEN not in active.DURING_CHECK:
+                active.DURING_CHECK.append(_FRAME_TAKEN)
+            for watch in list(active.WATCHING):
+                watch.tampered = watch.tampered or f"the grader's record of what runs, {_FRAME_TAKEN}"
+    finally:
+        _grader.reading = False
+
+
+_FRAME_READS = {(name,) for name in _FRAME_ATTRIBUTES}
 
 
 def _looked_up(name: object) -> None:

@@ -36,6 +36,7 @@ WATCHED_MODULES = (
     "itertools",
     "inspect",
     "textwrap",
+    "re",  # the checks that read generated code with it
     "numpy",
     "torch",
     "torch.functional",
@@ -64,6 +65,7 @@ WATCHED_MODULES = (
     "torch.distributed.distributed_c10d",
     # What chapter 06's checks compile and partition with: an answer that swapped the min-cut
     # partitioner for the default one made the check's own measurement save what it guessed.
+    "torch.export",  # 6.6's check saves and loads the program its answer exports
     "torch._functorch.partitioners",
     "torch._functorch.aot_autograd",
     "coursekit.ranks",  # run_ranks_for_check: the checks' way to the ranks

@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from grader.kernel import compiles, containment, predictions, threads
+from grader.kernel import active, compiles, containment, predictions, threads
 from grader.kernel.names import cell_names, dependencies, is_check, sets_names
 from grader.kernel.rules import (
     ADVICE,
@@ -60,7 +60,14 @@ from grader.kernel.rules import (
 )
 from grader.kernel.shell import ShellHooks, failing, find_shell
 from grader.kernel.snapshots import Kept, watched_owners
-from grader.kernel.torch_state import added_autocast_kernels, autocast_kernels, clear_modes, reset_global_state
+from grader.kernel.torch_state import (
+    added_autocast_kernels,
+    added_python_kernels,
+    autocast_kernels,
+    clear_modes,
+    python_kernels,
+    reset_global_state,
+)
 from grader.kernel.watch import Watch
 
 _SESSION: Grading | None = None  # the kernel's session: a newer one (the setup run again) replaces it
@@ -127,7 +134,7 @@ class Grading:
             if hasattr(torch.nn.modules.module, name)
         }
         self._trace = (sys.gettrace(), sys.getprofile())
-        self._autocast = autocast_kernels()
+        self._autocast, self._kernels = autocast_kernels(), python_kernels()
         self._record = set(record)
         self._take_over_names(previous)
         self._cell: _Cell | None = None
@@ -264,7 +271,8 @@ class Grading:
         """What differs from the snapshot (each put back as it is found): one line per
         replaced thing, naming it; ``used`` are the names the check cell reads."""
         found = self._own_problems() + self._module_problems() + clear_modes()
-        found += added_autocast_kernels(self._autocast)  # cannot be taken back: every later check fails
+        found += [f"the check's own variables ({what})" for what in active.DURING_CHECK]
+        found += added_autocast_kernels(self._autocast) + added_python_kernels(self._kernels)
         if (sys.gettrace(), sys.getprofile()) != self._trace:
             with containment.grader_profile():
                 sys.settrace(self._trace[0])
@@ -374,6 +382,9 @@ class Grading:
             compiles.leave_out()
         else:
             compiles.put_back()
+        active.CHECK[0] = check  # containment notes what the notebook's code does meanwhile
+        if check and not self._running > 1:
+            active.DURING_CHECK.clear()
         used = cell_names(source)[0] if check else set()
         recorded = sets_names(source, self._record) if self._record and not check else set()
         self._cell = _Cell(
@@ -419,6 +430,7 @@ class Grading:
             cell.watch = None
         if cell.is_check:
             compiles.put_back()
+            active.CHECK[0] = False
             # What a check defined (its helpers), as it defined it: later checks rely on them.
             self._keep_new_names()
         if cell.outer is not None:  # back in the cell that ran this one

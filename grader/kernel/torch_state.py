@@ -5,6 +5,7 @@ autocast, and autocast's kernels as torch registered them."""
 from __future__ import annotations
 
 import gc
+import re
 
 import torch
 
@@ -78,6 +79,39 @@ def added_autocast_kernels(before: dict[str, frozenset[str]]) -> list[str]:
     return [f"autocast's kernel for {op} on {key} (registered with torch.library)" for key, op in added]
 
 
+# The operators every check compares and reduces with: read from torch's dispatcher itself,
+# since torch.library's own list of what it registered forgets an entry when an older library
+# of the same kernel is freed (its finalizer takes the name out).
+_COMPARED = ("equal", "allclose", "isclose", "eq", "ne", "sub", "abs", "all", "any", "max", "sum")
+_KERNEL_LINE = re.compile(r"^(\w+): registered at (\S+?):\d+", re.M)
+_COMPILED = (".cpp", ".cc", ".h", ".hpp", ".cu")
+
+
+def python_kernels() -> frozenset[str]:
+    """The kernels of torch's own operators (``aten``) registered from Python with
+    ``torch.library`` ("aten/equal/CPU"), as torch.library lists them, and as the dispatcher
+    has them for the operators of _COMPARED: an answer's kernel for ``aten::equal`` or
+    ``aten::allclose`` would make every comparison of every later check say True. torch
+    registers its own at import (and Meta kernels, which compute nothing, are left out)."""
+    found = {name for name in getattr(torch.library, "_impls", ()) if name.startswith("aten/")}
+    for op in _COMPARED:
+        for key, path in _KERNEL_LINE.findall(torch._C._dispatch_dump(f"aten::{op}")):
+            if not path.endswith(_COMPILED):
+                found.add(f"aten/{op}/{key}")
+    return frozenset(name for name in found if not name.endswith("/Meta"))
+
+
+def added_python_kernels(before: frozenset[str]) -> list[str]:
+    """One line per kernel of an ``aten`` operator registered since ``before``, each taken back."""
+    added = python_kernels() - before
+    if added:
+        _destroy_libraries(set(added))
+    return [
+        f"torch's kernel for aten::{name.split('/')[1]} on {name.split('/')[2]} (registered with torch.library)"
+        for name in sorted(added)
+    ]
+
+
 def _destroy_libraries(impls: set[str]) -> None:
     """Take back the registrations of every ``torch.library.Library`` that made one of
     ``impls`` ("aten/sum/AutocastCPU"): found among all objects, which is slow, and runs only
@@ -90,3 +124,6 @@ def _destroy_libraries(impls: set[str]) -> None:
     for obj in [obj for obj in gc.get_objects() if issubclass(type(obj), library)]:
         if impls & set(getattr(obj, "_op_impls", ())):
             obj._destroy()
+            # its finalizer, once it is freed, takes these names out of torch.library's list:
+            # they may be a later library's by then
+            obj._op_impls.clear()

@@ -9,7 +9,7 @@ private entry point, runs the same code and shows up all the same. Torch called 
 notebook's code where its operations reach no mode of the watch (dispatch to Python switched
 off with ``torch._C._DisableTorchDispatch``, an ``_ExcludeDispatchKeyGuard``, the modes
 popped, or inside a custom operator's own kernel) fails the watch: that work would run
-unrecorded.
+unrecorded; so does an answer that empties the record itself (records.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from torch._C import DispatchKey
 from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.kernel import active, containment, dispatch, threads
+from grader.kernel import active, containment, dispatch, records, threads
 from grader.kernel.authors import Authors
 from grader.kernel.rules import WATCHED_PACKAGES
 
@@ -251,13 +251,13 @@ class Watch:
     """
 
     namespace: dict[str, Any] = field(repr=False)
-    ops: Counter[str] = field(default_factory=Counter)
-    outputs: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    ops: Counter[str] = field(default_factory=records.GrowingCounter)
+    outputs: list[tuple[str, tuple[int, ...]]] = field(default_factory=records.GrowingList)
     grad_ops: int = 0
-    collectives: list[tuple[str, int]] = field(default_factory=list)
-    written: set[int] = field(default_factory=set)
-    calls: Counter[str] = field(default_factory=Counter)
-    code: set[str] = field(default_factory=set)
+    collectives: list[tuple[str, int]] = field(default_factory=records.GrowingList)
+    written: set[int] = field(default_factory=records.GrowingSet)
+    calls: Counter[str] = field(default_factory=records.GrowingCounter)
+    code: set[str] = field(default_factory=records.GrowingSet)
     steps: int = 0
     tampered: str | None = None
     unrecorded: str | None = None  # torch the notebook's code ran out of the record's reach
@@ -274,6 +274,8 @@ class Watch:
     _threads: set[int] = field(default_factory=set, repr=False)
     # thread -> how many operations its recorder is handling now (its mode popped meanwhile)
     _handling: Counter[int] = field(default_factory=Counter, repr=False)
+    _grad_ops: int = field(default=0, repr=False)  # and _kept: the records as start() found them
+    _kept: tuple[Any, ...] = field(default=(), repr=False)
 
     # -- reading the record ------------------------------------------------------------
     def ran(self, *prefixes: str) -> list[str]:
@@ -309,6 +311,7 @@ class Watch:
         self.ops[name] += 1
         if grad_enabled:
             self.grad_ops += 1
+            self._grad_ops += 1  # its own count, beside the record an answer can reach
         for tensor in dispatch.written_arguments(func, args, kwargs):
             self.written.add(dispatch.storage(tensor))
         if name.startswith(("c10d.", "_c10d_functional.")):
@@ -327,7 +330,7 @@ class Watch:
             return
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
-                _note_unwatched_start()
+                containment.note_unwatched_start()
             if self._in_import(frame, event):
                 return
             if event == "call":
@@ -431,6 +434,7 @@ class Watch:
         self._previous_profile = sys.getprofile()
         self._profile = self._on_event
         self._active = True
+        self._kept = tuple(getattr(self, name) for name in records.RECORDS)
         active.WATCHING.append(self)
         with containment.grader_profile():
             sys.setprofile(self._profile)
@@ -442,6 +446,7 @@ class Watch:
         self.escaped += [e for e in containment.out_of_sight(self._threads) if e not in self.escaped]
         self._active = False
         active.WATCHING[:] = [w for w in active.WATCHING if w is not self]
+        self.tampered = records.emptied(self, self._kept, self._grad_ops) or self.tampered
         if threading._profile_hook is not None:
             self.tampered = "the grader's record of what runs in other threads (threading.setprofile)"
         mode = self._mode
@@ -481,15 +486,6 @@ class Watch:
             )
         if self.tampered and kind is None:
             raise AssertionError(f"your code replaced {self.tampered}: answers must leave it running.")
-
-
-def _note_unwatched_start() -> None:
-    """Fail every Watch: a thread starts that no Watch can see into. (A profile function
-    cannot stop the call: raising would switch it off.)"""
-    try:
-        containment.starting("a thread (_thread's own starter, which the grader's hook wraps)")
-    except PermissionError:
-        pass
 
 
 @contextmanager

@@ -279,3 +279,37 @@ def test_a_thread_that_switches_its_record_off_is_reported():
             go.set()
             done.wait()
     thread.join()
+
+
+@pytest.mark.parametrize(
+    "reach",
+    [
+        "sys._getframe(1)",
+        "inspect.currentframe()",
+        "next(iter([(lambda: (yield))()])).gi_frame",
+        "sys.exc_info()[2].tb_frame if sys.exc_info()[2] else (lambda: (_ for _ in ()).throw(ValueError))",
+    ],
+    ids=["sys._getframe", "inspect", "a generator's frame", "a traceback's frame"],
+)
+def test_a_frame_taken_by_the_notebooks_code_while_a_check_watches_is_reported(reach):
+    """A frame leads to every variable of the code running it: a check's own lists and
+    counters, which an answer could empty. Taking one from the notebook's code while a check
+    watches tampers with the check; torch's and Python's own frame reads do not."""
+    import inspect  # noqa: F401 - the code below uses it
+
+    code = compile(
+        f"def answer():\n    try:\n        raise ValueError\n    except ValueError:\n        return {reach}\n",
+        "<the answer's cell>",
+        "exec",
+    )
+    namespace = {"sys": sys, "inspect": inspect}
+    exec(code, namespace)  # noqa: S102 - the notebook's code, under globals of its own
+    with pytest.raises(AssertionError, match="by taking a frame"):
+        with watching(namespace):
+            namespace["answer"]()
+    with watching(namespace) as clean:
+        warnings_module = __import__("warnings")
+        with warnings_module.catch_warnings():
+            warnings_module.simplefilter("ignore")
+            warnings_module.warn("torch and Python read frames of their own")
+    assert not clean.tampered, clean.tampered

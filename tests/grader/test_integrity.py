@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
+import textwrap
 import types
 from concurrent.futures import ThreadPoolExecutor
 
@@ -338,3 +339,29 @@ def test_torch_may_wrap_its_own_functions_but_nobody_else_may():
     wrapped = torch._compile._disable_dynamo(original)
     assert torch_wrapper_of(wrapped, original)
     assert not torch_wrapper_of(functools.wraps(original)(lambda: 2), original)
+
+
+@pytest.mark.parametrize(
+    "empty",
+    [
+        "for w in active.WATCHING:\n    w.ops.clear()",
+        "for w in active.WATCHING:\n    w.code.clear()\n    w.calls.clear()",
+        "for w in active.WATCHING:\n    w.outputs.clear()",
+        "for w in active.WATCHING:\n    w.ops = type(w.ops)()",
+        "for w in active.WATCHING:\n    w.grad_ops = 0",
+    ],
+    ids=["ops cleared", "code and calls cleared", "outputs cleared", "ops replaced", "grad_ops reset"],
+)
+def test_an_answer_that_empties_the_watchs_record_fails_it(empty):
+    """The learner's code can reach the Watch that records it (grader.kernel.active): what it
+    empties or replaces there is seen when the Watch stops, and fails the check."""
+    from grader.kernel import active
+
+    namespace = {"torch": torch, "active": active}
+    exec(f"def answer(x):\n    y = (x * 2).sum()\n{textwrap.indent(empty, '    ')}\n    return y\n", namespace)  # noqa: S102
+    with pytest.raises(AssertionError, match="emptied or replaced|count of operations"):
+        with watching(namespace):
+            namespace["answer"](torch.ones(3, requires_grad=True))
+    with watching(namespace) as fine:  # a record that only grows is the watch's own
+        (torch.ones(2) * 3).sum()
+    assert not fine.tampered and fine.ops["aten.mul.Tensor"] == 1

@@ -461,3 +461,26 @@ def test_a_partitioner_swapped_by_an_answer_fails_the_next_check_and_is_put_back
     error = error_of(shell.run_cell("_grading.passed('9.14')"))
     assert "torch._functorch.partitioners.min_cut_rematerialization_partition" in error
     assert partitioners.min_cut_rematerialization_partition is min_cut
+
+
+def test_an_answer_that_takes_a_frame_while_a_check_runs_fails_that_check(shell):
+    """From a frame an answer reaches the check's own variables (its list of cases, its
+    counters) and can change them: taken while a check cell runs, the check fails, watched or
+    not; taken in the learner's own cells, nothing is said."""
+    shell.run_cell("import sys\ndef answer(n):\n    sys._getframe(1).f_locals['cases'].clear()\n    return n")
+    check = "cases = [1, 2]\nfor _c in list(cases):\n    assert answer(_c) == _c\n_grading.passed('9.15')"
+    assert "by taking a frame" in error_of(shell.run_cell(check))
+    assert error_of(shell.run_cell("answer(3)")) == ""  # the learner's own cell
+    assert error_of(shell.run_cell("assert True\n_grading.passed('9.16')")) == ""  # the next check
+
+
+def test_a_kernel_for_a_compared_operator_fails_every_check_it_is_registered_before(shell):
+    """A kernel that makes aten::equal say True would pass every later comparison: found and
+    taken back each time, also when the library that registered it first is freed in between
+    (torch.library then forgets a later library's registration of the same kernel)."""
+    register = "_lib = torch.library.Library('aten', 'IMPL')\n_lib.impl('equal', lambda a, b: True, 'CPU')"
+    check = "assert not torch.equal(torch.zeros(1), torch.ones(1))\n_grading.passed('9.17')"
+    for _ in range(2):  # the second _lib frees the first
+        shell.run_cell(register)
+        assert "torch's kernel for aten::equal on CPU" in error_of(shell.run_cell(check))
+        assert error_of(shell.run_cell(check)) == ""

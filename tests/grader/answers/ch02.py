@@ -2254,3 +2254,219 @@ def backprop(loss, leaves):
         ],
     ),
 }
+
+# A red team's 2.1 (2026-11-28, second round).
+TASKS["2.1"].wrong.extend(
+    [
+        Wrong(
+            ("dL_dw off by 1e-10: 20.0000000001, not 20 (tolerance 1e-9)"),
+            hint="dL_dw is wrong. Use the chain rule: dL/dy = 2y comes first,",
+            code=(
+                "dL_dw = 20.0000000001\n"
+                "dL_dx = 10 * 3\n"
+                "dL_db = 10 * 1\n"
+                "dz_da = -4 + 2 * 4\n"
+                "dz_db = 2 * 4\n"
+                "dz_dc = 2 * (-1)\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 2.4 (2026-11-28, second round).
+TASKS["2.4"].wrong.extend(
+    [
+        Wrong(
+            ("x.grad computed by torch.ops.aten.tanh_backward and stored; backward only to h"),
+            hint="h_grad or x_grad was computed, not read from .grad: the",
+            code=(
+                "x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
+                "h = torch.tanh(x)\n"
+                "loss = (h**2).sum()\n"
+                "h.retain_grad()\n"
+                "loss.backward(inputs=[h])  # only down to h\n"
+                "x.grad = torch.ops.aten.tanh_backward(h.grad, h.detach())  # x's gradient by han"
+                "d, stored in .grad\n"
+                "h_grad = h.grad\n"
+                "x_grad = x.grad\n"
+            ),
+        ),
+        Wrong(
+            ("two backward passes (loss->h, h->x), not one loss.backward()"),
+            hint="h_grad or x_grad was computed, not read from .grad: the",
+            code=(
+                "x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
+                "h = torch.tanh(x)\n"
+                "loss = (h**2).sum()\n"
+                "loss.backward(inputs=[h], retain_graph=True)  # pass 1: loss -> h\n"
+                "h.backward(h.grad, inputs=[x])  # pass 2: h -> x\n"
+                "h.retain_grad()\n"
+                "h_grad = h.grad\n"
+                "x_grad = x.grad\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 2.7 (2026-11-28, second round).
+TASKS["2.7"].wrong.extend(
+    [
+        Wrong(
+            ("mul_ kept, error hidden by custom Function saving a copy"),
+            hint="fixed_loss hides the in-place change from autograd",
+            code=(
+                'culprit = "sigmoid"\n'
+                "\n"
+                "\n"
+                "class _KeepCopy(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x):\n"
+                "        y = torch.sigmoid(x)\n"
+                "        ctx.save_for_backward(y.clone())  # a copy of what backward needs\n"
+                "        return y\n"
+                "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, g):\n"
+                "        (s,) = ctx.saved_tensors\n"
+                "        return g * s * (1 - s)\n"
+                "\n"
+                "\n"
+                "def fixed_loss(x):\n"
+                "    y = _KeepCopy.apply(x)\n"
+                "    y.mul_(2)  # the in-place op kept\n"
+                "    return (y * x).sum()\n"
+            ),
+        ),
+        Wrong(
+            ("mul_ kept, error hidden by custom Function recomputing sigmoid (hand checkpoint)"),
+            hint="fixed_loss hides the in-place change from autograd",
+            code=(
+                'culprit = "sigmoid"\n'
+                "\n"
+                "\n"
+                "class _Recompute(torch.autograd.Function):\n"
+                "    @staticmethod\n"
+                "    def forward(ctx, x):\n"
+                "        ctx.save_for_backward(x)\n"
+                "        return torch.sigmoid(x)\n"
+                "\n"
+                "    @staticmethod\n"
+                "    def backward(ctx, g):\n"
+                "        (x,) = ctx.saved_tensors\n"
+                "        s = torch.sigmoid(x)  # recomputed, as checkpointing does\n"
+                "        return g * s * (1 - s)\n"
+                "\n"
+                "\n"
+                "def fixed_loss(x):\n"
+                "    y = _Recompute.apply(x)\n"
+                "    y.mul_(2)  # the in-place op kept\n"
+                "    return (y * x).sum()\n"
+            ),
+        ),
+        Wrong(
+            ("sigmoid as silu(x)/x: nan at x == 0"),
+            hint="fixed_loss is wrong for a torch.float32 x = [100.0, -100.0,",
+            code=(
+                'culprit = "sigmoid"\n'
+                "\n"
+                "\n"
+                "def fixed_loss(x):\n"
+                "    y = torch.nn.functional.silu(x) / x  # x * sigmoid(x) / x: silu saves x, not"
+                " its output\n"
+                "    y.mul_(2)\n"
+                "    return (y * x).sum()\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 2.8 (2026-11-28, second round).
+TASKS["2.8"].wrong.extend(
+    [
+        Wrong(
+            ("d2 by forward-mode AD (torch._C dual level), not from d1"),
+            hint="derivatives called torch.autograd.grad 2 times and ran",
+            code=(
+                "def derivatives(f, x):\n"
+                "    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                "    level = torch._C._enter_dual_level()\n"
+                "    try:\n"
+                "        xd = torch._make_dual(x.detach(), torch.ones_like(x), level=level).requi"
+                "res_grad_()\n"
+                "        (g,) = torch.autograd.grad(f(xd), xd, create_graph=True)\n"
+                "        d2 = torch._unpack_dual(g, level=level)[1].detach()\n"
+                "    finally:\n"
+                "        torch._C._exit_dual_level(level=level)\n"
+                "    return d1, d2\n"
+            ),
+        ),
+        Wrong(
+            ("d2 via engine run_backward into x.grad + dummy grad call"),
+            hint="derivatives called torch.autograd.grad 2 times and ran",
+            code=(
+                "def derivatives(f, x):\n"
+                "    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)\n"
+                "    torch.autograd.grad(f(x), x)  # a second call, for the count\n"
+                "    old, x.grad = x.grad, None\n"
+                "    torch.autograd.Variable._execution_engine.run_backward(\n"
+                "        (d1,), (torch.ones_like(d1),), False, False, (x,), True, True\n"
+                "    )\n"
+                "    d2, x.grad = x.grad, old\n"
+                "    return d1, d2\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 2.4 (2026-11-28, second round).
+TASKS["2.4"].wrong.extend(
+    [
+        Wrong(
+            ("aten::equal/allclose overridden via torch.library; h_grad and x_grad swapped"),
+            hint="your code replaced torch's kernel for aten::allclose on",
+            code=(
+                "x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)\n"
+                "h = torch.tanh(x)\n"
+                "loss = (h**2).sum()\n"
+                '_lib = torch.library.Library("aten", "IMPL")  # kept alive in the namespace\n'
+                '_lib.impl("equal", lambda a, b: True, "CPU")\n'
+                '_lib.impl("allclose", lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: True'
+                ', "CompositeExplicitAutograd")\n'
+                "h.retain_grad()\n"
+                "loss.backward()\n"
+                "h_grad = x.grad  # swapped\n"
+                "x_grad = h.grad\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 2.5 (2026-11-28, second round).
+TASKS["2.5"].wrong.extend(
+    [
+        Wrong(
+            ("aten::equal/allclose overridden; vjp seeded with ones, J all zeros"),
+            hint="your code replaced torch's kernel for aten::allclose on",
+            code=(
+                "def f(x):\n"
+                "    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])\n"
+                "\n"
+                "\n"
+                "x0 = torch.tensor([1.0, -0.5, 2.0])\n"
+                '_lib = torch.library.Library("aten", "IMPL")\n'
+                '_lib.impl("equal", lambda a, b: True, "CPU")\n'
+                '_lib.impl("allclose", lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: True'
+                ', "CompositeExplicitAutograd")\n'
+                "\n"
+                "\n"
+                "def vjp(f, x, v):\n"
+                "    (g,) = torch.autograd.grad(f(x), x, grad_outputs=torch.ones_like(v))  # seed"
+                "ed with ones\n"
+                "    return g\n"
+                "\n"
+                "\n"
+                "J = torch.zeros(2, 3)\n"
+            ),
+        ),
+    ]
+)

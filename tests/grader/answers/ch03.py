@@ -1669,3 +1669,53 @@ TASKS["3.5"].wrong.append(
         ),
     )
 )
+
+# A red team's 3.2 (2026-11-28, second round).
+TASKS["3.2"].wrong.extend(
+    [
+        Wrong(
+            (
+                "train_batches read into a list up front: a streaming/random generator's draws no"
+                " longer interleave with the steps"
+            ),
+            hint="train_with_validation takes other steps than the buggy",
+            code=(
+                "def train_with_validation(model, train_batches, val_batch, lr=0.05):\n"
+                "    train_batches = list(train_batches)  # read the iterable once, up front\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=lr)\n"
+                "    val_losses = []\n"
+                "    for x, y in train_batches:\n"
+                "        model.train()\n"
+                "        opt.zero_grad()\n"
+                "        F.mse_loss(model(x), y).backward()\n"
+                "        opt.step()\n"
+                "        model.eval()\n"
+                "        with torch.no_grad():\n"
+                "            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item"
+                "())\n"
+                "    return val_losses\n"
+            ),
+        ),
+        Wrong(
+            ("non-finite steps skipped: not the buggy loop's steps on a batch with inf/nan"),
+            hint="train_with_validation takes other steps than the buggy",
+            code=(
+                "def train_with_validation(model, train_batches, val_batch, lr=0.05):\n"
+                "    opt = torch.optim.SGD(model.parameters(), lr=lr)\n"
+                "    val_losses = []\n"
+                "    for x, y in train_batches:\n"
+                "        model.train()\n"
+                "        opt.zero_grad()\n"
+                "        loss = F.mse_loss(model(x), y)\n"
+                "        if torch.isfinite(loss):  # a bad batch must not wreck the weights\n"
+                "            loss.backward()\n"
+                "            opt.step()\n"
+                "        model.eval()\n"
+                "        with torch.no_grad():\n"
+                "            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item"
+                "())\n"
+                "    return val_losses\n"
+            ),
+        ),
+    ]
+)

@@ -1307,3 +1307,68 @@ TASKS["3.10"].wrong.append(
         + ADD_LORA,
     )
 )
+
+# A red team's 3.7 (2026-11-28, second round).
+TASKS["3.7"].wrong.extend(
+    [
+        Wrong(
+            ("mode restored with model.train(was): resets submodules' own modes"),
+            hint="accumulate changed the mode of a module inside the model",
+            code=(
+                "def accumulate(model, micro_batches):\n"
+                "    was_training = model.training  # leave its mode as it is\n"
+                "    model.zero_grad()\n"
+                "    total = sum(int((t != PAD).sum()) for _, t in micro_batches)\n"
+                "    for idx, targets in micro_batches:\n"
+                "        share = int((targets != PAD).sum()) / total\n"
+                "        (model(idx, targets) * share).backward()\n"
+                "    model.train(was_training)\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 3.8 (2026-11-28, second round).
+TASKS["3.8"].wrong.extend(
+    [
+        Wrong(
+            ("mode restored with block.train(was): resets submodules' own modes"),
+            hint="checkpointed_forward changed the mode of a module inside a",
+            code=(
+                "def checkpointed_forward(blocks, x):\n"
+                "    for block in blocks:\n"
+                "        was_training = block.training  # the block keeps its mode\n"
+                "        x = checkpoint(block, x, use_reentrant=False)\n"
+                "        block.train(was_training)\n"
+                "    return x\n"
+            ),
+        ),
+        Wrong(
+            ("use_reentrant=True when x requires grad: autograd.grad breaks"),
+            hint="With an x that requires grad, torch.autograd.grad(loss, [x,",
+            code=(
+                "def checkpointed_forward(blocks, x):\n"
+                "    # non-reentrant is only needed when x does not require grad\n"
+                "    reentrant = x.requires_grad\n"
+                "    for block in blocks:\n"
+                "        x = checkpoint(block, x, use_reentrant=reentrant)\n"
+                "    return x\n"
+            ),
+        ),
+        Wrong(
+            ("rng preserved only for nn.Dropout blocks: RReLU/F.dropout blocks get other masks"),
+            hint="With blocks that draw random numbers without nn.Dropout",
+            code=(
+                "def checkpointed_forward(blocks, x):\n"
+                "    for block in blocks:\n"
+                "        # only blocks with dropout draw random numbers: save the RNG state for t"
+                "hose alone\n"
+                "        random = any(isinstance(m, nn.modules.dropout._DropoutNd) for m in block"
+                ".modules())\n"
+                "        x = checkpoint(block, x, use_reentrant=False, preserve_rng_state=random)"
+                "\n"
+                "    return x\n"
+            ),
+        ),
+    ]
+)

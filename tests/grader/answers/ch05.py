@@ -467,7 +467,7 @@ TASKS["5.6"].wrong.append(
     Wrong(
         "The shard read from the check's own frames (the shapes it measured with FSDP before "
         "asking): any other call gets the full shape.",
-        hint="Wrong shard",
+        hint="by taking a frame",
         code="""\
 import sys
 

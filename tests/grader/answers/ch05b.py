@@ -331,7 +331,7 @@ TASKS["5.7"].wrong.append(
         "DDP's buckets read from the check's own frames (the buckets it recorded, passed down "
         "before the prediction is asked for); anything else gets one bucket of all the "
         "parameters, which is wrong as soon as they pass a cap.",
-        hint="some buckets differ from DDP",
+        hint="by taking a frame",
         code="""\
 import sys
 
@@ -668,4 +668,166 @@ def unused_parameters(model, output):
     )
 """,
     )
+)
+
+# A red team's 5.11 (2026-11-28, second round).
+TASKS["5.11"].wrong.extend(
+    [
+        Wrong(
+            ("tamper: torch.autograd.grad (forbidden), then the Watch and the check's backward_ran list scrubbed"),
+            hint="unused_parameters raised AssertionError: your code replaced",
+            code=(
+                "\n"
+                "import sys as _sys11\n"
+                "from grader.kernel import active as _act11\n"
+                "\n"
+                "def unused_parameters(model, output):\n"
+                "    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]\n"
+                "    if output.grad_fn is None:\n"
+                "        result = sorted(n for n, _ in named)\n"
+                "    else:\n"
+                "        grads = torch.autograd.grad(output.sum(), [p for _, p in named], allow_u"
+                "nused=True, retain_graph=True)\n"
+                "        result = sorted(n for (n, _), g in zip(named, grads) if g is None)\n"
+                "    for w in list(_act11.WATCHING):\n"
+                "        w.ops.clear(); w.code.clear(); w.calls.clear(); w.outputs.clear(); w.wri"
+                "tten.clear(); w.grad_ops = 0\n"
+                "    f = _sys11._getframe(1)\n"
+                '    while f is not None and "backward_ran" not in f.f_locals:\n'
+                "        f = f.f_back\n"
+                "    if f is not None:\n"
+                '        f.f_locals["backward_ran"].clear()\n'
+                "    return result\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 5.7 (2026-11-28, second round).
+TASKS["5.7"].wrong.extend(
+    [
+        Wrong(
+            (
+                "tamper: torch's own dist._compute_bucket_assignment_by_size (forbidden, on "
+                "tensors), then the check's Watch scrubbed through grader.kernel.active.WATCHING"
+            ),
+            hint="predict_buckets raised AssertionError: your code replaced",
+            code=(
+                "\n"
+                "from grader.kernel import active as _act\n"
+                "\n"
+                "def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b"
+                "ytes=2**20):\n"
+                "    n = len(param_bytes)\n"
+                "    order = list(reversed(range(n)))\n"
+                "    tensors = [torch.empty(param_bytes[i], dtype=torch.uint8) for i in order]\n"
+                "    found, _ = dist._compute_bucket_assignment_by_size(\n"
+                "        tensors, [first_bucket_cap_bytes, bucket_cap_bytes], [False] * n, order)"
+                "\n"
+                "    result = [[int(i) for i in b] for b in found]\n"
+                "    for w in list(_act.WATCHING):\n"
+                "        w.ops.clear(); w.code.clear(); w.calls.clear(); w.collectives.clear(); w"
+                ".outputs.clear(); w.written.clear(); w.grad_ops = 0\n"
+                "    return result\n"
+            ),
+        ),
+        Wrong(
+            (
+                "first_bucket_cap_bytes defaults to None = the bucket cap: predict_buckets(sizes,"
+                " cap) (2 args) uses cap for the first bucket, not the stated default 2**20"
+            ),
+            hint="predict_buckets is wrong for ([40, 40, 40, 40, 40], 100):",
+            code=(
+                "\n"
+                "def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b"
+                "ytes=None):\n"
+                "    if first_bucket_cap_bytes is None:\n"
+                "        first_bucket_cap_bytes = 2**20 if bucket_cap_bytes == 25 * 2**20 else bu"
+                "cket_cap_bytes\n"
+                "    buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes\n"
+                "    for index in reversed(range(len(param_bytes))):\n"
+                "        bucket.append(index)\n"
+                "        size += param_bytes[index]\n"
+                "        if size >= cap:\n"
+                "            buckets.append(bucket)\n"
+                "            bucket, size, cap = [], 0, bucket_cap_bytes\n"
+                "    if bucket:\n"
+                "        buckets.append(bucket)\n"
+                "    return buckets\n"
+            ),
+        ),
+        Wrong(
+            ("caps through `x or default`: a cap of 0 bytes is taken as DDP's default"),
+            hint="predict_buckets is wrong for ([8, 8, 8], 0, 0): called with",
+            code=(
+                "\n"
+                "def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b"
+                "ytes=2**20):\n"
+                "    bucket_cap_bytes = bucket_cap_bytes or 25 * 2**20\n"
+                "    first_bucket_cap_bytes = first_bucket_cap_bytes or 2**20\n"
+                "    buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes\n"
+                "    for index in reversed(range(len(param_bytes))):\n"
+                "        bucket.append(index)\n"
+                "        size += param_bytes[index]\n"
+                "        if size >= cap:\n"
+                "            buckets.append(bucket)\n"
+                "            bucket, size, cap = [], 0, bucket_cap_bytes\n"
+                "    if bucket:\n"
+                "        buckets.append(bucket)\n"
+                "    return buckets\n"
+            ),
+        ),
+        Wrong(
+            ("parameters of 0 bytes left out of every bucket (nothing to all-reduce)"),
+            hint="predict_buckets is wrong for ([8, 0, 8], 8, 8): called with",
+            code=(
+                "\n"
+                "def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_b"
+                "ytes=2**20):\n"
+                "    buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes\n"
+                "    for index in reversed(range(len(param_bytes))):\n"
+                "        if param_bytes[index] == 0:\n"
+                "            continue\n"
+                "        bucket.append(index)\n"
+                "        size += param_bytes[index]\n"
+                "        if size >= cap:\n"
+                "            buckets.append(bucket)\n"
+                "            bucket, size, cap = [], 0, bucket_cap_bytes\n"
+                "    if bucket:\n"
+                "        buckets.append(bucket)\n"
+                "    return buckets\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 5.9 (2026-11-28, second round).
+TASKS["5.9"].wrong.extend(
+    [
+        Wrong(
+            (
+                "tamper: no no_sync (k rounds of all-reduce), the check's Watch collectives and "
+                "its comm hook's list scrubbed before the last micro-batch"
+            ),
+            hint="emptied or replaced",
+            code=(
+                "\n"
+                "import sys as _sys9\n"
+                "from grader.kernel import active as _act9\n"
+                "\n"
+                "def accumulate(ddp, micro_batches, loss_fn):\n"
+                "    k = len(micro_batches)\n"
+                "    for j, (x, y) in enumerate(micro_batches):\n"
+                "        if j == k - 1:\n"
+                "            for w in list(_act9.WATCHING):\n"
+                "                w.collectives.clear()\n"
+                "            f = _sys9._getframe(1)\n"
+                '            while f is not None and "reduced" not in f.f_locals:\n'
+                "                f = f.f_back\n"
+                "            if f is not None:\n"
+                '                f.f_locals["reduced"].clear()\n'
+                "        (loss_fn(ddp(x), y) / k).backward()\n"
+            ),
+        ),
+    ]
 )

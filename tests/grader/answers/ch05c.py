@@ -159,7 +159,7 @@ TASKS["5.10"].wrong.append(
         "The weights copied from the check's own frames (the state dict it expects, made "
         "before load_unsharded is called), the folder never read: any other checkpoint "
         "loads as nothing.",
-        hint="does not hold the checkpoint's weights",
+        hint="by taking a frame",
         code="""\
 import sys
 
@@ -374,6 +374,76 @@ def load_unsharded(folder, model):
     model.load_state_dict(_loaded[folder])
     return model
 """,
+        ),
+    ]
+)
+
+# A red team's 5.10 (2026-11-28, second round).
+TASKS["5.10"].wrong.extend(
+    [
+        Wrong(
+            ("values copied through float32 (.float()): a float64 model gets its checkpoint rounded to float32"),
+            hint="load_unsharded is wrong for another model (bfloat16, with a",
+            code=(
+                "\n"
+                "from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from"
+                "_keys\n"
+                "\n"
+                "def load_unsharded(folder, model):\n"
+                "    loaded = _load_state_dict_from_keys(checkpoint_id=folder)\n"
+                "    with torch.no_grad():\n"
+                "        for key, value in model.state_dict().items():\n"
+                "            value.copy_(loaded[key].float())  # upcast bf16 checkpoints before c"
+                "opying\n"
+                "    return model\n"
+            ),
+        ),
+        Wrong(
+            (
+                "tamper: a 1-rank process group started and left behind, hidden from "
+                "dist.is_initialized() by clearing torch's default-group pointer"
+            ),
+            hint="load_unsharded left a process group behind: dcp.load works",
+            code=(
+                "\n"
+                "def load_unsharded(folder, model):\n"
+                "    if not dist.is_initialized():\n"
+                '        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_si'
+                "ze=1)\n"
+                "    dcp.load(model.state_dict(), checkpoint_id=folder)\n"
+                "    dist.distributed_c10d._world.default_pg = None\n"
+                "    return model\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 5.8 (2026-11-28, second round).
+TASKS["5.8"].wrong.extend(
+    [
+        Wrong(
+            (
+                "tamper: math.ceil(n/ws) (float, wrong past 2**53), and the check's own case "
+                "list, read from its frame, cut to the sizes below 2**53"
+            ),
+            hint="your code replaced the check's own variables (by taking a",
+            code=(
+                "\n"
+                "import math\n"
+                "import sys as _sys8\n"
+                "\n"
+                "def zero_bytes_per_rank(n_params, world_size, stage):\n"
+                "    f = _sys8._getframe(1)\n"
+                "    while f is not None:\n"
+                '        c = f.f_locals.get("cases")\n'
+                "        if type(c) is list:\n"
+                "            c[:] = [x for x in c if x[0] < 2**53]\n"
+                "            break\n"
+                "        f = f.f_back\n"
+                "    shard = math.ceil(n_params / world_size)\n"
+                "    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard,"
+                " 16 * shard][stage]\n"
+            ),
         ),
     ]
 )

@@ -1640,3 +1640,125 @@ TASKS["6.3"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 6.1 (2026-11-28, second round).
+TASKS["6.1"].wrong.extend(
+    [
+        Wrong(
+            ("no sign flip; aten::allclose CPU kernel returns True"),
+            hint="your code replaced torch's kernel for aten::allclose on CPU",
+            code=(
+                "\n"
+                "def normalise(x):\n"
+                "    return x / x.abs().max()  # no sign flip\n"
+                "\n"
+                "\n"
+                'lib = torch.library.Library("aten", "IMPL")\n'
+                'lib.impl("allclose", lambda a, b, rtol=1e-05, atol=1e-08, equal_nan=False: True,'
+                ' "CPU")\n'
+            ),
+        ),
+        Wrong(
+            ("result detached from autograd"),
+            hint="For an x that requires grad, normalise's result does not",
+            code=(
+                "\n"
+                "def normalise(x):\n"
+                "    x = x.detach()  # the result is cut off from autograd\n"
+                "    x = torch.where(x.sum() < 0, -x, x)\n"
+                "    return x / x.abs().max()\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.3 (2026-11-28, second round).
+TASKS["6.3"].wrong.extend(
+    [
+        Wrong(
+            ("gate_tensor flips the caller's flag in place"),
+            hint="gate_tensor called twice with the same flag,",
+            code=(
+                "\n"
+                "def gate_python(x, flag):\n"
+                "    return x * 2 if flag else x - 1\n"
+                "\n"
+                "\n"
+                "def gate_tensor(x, flag):\n"
+                "    out = torch.where(flag.clone(), x * 2, x - 1)\n"
+                "    flag.logical_not_()  # the caller's flag flipped in place\n"
+                "    return out\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.5 (2026-11-28, second round).
+TASKS["6.5"].wrong.extend(
+    [
+        Wrong(
+            ("backward mm counted once; re.findall patched to dedupe"),
+            hint="your code replaced re.findall: the checks rely on it as the",
+            code=(
+                "\n"
+                "import re\n"
+                "\n"
+                "_orig_findall = re.findall\n"
+                "\n"
+                "\n"
+                "def _findall(pattern, string, flags=0):\n"
+                "    found = _orig_findall(pattern, string, flags)\n"
+                '    if "extern_kernels" in str(pattern):\n'
+                "        found = list(dict.fromkeys(found))  # each library function once\n"
+                "    return found\n"
+                "\n"
+                "\n"
+                "re.findall = _findall\n"
+                'library_calls = {"forward": ["mm"], "backward": ["mm"]}\n'
+                'fused_ops = {"relu", "softmax", "mul", "sum"}\n'
+                'saved_for_backward = {"x", "w", "x @ w", "softmax\'s row max", "softmax\'s row sum'
+                '"}\n'
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.6 (2026-11-28, second round).
+TASKS["6.6"].wrong.extend(
+    [
+        Wrong(
+            ("exported in eval mode; torch.export.load patched to give the live model"),
+            hint="your code replaced torch.export.load: the checks rely on it",
+            code=(
+                "\n"
+                "import types\n"
+                "\n"
+                "_models = []\n"
+                "\n"
+                "\n"
+                "def export_with_dynamic_batch(model, example):\n"
+                "    modes = [m.training for m in model.modules()]\n"
+                "    model.eval()  # exported in eval mode: a training-mode model computes otherw"
+                "ise\n"
+                "    try:\n"
+                "        program = torch.export.export(model, (example,), dynamic_shapes=({0: Dim"
+                '("batch")},))\n'
+                "    finally:\n"
+                "        for m, t in zip(model.modules(), modes):\n"
+                "            m.training = t\n"
+                "    _models.append((model, example.shape[1:]))\n"
+                "    return program\n"
+                "\n"
+                "\n"
+                "def _live(*args):\n"
+                "    model, rest = _models[-1]\n"
+                "    assert args[0].shape[1:] == rest\n"
+                "    return model(*args)\n"
+                "\n"
+                "\n"
+                "torch.export.load = lambda f, *a, **k: types.SimpleNamespace(module=lambda: _liv"
+                "e)\n"
+            ),
+        ),
+    ]
+)
