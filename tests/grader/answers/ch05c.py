@@ -383,7 +383,7 @@ TASKS["5.10"].wrong.extend(
     [
         Wrong(
             ("values copied through float32 (.float()): a float64 model gets its checkpoint rounded to float32"),
-            hint="load_unsharded is wrong for another model (bfloat16, with a",
+            hint="does not hold the checkpoint's weights",
             code=(
                 "\n"
                 "from torch.distributed.checkpoint.state_dict_loader import _load_state_dict_from"
