@@ -831,3 +831,34 @@ TASKS["5.9"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 5.11 (2026-11-28, second round).
+TASKS["5.11"].wrong.extend(
+    [
+        Wrong(
+            (
+                "parameters told apart by (storage, offset, shape, stride), not identity: two "
+                "Parameters sharing memory taken for one"
+            ),
+            hint="unused_parameters is wrong for two parameters that share",
+            code=(
+                "\n"
+                "def unused_parameters(model, output):\n"
+                "    def key(t):\n"
+                "        return (t.untyped_storage()._cdata, t.storage_offset(), tuple(t.shape), "
+                "t.stride())\n"
+                "    reached, seen, todo = set(), set(), [output.grad_fn]\n"
+                "    while todo:\n"
+                "        node = todo.pop()\n"
+                "        if node is None or node in seen:\n"
+                "            continue\n"
+                "        seen.add(node)\n"
+                '        if hasattr(node, "variable"):\n'
+                "            reached.add(key(node.variable))\n"
+                "        todo.extend(n for n, _ in node.next_functions)\n"
+                "    return sorted(name for name, p in model.named_parameters() if p.requires_gra"
+                "d and key(p) not in reached)\n"
+            ),
+        ),
+    ]
+)
