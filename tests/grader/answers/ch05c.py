@@ -447,3 +447,21 @@ TASKS["5.8"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 5.10 (2026-11-28, second round).
+TASKS["5.10"].wrong.extend(
+    [
+        Wrong(
+            ("destroys any process group at the end, the caller's own included"),
+            hint="ended a process group its caller had",
+            code=(
+                "\n"
+                "def load_unsharded(folder, model):\n"
+                "    dcp.load(model.state_dict(), checkpoint_id=folder)\n"
+                "    if dist.is_initialized():\n"
+                "        dist.destroy_process_group()  # leave none behind\n"
+                "    return model\n"
+            ),
+        ),
+    ]
+)
