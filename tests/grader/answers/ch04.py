@@ -1629,3 +1629,97 @@ TASKS["4.2"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 4.4 (2026-11-28, second round).
+TASKS["4.4"].wrong.extend(
+    [
+        Wrong(
+            ("eval-mode model switched to train for the step (dropout/BN batch stats), modes restored after"),
+            hint="train_step_amp trained a model handed over in eval mode in",
+            code=(
+                "def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):\n"
+                "    modes = [(m, m.training) for m in model.modules()]\n"
+                "    if not model.training:\n"
+                "        model.train()  # a training step trains\n"
+                "    try:\n"
+                "        optimizer.zero_grad()\n"
+                "        with torch.autocast(x.device.type, dtype=torch.float16):\n"
+                "            loss = F.cross_entropy(model(x), y)\n"
+                "        scaler.scale(loss).backward()\n"
+                "        scaler.unscale_(optimizer)\n"
+                "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                "        scaler.step(optimizer)\n"
+                "        scaler.update()\n"
+                "    finally:\n"
+                "        for m, t in modes:\n"
+                "            m.training = t\n"
+                "    return loss.item()\n"
+            ),
+        ),
+        Wrong(
+            ("caller's x clamped in place: input mutated"),
+            hint="train_step_amp trained a model handed over in eval mode in",
+            code=(
+                "def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):\n"
+                "    optimizer.zero_grad()\n"
+                "    if x.is_floating_point():\n"
+                "        x.clamp_(-65504.0, 65504.0)\n"
+                "    with torch.autocast(x.device.type, dtype=torch.float16):\n"
+                "        loss = F.cross_entropy(model(x), y)\n"
+                "    scaler.scale(loss).backward()\n"
+                "    scaler.unscale_(optimizer)\n"
+                "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                "    scaler.step(optimizer)\n"
+                "    scaler.update()\n"
+                "    return loss.item()\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 4.6 (2026-11-28, second round).
+TASKS["4.6"].wrong.extend(
+    [
+        Wrong(
+            ("eval-mode model switched to train for the step, modes restored after"),
+            hint="accumulation_step trained a model handed over in eval mode",
+            code=(
+                "def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):\n"
+                "    modes = [(m, m.training) for m in model.modules()]\n"
+                "    if not model.training:\n"
+                "        model.train()\n"
+                "    try:\n"
+                "        optimizer.zero_grad()\n"
+                "        for x, y in batches:\n"
+                "            with torch.autocast(x.device.type, dtype=torch.float16):\n"
+                "                loss = F.mse_loss(model(x), y) / len(batches)\n"
+                "            scaler.scale(loss).backward()\n"
+                "        scaler.unscale_(optimizer)\n"
+                "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                "        scaler.step(optimizer)\n"
+                "        scaler.update()\n"
+                "    finally:\n"
+                "        for m, t in modes:\n"
+                "            m.training = t\n"
+            ),
+        ),
+        Wrong(
+            ("caller's micro-batch x clamped in place: input mutated"),
+            hint="accumulation_step trained a model handed over in eval mode",
+            code=(
+                "def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):\n"
+                "    optimizer.zero_grad()\n"
+                "    for x, y in batches:\n"
+                "        if x.is_floating_point():\n"
+                "            x.clamp_(-65504.0, 65504.0)\n"
+                "        with torch.autocast(x.device.type, dtype=torch.float16):\n"
+                "            loss = F.mse_loss(model(x), y) / len(batches)\n"
+                "        scaler.scale(loss).backward()\n"
+                "    scaler.unscale_(optimizer)\n"
+                "    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)\n"
+                "    scaler.step(optimizer)\n"
+                "    scaler.update()\n"
+            ),
+        ),
+    ]
+)

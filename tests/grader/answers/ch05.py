@@ -1433,3 +1433,46 @@ TASKS["5.4"].wrong.extend(
         ),
     ]
 )
+
+# A red team's 5.1 (2026-11-28, second round).
+TASKS["5.1"].wrong.extend(
+    [
+        Wrong(
+            ("permutation cache keyed on (n, epoch): ignores seed on later calls"),
+            hint="shard_indices differs from DistributedSampler for other",
+            code=(
+                "_permutations = {}\n"
+                "\n"
+                "\n"
+                "def shard_indices(n, rank, world_size, epoch=0, seed=0):\n"
+                "    key = (n, epoch)  # one shuffle per epoch, shared by every rank: compute it "
+                "once\n"
+                "    if key not in _permutations:\n"
+                "        g = torch.Generator().manual_seed(seed + epoch)\n"
+                "        _permutations[key] = torch.randperm(n, generator=g).tolist()\n"
+                "    indices = list(_permutations[key])\n"
+                "    total = -(-n // world_size) * world_size\n"
+                "    while len(indices) < total:\n"
+                "        indices += indices[: total - len(indices)]\n"
+                "    return indices[rank::world_size]\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 5.6 (2026-11-28, second round).
+TASKS["5.6"].wrong.extend(
+    [
+        Wrong(
+            ("ceil via float division: wrong for rows > 2**53 e.g. 2**53+3"),
+            hint="fsdp_local_shape((9007199254740995,), 0, 2) gave",
+            code=(
+                "def fsdp_local_shape(shape, rank, world_size):\n"
+                "    rows = shape[0]\n"
+                "    per_rank = int(rows / world_size) + (rows % world_size != 0)\n"
+                "    mine = max(0, min(per_rank, rows - rank * per_rank))\n"
+                "    return (mine, *shape[1:])\n"
+            ),
+        ),
+    ]
+)
