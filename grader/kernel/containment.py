@@ -276,7 +276,9 @@ _AUTHORS = Authors()
 def _frame_read(event: str, args: tuple[Any, ...]) -> None:
     """The notebook's code took a frame while a check watches it: each watch is tampered with
     (its check's variables are within reach). torch's and Python's own frame reads are theirs."""
-    if getattr(_grader, "reading", False) or (event == "object.__getattr__" and args[1:2] not in _FRAME_READS):
+    if getattr(_grader, "reading", False) or (
+        event == "object.__getattr__" and (len(args) < 2 or args[1] not in _FRAME_ATTRIBUTES)
+    ):
         return
     _grader.reading = True
     try:
@@ -290,9 +292,6 @@ def _frame_read(event: str, args: tuple[Any, ...]) -> None:
                 watch.tampered = watch.tampered or f"the grader's record of what runs, {_FRAME_TAKEN}"
     finally:
         _grader.reading = False
-
-
-_FRAME_READS = {(name,) for name in _FRAME_ATTRIBUTES}
 
 
 def _looked_up(name: object) -> None:

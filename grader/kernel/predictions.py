@@ -94,6 +94,19 @@ def reading_problems(
     )
 
 
+def reaches(sources: Iterable[str]) -> list[str]:
+    """What the code of ``sources`` reaches past its own values, by its first 40 characters:
+    dunder names and attributes, and the attributes that lead to frames (a check that runs a
+    cell again on its own reads this first: from there, the cell could reach the kernel)."""
+    found: set[str] = set()
+    for source in sources:
+        try:
+            found |= _dunder_attributes(ast.parse(source))
+        except SyntaxError:
+            found.add("code that is not Python")
+    return sorted(found)
+
+
 def _read_cells(
     sources: Iterable[str], odd: Callable[[ast.Module], set[str]], rerun: Callable[[ast.Module], set[str]]
 ) -> list[str]:

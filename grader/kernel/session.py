@@ -60,14 +60,7 @@ from grader.kernel.rules import (
 )
 from grader.kernel.shell import ShellHooks, failing, find_shell
 from grader.kernel.snapshots import Kept, watched_owners
-from grader.kernel.torch_state import (
-    added_autocast_kernels,
-    added_python_kernels,
-    autocast_kernels,
-    clear_modes,
-    python_kernels,
-    reset_global_state,
-)
+from grader.kernel.torch_state import added_kernels, clear_modes, registered_kernels, reset_global_state
 from grader.kernel.watch import Watch
 
 _SESSION: Grading | None = None  # the kernel's session: a newer one (the setup run again) replaces it
@@ -134,7 +127,7 @@ class Grading:
             if hasattr(torch.nn.modules.module, name)
         }
         self._trace = (sys.gettrace(), sys.getprofile())
-        self._autocast, self._kernels = autocast_kernels(), python_kernels()
+        self._kernels = registered_kernels()
         self._record = set(record)
         self._take_over_names(previous)
         self._cell: _Cell | None = None
@@ -252,6 +245,10 @@ class Grading:
         sources = filter(None, map(self.source_setting, given))
         return predictions.reading_problems(sources, given, known, builtin_names, modules)
 
+    def reaches(self, *sources: str) -> list[str]:
+        """What code reaches past its own values: dunders and frames (predictions.reaches)."""
+        return predictions.reaches(sources)
+
     # -- keeping ----------------------------------------------------------------------------
     def _keep_names(self, names: Iterable[str]) -> None:
         for key in list(names):
@@ -272,7 +269,7 @@ class Grading:
         replaced thing, naming it; ``used`` are the names the check cell reads."""
         found = self._own_problems() + self._module_problems() + clear_modes()
         found += [f"the check's own variables ({what})" for what in active.DURING_CHECK]
-        found += added_autocast_kernels(self._autocast) + added_python_kernels(self._kernels)
+        found += added_kernels(self._kernels)
         if (sys.gettrace(), sys.getprofile()) != self._trace:
             with containment.grader_profile():
                 sys.settrace(self._trace[0])
@@ -378,11 +375,7 @@ class Grading:
         expected = self._hooks.expected_ast(raw) if self._hooks is not None else None
         source = ast.unparse(expected) if expected is not None else raw
         check = is_check(raw)
-        if check:  # its compiles without Dynamo's guard timing (compiles.py), until it ends
-            compiles.leave_out()
-        else:
-            compiles.put_back()
-        active.CHECK[0] = check  # containment notes what the notebook's code does meanwhile
+        _check_running(check)
         if check and not self._running > 1:
             active.DURING_CHECK.clear()
         used = cell_names(source)[0] if check else set()
@@ -429,8 +422,7 @@ class Grading:
                 self._sources[name] = cell.source
             cell.watch = None
         if cell.is_check:
-            compiles.put_back()
-            active.CHECK[0] = False
+            _check_running(False)
             # What a check defined (its helpers), as it defined it: later checks rely on them.
             self._keep_new_names()
         if cell.outer is not None:  # back in the cell that ran this one
@@ -455,6 +447,17 @@ class Grading:
         if found:
             return failing(self._failure(list(dict.fromkeys(found))))
         return node
+
+
+def _check_running(running: bool) -> None:
+    """A check cell starts (True) or another cell does, or it ended (False): its compiles skip
+    Dynamo's guard timing (compiles.py), and containment notes what the notebook's code does
+    meanwhile (``active.CHECK``)."""
+    if running:
+        compiles.leave_out()
+    else:
+        compiles.put_back()
+    active.CHECK[0] = running
 
 
 _getframe = sys._getframe  # as it was when the setup cell ran, before any answer

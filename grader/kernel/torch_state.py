@@ -1,6 +1,6 @@
 """torch's process-wide switches, as every check expects them: no mode left active, no
 saved-tensor hooks, autograd recording (and not in inference mode), float32 by default, no
-autocast, and autocast's kernels as torch registered them."""
+autocast, and the kernels of torch's operators as torch registered them."""
 
 from __future__ import annotations
 
@@ -51,65 +51,51 @@ def reset_global_state() -> None:
     torch.clear_autocast_cache()
 
 
-# The dispatch keys of autocast on the devices a check may use. A kernel registered there by an
-# answer (``torch.library.Library("aten", "IMPL").impl("sum", f, "AutocastCPU")``) changes what
-# autocast does to that op for every later check: the check's own run of the op included.
+# Kernels an answer can register for torch's operators with torch.library, each changing what
+# every later check computes, the check's own run of the operator included: under autocast's
+# keys (``.impl("sum", f, "AutocastCPU")``: what autocast does to sum), and for the operators
+# every check compares and reduces with (``.impl("equal", f, "CPU")``: every comparison says
+# True). Read from torch's dispatcher itself as well as from torch.library's own list, which
+# forgets an entry when an older library of the same kernel is freed (its finalizer takes the
+# name out).
 AUTOCAST_KEYS = ("AutocastCPU", "AutocastCUDA")
-
-
-def autocast_kernels() -> dict[str, frozenset[str]]:
-    """The operators that have a kernel of their own under each autocast key."""
-    found = {}
-    for key in AUTOCAST_KEYS:
-        try:
-            found[key] = frozenset(torch._C._dispatch_get_registrations_for_dispatch_key(key))
-        except (AttributeError, RuntimeError):  # a PyTorch without the query, or the key
-            continue
-    return found
-
-
-def added_autocast_kernels(before: dict[str, frozenset[str]]) -> list[str]:
-    """One line per autocast kernel registered since ``before`` (``autocast_kernels()``); each
-    is taken back where a ``torch.library.Library`` made it (a handle of torch's C++ made
-    otherwise stays, and fails every later check)."""
-    now = autocast_kernels()
-    added = [(key, op) for key, ops in now.items() for op in sorted(ops - before.get(key, frozenset()))]
-    if added:
-        _destroy_libraries({f"{op.replace('::', '/')}/{key}" for key, op in added})
-    return [f"autocast's kernel for {op} on {key} (registered with torch.library)" for key, op in added]
-
-
-# The operators every check compares and reduces with: read from torch's dispatcher itself,
-# since torch.library's own list of what it registered forgets an entry when an older library
-# of the same kernel is freed (its finalizer takes the name out).
 _COMPARED = ("equal", "allclose", "isclose", "eq", "ne", "sub", "abs", "all", "any", "max", "sum")
 _KERNEL_LINE = re.compile(r"^(\w+): registered at (\S+?):\d+", re.M)
 _COMPILED = (".cpp", ".cc", ".h", ".hpp", ".cu")
 
 
-def python_kernels() -> frozenset[str]:
-    """The kernels of torch's own operators (``aten``) registered from Python with
-    ``torch.library`` ("aten/equal/CPU"), as torch.library lists them, and as the dispatcher
-    has them for the operators of _COMPARED: an answer's kernel for ``aten::equal`` or
-    ``aten::allclose`` would make every comparison of every later check say True. torch
-    registers its own at import (and Meta kernels, which compute nothing, are left out)."""
+def registered_kernels() -> frozenset[str]:
+    """The kernels that torch.library or the dispatcher say were registered from Python, as
+    "aten/equal/CPU": every ``aten`` one torch.library lists, those of _COMPARED's operators,
+    and every operator's kernel under an autocast key (torch registers its own at import;
+    Meta kernels, which compute nothing, are left out)."""
     found = {name for name in getattr(torch.library, "_impls", ()) if name.startswith("aten/")}
     for op in _COMPARED:
         for key, path in _KERNEL_LINE.findall(torch._C._dispatch_dump(f"aten::{op}")):
             if not path.endswith(_COMPILED):
                 found.add(f"aten/{op}/{key}")
+    for key in AUTOCAST_KEYS:
+        try:
+            ops = torch._C._dispatch_get_registrations_for_dispatch_key(key)
+        except (AttributeError, RuntimeError):  # a PyTorch without the query, or the key
+            continue
+        found |= {f"{op.replace('::', '/')}/{key}" for op in ops}
     return frozenset(name for name in found if not name.endswith("/Meta"))
 
 
-def added_python_kernels(before: frozenset[str]) -> list[str]:
-    """One line per kernel of an ``aten`` operator registered since ``before``, each taken back."""
-    added = python_kernels() - before
+def added_kernels(before: frozenset[str]) -> list[str]:
+    """One line per kernel registered since ``before`` (``registered_kernels()``), each taken
+    back where a ``torch.library.Library`` made it (a handle of torch's C++ made otherwise
+    stays, and fails every later check)."""
+    added = sorted(registered_kernels() - before)
     if added:
         _destroy_libraries(set(added))
-    return [
-        f"torch's kernel for aten::{name.split('/')[1]} on {name.split('/')[2]} (registered with torch.library)"
-        for name in sorted(added)
-    ]
+    lines = []
+    for name in added:
+        op, key = "::".join(name.split("/")[:-1]), name.split("/")[-1]
+        whose = "autocast's" if key.startswith("Autocast") else "torch's"
+        lines.append(f"{whose} kernel for {op} on {key} (registered with torch.library)")
+    return lines
 
 
 def _destroy_libraries(impls: set[str]) -> None:
