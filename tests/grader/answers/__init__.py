@@ -1,7 +1,12 @@
 """Other answers to every graded exercise, for testing the checks themselves.
 
-One module per chapter (``ch01.py`` for solutions/01_tensors.ipynb, ...), each a dict
-``TASKS`` from task number ("1.3", the number in "### Exercise 1.3") to a ``Task``:
+One package per chapter (``ch01/`` for solutions/01_tensors.ipynb, ...; a plain ``chNN.py``
+module would do as well), each with a dict ``TASKS`` from task number ("1.3", the number in
+"### Exercise 1.3") to a ``Task``. A package's ``__init__.py`` assembles ``TASKS`` from one
+module per task (``ch01/task_1_3.py`` defines ``TASK`` for exercise 1.3; where one task's
+answers run long, its further wrong answers are in a ``task_N_M_more.py``, as in
+``ch06/task_6_1_more.py``), and ``shared.py`` holds the cells and helpers that several of the
+chapter's tasks use. A ``Task`` has:
 
 - ``alternative``: a whole solution cell, as a learner could leave it, that is correct but
   written differently from the one in solutions/. Every check of the task, hidden ones
@@ -41,13 +46,14 @@ class Task:
 
 
 def _chapter_modules() -> dict[str, dict[str, Task]]:
-    """Chapter name (the solutions notebook's stem) -> its tasks, from the chNN modules."""
-    solutions = Path(__file__).resolve().parents[3] / "solutions"
+    """Chapter name (the solutions notebook's stem) -> its tasks, from the chNN packages (or modules)."""
+    here = Path(__file__).resolve().parent
+    solutions = here.parents[2] / "solutions"
     chapters = {}
     for path in sorted(solutions.glob("*.ipynb")):
-        module = Path(__file__).with_name(f"ch{path.stem.split('_')[0]}.py")
-        if module.exists():
-            chapters[path.stem] = import_module(f".{module.stem}", __name__).TASKS
+        name = f"ch{path.stem.split('_')[0]}"
+        if (here / name / "__init__.py").exists() or (here / f"{name}.py").exists():
+            chapters[path.stem] = import_module(f".{name}", __name__).TASKS
     return chapters
 
 

@@ -1,30 +1,6 @@
-"""Other answers to the exercises of solutions/05c_memory_at_scale.ipynb (see
-answers/__init__.py)."""
+"""Exercise 5.10 of solutions/05c_memory_at_scale.ipynb: its other answers (see answers/__init__.py)."""
 
-from . import Task, Wrong
-
-# 5.8's right count, stage by stage: each wrong answer changes one stage or the shard.
-ZERO_BYTES = """\
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = -(-n_params // world_size)
-    if stage == 0:
-        return 16 * n_params
-    if stage == 1:
-        return 4 * n_params + 12 * shard
-    if stage == 2:
-        return 2 * n_params + 14 * shard
-    return 16 * shard
-"""
-STAGE_1_SHARDS_THE_WEIGHTS = ZERO_BYTES.replace("4 * n_params + 12 * shard", "2 * n_params + 14 * shard")
-# Adam's m and v counted, the fp32 master weights forgotten: 12 bytes a parameter.
-WITHOUT_MASTER_WEIGHTS = (
-    ZERO_BYTES.replace("16 * n_params", "12 * n_params")
-    .replace("12 * shard", "8 * shard")
-    .replace("14 * shard", "10 * shard")
-    .replace("16 * shard", "12 * shard")
-)
-SHARD_ROUNDED_DOWN = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params // world_size")
-SHARD_AS_A_FLOAT = ZERO_BYTES.replace("-(-n_params // world_size)", "n_params / world_size")
+from .. import Task, Wrong
 
 # 5.10: dcp.load into the model's own tensors is right; each wrong answer loads otherwise.
 TORCH_LOAD_OF_ONE_FILE = """\
@@ -32,12 +8,14 @@ def load_unsharded(folder, model):
     model.load_state_dict(torch.load(os.path.join(folder, "__0_0.distcp"), weights_only=True))
     return model
 """
+
 LOADED_INTO_A_COPY = """\
 def load_unsharded(folder, model):
     state = {key: value.clone() for key, value in model.state_dict().items()}
     dcp.load(state, checkpoint_id=folder)
     return model
 """
+
 PROCESS_GROUP_LEFT_BEHIND = """\
 def load_unsharded(folder, model):
     if not dist.is_initialized():
@@ -45,6 +23,7 @@ def load_unsharded(folder, model):
     dcp.load(model.state_dict(), checkpoint_id=folder)
     return model
 """
+
 PARAMETERS_REPLACED = """\
 def load_unsharded(folder, model):
     state = {key: torch.empty_like(value) for key, value in model.state_dict().items()}
@@ -53,43 +32,10 @@ def load_unsharded(folder, model):
     return model
 """
 
-TASKS = {
-    "5.8": Task(
-        alternative="""\
-def zero_bytes_per_rank(n_params, world_size, stage):
-    per_rank = (n_params + world_size - 1) // world_size
-    sizes = [("optimizer state", 12), ("gradients", 2), ("weights", 2)]
-    total = 0
-    for k, (part, size) in enumerate(sizes):
-        total += size * (per_rank if k < stage else n_params)
-    return total
-""",
-        wrong=[
-            Wrong(
-                "Stage 1 shards the fp16 weights along with the optimizer state.",
-                hint="Stage 1 shards only the optimizer state",
-                code=STAGE_1_SHARDS_THE_WEIGHTS,
-            ),
-            Wrong(
-                "Forgets Adam's fp32 master weights: 12 bytes per parameter instead of 16.",
-                hint="a master copy of the weights",
-                code=WITHOUT_MASTER_WEIGHTS,
-            ),
-            Wrong(
-                "Rounds the shard down: the padding forgotten.",
-                hint="round n_params / world_size up",
-                code=SHARD_ROUNDED_DOWN,
-            ),
-            Wrong(
-                "Divides with /: a float.",
-                hint="must return a Python int",
-                code=SHARD_AS_A_FLOAT,
-            ),
-        ],
-    ),
-    "5.10": Task(
-        # DCP's own converter to a torch.save file, then an ordinary load.
-        alternative="""\
+
+TASK = Task(
+    # DCP's own converter to a torch.save file, then an ordinary load.
+    alternative="""\
 from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
 
 
@@ -100,48 +46,31 @@ def load_unsharded(folder, model):
         model.load_state_dict(torch.load(path, weights_only=True))
     return model
 """,
-        wrong=[
-            Wrong(
-                "torch.load of one rank's .distcp file.",
-                hint="load_unsharded used torch.load",
-                code=TORCH_LOAD_OF_ONE_FILE,
-            ),
-            Wrong(
-                "dcp.load into a copy of the state dict, never loaded into the model.",
-                hint="does not hold the checkpoint's weights",
-                code=LOADED_INTO_A_COPY,
-            ),
-            Wrong(
-                "Starts a 1-rank process group and leaves it.",
-                hint="left a process group behind",
-                code=PROCESS_GROUP_LEFT_BEHIND,
-            ),
-            Wrong(
-                "load_state_dict(assign=True): new tensors replace the model's parameters.",
-                hint="replaced by new tensors",
-                code=PARAMETERS_REPLACED,
-            ),
-        ],
-    ),
-}
-
-TASKS["5.8"].wrong.append(
-    Wrong(
-        "The shard rounded up with math.ceil(n_params / world_size): a float division, exact "
-        "only up to 2**53 parameters. For 2**53 + 1 parameters on 1 rank it counts 2**53 "
-        "(math.ceil(float(2**53 + 1)) is 2**53), a parameter's bytes short.",
-        hint="count with integers",
-        code="""\
-import math
-
-
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = math.ceil(n_params / world_size)
-    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
-""",
-    )
+    wrong=[
+        Wrong(
+            "torch.load of one rank's .distcp file.",
+            hint="load_unsharded used torch.load",
+            code=TORCH_LOAD_OF_ONE_FILE,
+        ),
+        Wrong(
+            "dcp.load into a copy of the state dict, never loaded into the model.",
+            hint="does not hold the checkpoint's weights",
+            code=LOADED_INTO_A_COPY,
+        ),
+        Wrong(
+            "Starts a 1-rank process group and leaves it.",
+            hint="left a process group behind",
+            code=PROCESS_GROUP_LEFT_BEHIND,
+        ),
+        Wrong(
+            "load_state_dict(assign=True): new tensors replace the model's parameters.",
+            hint="replaced by new tensors",
+            code=PARAMETERS_REPLACED,
+        ),
+    ],
 )
-TASKS["5.10"].wrong.append(
+
+TASK.wrong.append(
     Wrong(
         "Only the parameters loaded (dcp.load of dict(model.named_parameters())): a model with "
         "buffers (BatchNorm's running statistics, say) keeps its own buffers instead of the "
@@ -154,7 +83,8 @@ def load_unsharded(folder, model):
 """,
     )
 )
-TASKS["5.10"].wrong.append(
+
+TASK.wrong.append(
     Wrong(
         "The weights copied from the check's own frames (the state dict it expects, made "
         "before load_unsharded is called), the folder never read: any other checkpoint "
@@ -176,37 +106,8 @@ def load_unsharded(folder, model):
 """,
     )
 )
-TASKS["5.8"].wrong.extend(
-    [
-        Wrong(
-            "math.ceil(n_params / world_size) except on one rank: still a float division, one "
-            "short for 2**54 + 2 parameters on 2 ranks.",
-            hint="exact only up to 2**53",
-            code="""\
-import math
 
-
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = n_params if world_size == 1 else int(math.ceil(n_params / world_size))
-    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
-""",
-        ),
-        Wrong(
-            "Counts in NumPy's int64: 16 bytes for each of 2**60 + 3 parameters wrap around.",
-            hint="NumPy's int64 wraps around",
-            code="""\
-import numpy as np
-
-
-def zero_bytes_per_rank(n_params, world_size, stage):
-    n = np.int64(n_params)
-    shard = -(-n // world_size)
-    return int([16 * n, 4 * n + 12 * shard, 2 * n + 14 * shard, 16 * shard][stage])
-""",
-        ),
-    ]
-)
-TASKS["5.10"].wrong.append(
+TASK.wrong.append(
     Wrong(
         "The checkpoint's tensors put in with p.data = ...: the same Parameter objects, but new "
         "memory (and the checkpoint's dtype).",
@@ -223,22 +124,8 @@ def load_unsharded(folder, model):
 """,
     )
 )
-TASKS["5.8"].wrong.append(
-    Wrong(
-        "The shard rounded up through Decimal, whose default context keeps 28 digits: for "
-        "10**30 + 1 parameters on 3 ranks the shard is rounded.",
-        hint="Decimal rounds past its 28 digits",
-        code="""\
-from decimal import ROUND_CEILING, Decimal
 
-
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = int((Decimal(n_params) / Decimal(world_size)).to_integral_value(rounding=ROUND_CEILING))
-    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
-""",
-    )
-)
-TASKS["5.10"].wrong.append(
+TASK.wrong.append(
     Wrong(
         "The checkpoint never read: the seed parsed from the folder's name and the weights "
         "rebuilt with make_mlp (the buffers filled with the seed).",
@@ -261,7 +148,8 @@ def load_unsharded(folder, model):
 """,
     )
 )
-TASKS["5.10"].wrong.extend(
+
+TASK.wrong.extend(
     [
         Wrong(
             "Every parameter frozen (requires_grad_(False)) so that copy_ into it works, never "
@@ -290,25 +178,8 @@ def load_unsharded(folder, model):
         ),
     ]
 )
-TASKS["5.8"].wrong.append(
-    Wrong(
-        "The hidden check's own reference called when it is found in the notebook's namespace, "
-        "math.ceil(n_params / world_size) (a float, exact only up to 2**53) otherwise.",
-        hint="exact only up to 2**53",
-        code="""\
-import math
 
-
-def zero_bytes_per_rank(n_params, world_size, stage):
-    reference = globals().get("_zero_reference")
-    if reference is not None:
-        return reference(n_params, world_size, stage)
-    shard = math.ceil(n_params / world_size)
-    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
-""",
-    )
-)
-TASKS["5.10"].wrong.append(
+TASK.wrong.append(
     Wrong(
         "model.float() before dcp.load: a no-op for a float32 model, but a bfloat16 model's "
         "tensors are replaced by float32 copies (new memory, twice the bytes).",
@@ -321,19 +192,8 @@ def load_unsharded(folder, model):
 """,
     )
 )
-TASKS["5.8"].wrong.append(
-    Wrong(
-        "A shard of at least one element (max(1, ...)): a model of 0 parameters (all frozen, "
-        "say) gets 12, 14 and 16 bytes per rank at stages 1 to 3, where it holds none.",
-        hint="zero_bytes_per_rank(0, 4",
-        code="""\
-def zero_bytes_per_rank(n_params, world_size, stage):
-    shard = max(1, -(-n_params // world_size))
-    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
-""",
-    )
-)
-TASKS["5.10"].wrong.extend(
+
+TASK.wrong.extend(
     [
         Wrong(
             "model.eval() for the load, then model.train(was) with the top module's mode: a layer "
@@ -379,7 +239,7 @@ def load_unsharded(folder, model):
 )
 
 # A red team's 5.10 (2026-11-28, second round).
-TASKS["5.10"].wrong.extend(
+TASK.wrong.extend(
     [
         Wrong(
             ("values copied through float32 (.float()): a float64 model gets its checkpoint rounded to float32"),
@@ -418,38 +278,8 @@ TASKS["5.10"].wrong.extend(
     ]
 )
 
-# A red team's 5.8 (2026-11-28, second round).
-TASKS["5.8"].wrong.extend(
-    [
-        Wrong(
-            (
-                "tamper: math.ceil(n/ws) (float, wrong past 2**53), and the check's own case "
-                "list, read from its frame, cut to the sizes below 2**53"
-            ),
-            hint="your code replaced the check's own variables (by taking a",
-            code=(
-                "\n"
-                "import math\n"
-                "import sys as _sys8\n"
-                "\n"
-                "def zero_bytes_per_rank(n_params, world_size, stage):\n"
-                "    f = _sys8._getframe(1)\n"
-                "    while f is not None:\n"
-                '        c = f.f_locals.get("cases")\n'
-                "        if type(c) is list:\n"
-                "            c[:] = [x for x in c if x[0] < 2**53]\n"
-                "            break\n"
-                "        f = f.f_back\n"
-                "    shard = math.ceil(n_params / world_size)\n"
-                "    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard,"
-                " 16 * shard][stage]\n"
-            ),
-        ),
-    ]
-)
-
 # A red team's 5.10 (2026-11-28, second round).
-TASKS["5.10"].wrong.extend(
+TASK.wrong.extend(
     [
         Wrong(
             ("destroys any process group at the end, the caller's own included"),

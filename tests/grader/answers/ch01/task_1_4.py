@@ -1,0 +1,265 @@
+"""Exercise 1.4 of solutions/01_tensors.ipynb: its other answers (see answers/__init__.py)."""
+
+from .. import Task, Wrong
+
+# 1.4's right answer (the solution's): each wrong answer changes one thing in it.
+MASKS = """\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+# No loop statement, but one comparison per sequence: map calls the lambda once per row.
+PAD_MASK_ROW_BY_ROW = MASKS.replace(
+    "    pad_mask = positions[None, :] < lengths[:, None]\n",
+    "    pad_mask = torch.stack(list(map(lambda n: positions < n, lengths)))\n",
+)
+
+LENGTHS_UNSQUEEZED_IN_PLACE = MASKS.replace(
+    "positions[None, :] < lengths[:, None]", "positions < lengths.unsqueeze_(1)"
+)
+
+# The positions made on the CPU: masks for a batch on a GPU fail.
+MASKS_ON_THE_CPU = """\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+# 1.4: right for the checks' T and devices, wrong for others.
+MASKS_CAUSAL_CACHED_PER_T = """\
+_causal_cache = {}
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = _causal_cache.setdefault(T, positions[None, :] <= positions[:, None])
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+MASKS_BF16_POSITIONS = MASKS.replace(
+    "positions = torch.arange(T)", "positions = torch.arange(T, device=lengths.device, dtype=torch.bfloat16)"
+)
+
+MASKS_LOOP_IN_A_HELPER = """\
+def _causal_table(T):
+    return [k % T <= k // T for k in range(T * T)]
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = torch.tensor(_causal_table(T), dtype=torch.bool, device=lengths.device).reshape(T, T)
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+MASKS_LOOP_IN_EVALD_CODE = """\
+_rows = eval("lambda lengths, T: [[t < n for t in range(T)] for n in lengths.tolist()]", {})
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        pad_mask = torch.tensor(_rows(lengths, T), dtype=torch.bool, device=lengths.device).reshape(
+            lengths.shape[0], T
+        )
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+
+
+TASK = Task(
+    alternative="""\
+def make_masks(lengths, T):
+    pos = torch.arange(T, device=lengths.device)
+    pad_mask = pos.unsqueeze(0) < lengths.unsqueeze(1)
+    causal = torch.ones(T, T, dtype=torch.bool, device=lengths.device).tril()
+    attn_mask = (causal.unsqueeze(0) & pad_mask.unsqueeze(1)).unsqueeze(1)
+    return pad_mask, attn_mask
+""",
+    wrong=[
+        Wrong(
+            "Lengths as a row and positions as a column: the mask comes out (T, B).",
+            hint="lengths[:, None]",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T)
+    pad_mask = positions[:, None] < lengths[None, :]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask.T[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        # Right masks, built element by element in Python: the task asks for no loops.
+        Wrong(
+            "Python loops instead of broadcasting.",
+            hint="Python loops",
+            code="""\
+def make_masks(lengths, T):
+    pad_mask = torch.tensor([[t < n for t in range(T)] for n in lengths.tolist()])
+    attn_mask = torch.tensor([[[[j <= i and j < n for j in range(T)] for i in range(T)]] for n in lengths.tolist()])
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "A loop without a loop statement: map compares one row at a time.",
+            hint="more work for a larger batch",
+            code=PAD_MASK_ROW_BY_ROW,
+        ),
+        Wrong(
+            "The caller's lengths made a column in place (unsqueeze_).",
+            hint="changed the lengths tensor",
+            code=LENGTHS_UNSQUEEZED_IN_PLACE,
+        ),
+        Wrong(
+            "The positions made on the CPU: fails for lengths on a GPU.",
+            hint="device of lengths",
+            code=MASKS_ON_THE_CPU,
+        ),
+        Wrong(
+            "The causal mask cached per T: a later call on another device gets the first call's mask.",
+            hint="cached from an earlier call",
+            code=MASKS_CAUSAL_CACHED_PER_T,
+        ),
+        Wrong(
+            "Positions in bfloat16: above 256 neighbouring positions round to the same value.",
+            hint="count exactly",
+            code=MASKS_BF16_POSITIONS,
+        ),
+        Wrong(
+            "A Python loop (a comprehension) in a helper outside make_masks.",
+            hint="in a helper it calls",
+            code=MASKS_LOOP_IN_A_HELPER,
+        ),
+        Wrong(
+            "A loop over the batch in eval'd code (the meta device special-cased).",
+            hint="in a helper it calls",
+            code=MASKS_LOOP_IN_EVALD_CODE,
+        ),
+        Wrong(
+            "The pad mask as t <= lengths - 1: for uint8 lengths a length 0 wraps to 255 (every position real).",
+            hint="lengths may have any integer dtype",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] <= (lengths[:, None] - 1)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "Positions in int16: past T = 32767 they wrap to negative numbers.",
+            hint="cannot count",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device).to(torch.int16)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ],
+)
+
+# Wrong answers of the red team's report rt5a (each passed every check before).
+TASK.wrong.append(
+    Wrong(
+        "Positions made in lengths' own dtype: uint8 lengths wrap the positions past 255 (int8 past 127), "
+        "so for T = 300 position 256 counts as 0 again.",
+        hint="wrap around past",
+        code=MASKS.replace(
+            "positions = torch.arange(T)", "positions = torch.arange(T, device=lengths.device, dtype=lengths.dtype)"
+        ),
+    )
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "The pad mask element by element, map over operator.lt on lengths.tolist() (a loop run by C: no "
+            "line of Python, no operation per element), the meta device special-cased.",
+            hint="reads the values of lengths into Python",
+            code="""\
+import itertools
+import operator
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        L = lengths.tolist()
+        lens = list(itertools.chain.from_iterable(map(itertools.repeat, L, itertools.repeat(T))))
+        flat = list(map(operator.lt, list(range(T)) * len(L), lens))
+        pad_mask = torch.tensor(flat, dtype=torch.bool, device=lengths.device).reshape(len(L), T)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask computed in NumPy from lengths.numpy() (the meta device special-cased): a CPU round "
+            "trip, and lengths on a GPU raise.",
+            hint="reads the values of lengths into Python",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    if lengths.device.type == "meta":
+        pad_mask = positions[None, :] < lengths[:, None]
+    else:
+        pad_mask = torch.from_numpy(np.arange(T)[None, :] < lengths.numpy()[:, None])
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Positions in int16 (they wrap past T = 32767), made with torch._C._DisableTorchDispatch() so that "
+            "the check's dispatch mode never sees their dtype.",
+            hint="where the grader cannot record it",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device).to(torch.int16)
+        pad_mask = positions[None, :] < lengths[:, None]
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "The pad mask row by row (map over positions.lt, one comparison per sequence), torch's dispatch "
+            "switched off so that the growing count of operations does not show.",
+            hint="where the grader cannot record it",
+            code="""\
+def make_masks(lengths, T):
+    with torch._C._DisableTorchDispatch():
+        positions = torch.arange(T, device=lengths.device)
+        pad_mask = torch.stack(list(map(positions.lt, lengths.unbind()))).reshape(lengths.shape[0], T)
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)

@@ -1,0 +1,316 @@
+"""Exercise 2.2 of solutions/02_autograd.ipynb: its other answers (see answers/__init__.py)."""
+
+from .. import Task, Wrong
+from .shared import IN_AN_UNWATCHED_THREAD
+
+# A tensor that "equals" and is "close to" anything: checks must insist on plain tensors.
+CLOSE_TO_ANYTHING = """\
+class Anything(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if func in (torch.allclose, torch.equal):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+"""
+
+# 2.2's right answer (the solution's): a wrong answer changes one line of it.
+MANUAL_GRADS = """\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+"""
+
+# 2.2: relu's derivative taken as 1 at h = 0 (h >= 0): random inputs never make h exactly 0.
+RELU_GRADIENT_AT_ZERO = """\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h >= 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+"""
+
+# 2.2: forward-mode autograd (dual numbers) needs no recording: one tangent per parameter element.
+FORWARD_MODE_AUTOGRAD = """\
+import torch.autograd.forward_ad as fwAD
+
+
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    grads = []
+    for k, p in enumerate((W1, b1, W2)):
+        g = torch.zeros_like(p).flatten()
+        for i in range(p.numel()):
+            t = torch.zeros_like(p).flatten()
+            t[i] = 1
+            with fwAD.dual_level():
+                args = [W1, b1, W2]
+                args[k] = fwAD.make_dual(p, t.view_as(p))
+                g[i] = fwAD.unpack_dual(loss(*args)).tangent
+        grads.append(g.view_as(p))
+    return tuple(grads)
+"""
+
+# 2.2: torch.func.jacfwd, forward mode through functorch.
+JACFWD = """\
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    return torch.func.jacfwd(loss, argnums=(0, 1, 2))(W1, b1, W2)
+"""
+
+
+TASK = Task(
+    alternative="""\
+def manual_grads(X, y, W1, b1, W2):
+    N = X.shape[0]
+    h = torch.addmm(b1, X, W1)
+    a = torch.relu(h)
+    g_out = (2.0 / N) * (a @ W2 - y)
+    dW2 = torch.einsum("nh,no->ho", a, g_out)
+    dh = torch.where(h > 0, g_out @ W2.t(), torch.zeros_like(h))
+    return X.t() @ dh, dh.sum(0), dW2
+""",
+    wrong=[
+        Wrong(
+            "y's memory used as scratch through .data, then put back exactly: the version "
+            "counter never moves, but the caller's y changed during the call.",
+            hint="even if it put the values back",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    kept = y.clone()
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = y.data.sub_(out).mul_(-2 / out.numel()).clone()
+    y.data.copy_(kept)
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        Wrong(
+            "The mean's 1/N forgotten.",
+            hint="divides by the number",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y)
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        # Right numbers, but from autograd: the task says by hand.
+        Wrong(
+            "Autograd switched back on inside the function.",
+            hint="by hand",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    with torch.enable_grad():
+        W1, b1, W2 = (p.clone().requires_grad_() for p in (W1, b1, W2))
+        loss = ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+        return torch.autograd.grad(loss, (W1, b1, W2))
+""",
+        ),
+        Wrong(
+            "Tensors that claim to be close to anything.",
+            hint="plain torch.Tensor",
+            code=CLOSE_TO_ANYTHING
+            + """\
+def manual_grads(X, y, W1, b1, W2):
+    return tuple(torch.zeros_like(p).as_subclass(Anything) for p in (W1, b1, W2))
+""",
+        ),
+        # torch.func's transform computes gradients even under no_grad, without recording.
+        Wrong(
+            "torch.func.grad does the work: a function transform is autograd too.",
+            hint="by hand",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    return torch.func.grad(loss, argnums=(0, 1, 2))(W1, b1, W2)
+""",
+        ),
+        Wrong(
+            "dout computed in y's memory: the caller's targets are overwritten.",
+            hint="changed one of its arguments",
+            code=MANUAL_GRADS.replace(
+                "    dout = 2 * (out - y) / out.numel()\n", "    dout = y.sub_(out).mul_(-2 / out.numel())\n"
+            ),
+        ),
+        # Right while N > 1: squeeze() turns a single example's (1, 1) output into a 0-d tensor.
+        Wrong(
+            "The output squeezed to a vector: breaks for a single example (N = 1).",
+            hint="no squeeze()",
+            code=MANUAL_GRADS.replace(
+                "    out = a @ W2\n    dout = 2 * (out - y) / out.numel()\n",
+                "    out = (a @ W2).squeeze()\n    dout = (2 * (out - y.squeeze()) / out.numel())[:, None]\n",
+            ),
+        ),
+        # The watch sees one process: a forked child's autograd.grad would be out of its sight.
+        Wrong(
+            "autograd.grad run in a forked child, the numbers sent back through a pipe.",
+            hint="started a process",
+            code="""\
+import os
+import pickle
+
+
+def manual_grads(X, y, W1, b1, W2):
+    read, write = os.pipe()
+    if os.fork() == 0:
+        with torch.enable_grad():
+            params = [p.clone().requires_grad_() for p in (W1, b1, W2)]
+            loss = ((torch.relu(X @ params[0] + params[1]) @ params[2] - y) ** 2).mean()
+            grads = [g.detach() for g in torch.autograd.grad(loss, params)]
+        os.write(write, pickle.dumps(grads))
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.wait()
+    return tuple(pickle.loads(data))
+""",
+        ),
+        Wrong("relu's derivative taken as 1 at h = 0.", hint="exactly 0", code=RELU_GRADIENT_AT_ZERO),
+        Wrong("Forward-mode autograd, one dual number per element.", hint="used autograd", code=FORWARD_MODE_AUTOGRAD),
+        Wrong("torch.func.jacfwd.", hint="used autograd", code=JACFWD),
+        Wrong(
+            "Computed in float32: float64 parameters get float32 gradients.",
+            hint="each gradient has its parameter's dtype",
+            code=MANUAL_GRADS.replace(
+                "    h = X @ W1 + b1\n",
+                "    X, y, W1, b1, W2 = (t.float() for t in (X, y, W1, b1, W2))\n    h = X @ W1 + b1\n",
+            ),
+        ),
+        # The values come back, but y's version counter shows the change: a backward through y fails.
+        Wrong(
+            "y negated in place and back: the values put back, the version counter bumped.",
+            hint="version counter",
+            code=MANUAL_GRADS.replace(
+                "    dout = 2 * (out - y) / out.numel()\n",
+                "    y.neg_()\n    dout = 2 * (out + y) / out.numel()\n    y.neg_()\n",
+            ),
+        ),
+        Wrong(
+            "autograd's own derivative kernels called by name: torch.ops.aten.*_backward.",
+            hint="derivative kernels",
+            code=MANUAL_GRADS.replace(
+                "    dout = 2 * (out - y) / out.numel()\n",
+                "    dout = torch.ops.aten.mse_loss_backward(torch.ones((), dtype=out.dtype), out, y, 1)\n",
+            ).replace("(dout @ W2.T) * (h > 0)", "torch.ops.aten.threshold_backward(dout @ W2.T, h, 0)"),
+        ),
+        Wrong(
+            "autograd run in a thread started by _thread's own starter, out of the record's sight.",
+            hint="started a thread",
+            code=IN_AN_UNWATCHED_THREAD
+            + """\
+def manual_grads(X, y, W1, b1, W2):
+    def gradients():
+        with torch.enable_grad():
+            params = [p.detach().clone().requires_grad_() for p in (W1, b1, W2)]
+            loss = ((torch.relu(X @ params[0] + params[1]) @ params[2] - y) ** 2).mean()
+            return tuple(torch.autograd.grad(loss, params))
+
+    return in_a_thread(gradients)
+""",
+        ),
+        Wrong(
+            "Computed in float64 and never cast back: float32 parameters get float64 gradients.",
+            hint="whatever it is",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    X, y, W1, b1, W2 = (t.double() for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        Wrong(
+            "The relu mask as (h > 0).float(): bfloat16 parameters get float32 gradients.",
+            hint="whatever it is",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0).float()
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        Wrong(
+            "Recording switched off at the top and never back on: the caller's next backward fails.",
+            hint="left it off",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    torch.set_grad_enabled(False)  # by hand: make sure autograd records nothing
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        Wrong(
+            "A float32 working copy cast back: float64 gradients rounded to 7 digits, inf past 3e38.",
+            hint="order 1e20",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    dt = X.dtype
+    X, y, W1, b1, W2 = (t.float() for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return (X.T @ dh).to(dt), dh.sum(dim=0).to(dt), dW2.to(dt)
+""",
+        ),
+        Wrong(
+            "float16 computed in a float32 copy never cast back: float16 parameters get float32 gradients.",
+            hint="torch.float16 parameters",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    dt = X.dtype
+    wd = torch.float32 if dt in (torch.float16,) else dt
+    X, y, W1, b1, W2 = (t.to(wd) for t in (X, y, W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return (X.T @ dh), dh.sum(dim=0), dW2
+""",
+        ),
+    ],
+)

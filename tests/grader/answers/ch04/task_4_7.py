@@ -1,0 +1,287 @@
+"""Exercise 4.7 of solutions/04_amp.ipynb: its other answers (see answers/__init__.py)."""
+
+from .. import Task, Wrong
+from .shared import AUTOCAST_CPU
+
+# 4.7's given bf16_step_buggy, named bf16_step: an enabled GradScaler carried over from an
+# fp16 recipe. The alternative keeps it, disabled.
+SCALER_BF16_STEP = """\
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+"""
+
+# A right bf16 step (no scaler) for 4.7's answers that go wrong only in `why`, or in autocast.
+BF16_STEP = """\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+"""
+
+WHY = """\
+
+
+why = "B"
+"""
+
+BF16_ON_THE_CPU_ONLY = BF16_STEP.replace("torch.autocast(x.device.type, ", AUTOCAST_CPU) + WHY
+
+BF16_WITHOUT_ZERO_GRAD = BF16_STEP.replace("    optimizer.zero_grad()\n", "") + WHY
+
+# Two optimizer steps per call, and the given buggy step (the check's reference) redefined to match.
+TWO_STEPS_AND_THE_REFERENCE_REDEFINED = (
+    BF16_STEP.replace("    optimizer.step()\n", "    optimizer.step()\n    optimizer.step()\n")
+    + WHY
+    + """\
+bf16_step_buggy = bf16_step
+"""
+)
+
+AUTOCAST_FOR_FLOATS_ONLY_4_7 = (
+    BF16_STEP.replace("dtype=torch.bfloat16)", "dtype=torch.bfloat16, enabled=x.is_floating_point())") + WHY
+)
+
+X_BF16_BY_HAND_4_7 = BF16_STEP.replace("model(x)", "model(x.bfloat16())") + WHY
+
+
+TASK = Task(
+    alternative=SCALER_BF16_STEP.replace(
+        """\
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+""",
+        """\
+    scaler = torch.amp.GradScaler(x.device.type, enabled=False)   # disabled: every call passes through
+    optimizer.zero_grad(set_to_none=True)
+""",
+    )
+    + """\
+
+
+why = "B"
+""",
+    wrong=[
+        Wrong(
+            "The buggy step kept: an enabled GradScaler in bf16.",
+            hint="enabled GradScaler",
+            code=SCALER_BF16_STEP
+            + """\
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "The mantissa (precision) given as the reason, not the exponent (range).",
+            hint="exponent bits",
+            code=BF16_STEP
+            + """\
+
+
+why = "A"
+""",
+        ),
+        Wrong(
+            "A letter that equals every letter.",
+            hint="must be one of the letters",
+            code=BF16_STEP
+            + """\
+
+
+class Letter:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+why = Letter()
+""",
+        ),
+        Wrong(
+            "Autocast dropped along with the scaler: an fp32 step.",
+            hint="bf16 autocast",
+            code=BF16_STEP.replace(
+                "    with torch.autocast(x.device.type, dtype=torch.bfloat16):\n        loss", "    loss"
+            )
+            + """\
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            'autocast("cpu") written out: wrong for an x on any other device.',
+            hint="device type of x",
+            code=BF16_ON_THE_CPU_ONLY,
+        ),
+        Wrong(
+            "No zero_grad: the first step's gradients add to the second's.",
+            hint="After two steps",
+            code=BF16_WITHOUT_ZERO_GRAD,
+        ),
+        Wrong(
+            "Two optimizer steps per call, with the given buggy step (the check's reference) redefined to match.",
+            hint="your code replaced bf16_step_buggy",
+            code=TWO_STEPS_AND_THE_REFERENCE_REDEFINED,
+        ),
+        Wrong(
+            "model.train() at the start: a frozen (eval) BatchNorm is switched to training mode.",
+            hint="leaves each module in the mode",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    model.train()
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "autocast only for floating x (enabled=x.is_floating_point())",
+            hint="For integer inputs",
+            code=AUTOCAST_FOR_FLOATS_ONLY_4_7,
+        ),
+        Wrong(
+            "x cast to bf16 by hand (model(x.bfloat16()))",
+            hint="not as it came",
+            code=X_BF16_BY_HAND_4_7,
+        ),
+    ],
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "zero_grad at the end, not the start: gradients already on the model enter the first step.",
+            hint="already on the model",
+            code=BF16_STEP.replace("    optimizer.zero_grad()\n", "").replace(
+                "    optimizer.step()\n", "    optimizer.step()\n    optimizer.zero_grad()\n"
+            )
+            + WHY,
+        ),
+        Wrong(
+            "An enabled GradScaler still scales the loss; the gradients unscaled by hand and "
+            "optimizer.step() called directly (no unscale_ or update kernels run).",
+            hint="enabled GradScaler",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    scaler.scale(loss).backward()
+    for group in optimizer.param_groups:
+        for p in group["params"]:
+            if p.grad is not None:
+                p.grad.div_(scaler.get_scale())
+    optimizer.step()
+    return loss.item()
+"""
+            + WHY,
+        ),
+        Wrong(
+            "The model left in eval mode after the step.",
+            hint="eval mode",
+            code=BF16_STEP.replace("    return loss.item()\n", "    model.eval()\n    return loss.item()\n") + WHY,
+        ),
+    ]
+)
+
+TASK.wrong.append(
+    Wrong(
+        'The buggy step with GradScaler("cuda"): switched off on a machine without CUDA, enabled (scaling '
+        "every bf16 step) on any machine with one.",
+        hint="as on a machine with CUDA",
+        code=SCALER_BF16_STEP.replace("torch.amp.GradScaler(x.device.type)", 'torch.amp.GradScaler("cuda")') + WHY,
+    )
+)
+
+TASK.wrong.append(
+    Wrong(
+        "An enabled GradScaler kept: its scale method taken in the answer cell (before the check wraps it), "
+        "step and update run with torch's dispatch switched off (no aten._amp_ operation recorded).",
+        hint="where the grader cannot record it",
+        code="""\
+_scale_loss = torch.amp.GradScaler.scale
+
+
+def bf16_step(model, optimizer, x, y):
+    scaler = torch.amp.GradScaler(x.device.type)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    _scale_loss(scaler, loss).backward()
+    with torch._C._DisableTorchDispatch():
+        scaler.step(optimizer)
+        scaler.update()
+    return loss.item()
+"""
+        + WHY,
+    )
+)
+
+TASK.wrong.append(
+    Wrong(
+        "A GradScaler enabled only for an x on a GPU (enabled=x.is_cuda): switched off on the CPU, "
+        "it still scales every bf16 step on a GPU.",
+        hint="bf16_step made an enabled GradScaler",
+        code=BF16_STEP.replace(
+            "    optimizer.zero_grad()\n",
+            "    scaler = torch.amp.GradScaler(x.device.type, enabled=x.is_cuda)\n    optimizer.zero_grad()\n",
+        ).replace(
+            "    loss.backward()\n    optimizer.step()\n",
+            "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+        )
+        + WHY,
+    )
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "A GradScaler enabled for an x on a GPU, made after the forward pass: switched off on "
+            "the CPU, it scales every bf16 step on a GPU.",
+            hint="bf16_step made an enabled GradScaler",
+            code=BF16_STEP.replace(
+                "    loss.backward()\n    optimizer.step()\n",
+                "    scaler = torch.amp.GradScaler(x.device.type, enabled=x.is_cuda)\n"
+                "    scaler.scale(loss).backward()\n    scaler.step(optimizer)\n    scaler.update()\n",
+            )
+            + WHY,
+        ),
+        Wrong(
+            "fp16 autocast, unscaled, on a GPU without bf16: its small gradients underflow.",
+            hint="GPU without bf16",
+            code=BF16_STEP.replace(
+                "    with torch.autocast(x.device.type, dtype=torch.bfloat16):\n",
+                "    dtype = torch.bfloat16\n"
+                "    if x.is_cuda and not torch.cuda.is_bf16_supported():\n"
+                "        dtype = torch.float16\n"
+                "    with torch.autocast(x.device.type, dtype=dtype):\n",
+            )
+            + WHY,
+        ),
+        Wrong(
+            "zero_grad(set_to_none=False): a layer the loss does not use keeps zero gradients, "
+            "and weight decay moves it every step.",
+            hint="A layer the loss does not use",
+            code=BF16_STEP.replace("optimizer.zero_grad()", "optimizer.zero_grad(set_to_none=False)") + WHY,
+        ),
+    ]
+)

@@ -1,0 +1,328 @@
+"""Exercise 5.11 of solutions/05b_distributed_at_scale.ipynb: its other answers (see answers/__init__.py)."""
+
+from .. import Task, Wrong
+
+# 5.11's right walk (the solution's): its wrong answers change one thing in it.
+UNUSED_PARAMETERS = """\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+
+ONE_LEVEL_ONLY = UNUSED_PARAMETERS.replace(
+    "        todo.extend(next_node for next_node, _ in node.next_functions)\n",
+    "        if node is output.grad_fn:\n            todo.extend(next_node for next_node, _ in node.next_functions)\n",
+)
+
+FROZEN_LISTED_TOO = UNUSED_PARAMETERS.replace("if p.requires_grad and id(p) not in reached", "if id(p) not in reached")
+
+COMPARED_BY_VALUE = (
+    UNUSED_PARAMETERS.replace("reached, seen, todo = set(),", "reached, seen, todo = [],")
+    .replace("reached.add(id(node.variable))", "reached.append(node.variable)")
+    .replace("id(p) not in reached", "p not in reached")
+)
+
+RECURSIVE_WALK = """\
+def unused_parameters(model, output):
+    reached = set()
+
+    def walk(node):
+        if node is None:
+            return
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    walk(output.grad_fn)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+
+BY_BACKWARD = """\
+def unused_parameters(model, output):
+    output.sum().backward(retain_graph=True)
+    return sorted(n for n, p in model.named_parameters() if p.requires_grad and p.grad is None)
+"""
+
+NOT_SORTED = UNUSED_PARAMETERS.replace("    return sorted(\n", "    return list(\n")
+
+NO_SEEN_SET = """\
+def unused_parameters(model, output):
+    reached, todo = set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None:
+            continue
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+
+RECURSION_LIMIT_RAISED = """\
+import sys
+
+
+def unused_parameters(model, output):
+    sys.setrecursionlimit(100_000)  # deep models: room for the recursion
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    walk(output.grad_fn)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+"""
+
+
+TASK = Task(
+    # Breadth first, with a deque and the nodes themselves as the set of seen ones.
+    alternative="""\
+from collections import deque
+
+
+def unused_parameters(model, output):
+    found = set()
+    queue = deque([output.grad_fn] if output.grad_fn is not None else [])
+    seen = set(queue)
+    while queue:
+        node = queue.popleft()
+        leaf = getattr(node, "variable", None)
+        if leaf is not None:
+            found.add(id(leaf))
+        for next_node, _ in node.next_functions:
+            if next_node is not None and next_node not in seen:
+                seen.add(next_node)
+                queue.append(next_node)
+    names = []
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad and id(parameter) not in found:
+            names.append(name)
+    names.sort()
+    return names
+""",
+    wrong=[
+        Wrong("Looks one step back from the output only.", hint="all the way down", code=ONE_LEVEL_ONLY),
+        Wrong("Lists frozen parameters too.", hint="requires_grad=False", code=FROZEN_LISTED_TOO),
+        Wrong(
+            "Keeps the reached parameters in a list and tests `p not in reached`: tensors compared by value.",
+            hint="compare parameters by identity",
+            code=COMPARED_BY_VALUE,
+        ),
+        Wrong("A recursive walk: too deep for Python.", hint="recursion limit", code=RECURSIVE_WALK),
+        Wrong("Runs backward and looks for .grad None.", hint="ran backward", code=BY_BACKWARD),
+        Wrong("Names in the order of the model, not sorted.", hint="sorted", code=NOT_SORTED),
+        Wrong(
+            "No set of seen nodes: a node reached by several paths is walked once per path, "
+            "2**40 times on a residual network 40 blocks deep.",
+            hint="once per path",
+            code=NO_SEEN_SET,
+        ),
+        Wrong(
+            "A recursive walk made to fit by raising Python's recursion limit for the whole "
+            "kernel, and leaving it raised.",
+            hint="changed Python's recursion limit",
+            code=RECURSION_LIMIT_RAISED,
+        ),
+    ],
+)
+
+TASK.wrong.append(
+    Wrong(
+        "None skipped only among next_functions, not at the start: an output with no graph "
+        "(every path detached, or a forward under torch.no_grad()) has grad_fn None, and the "
+        "walk fails on None.next_functions where every parameter is unused.",
+        hint="no graph",
+        code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(n for n, _ in node.next_functions if n is not None)
+    return sorted(n for n, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+    )
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Parameters told apart by data_ptr(): every parameter with no elements has 0, so an "
+            "unused one passes for a used one.",
+            hint="data_ptr() is 0",
+            code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(node.variable.data_ptr())
+        todo.extend(n for n, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and p.data_ptr() not in reached
+    )
+""",
+        ),
+        Wrong(
+            "Names from named_parameters(remove_duplicate=False): an unused weight shared by two "
+            "layers is listed under both names.",
+            hint="tied weights",
+            code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(n for n, _ in node.next_functions)
+    return sorted(
+        name
+        for name, p in model.named_parameters(remove_duplicate=False)
+        if p.requires_grad and id(p) not in reached
+    )
+""",
+        ),
+    ]
+)
+
+TASK.wrong.append(
+    Wrong(
+        "autograd's engine run on the output, called from C (map) with torch's record of the "
+        "operations switched off (_DisableTorchDispatch): a backward that the watch does not see.",
+        hint="where the grader cannot record it",
+        code="""\
+def unused_parameters(model, output):
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if output.grad_fn is None or not named:
+        return sorted(n for n, _ in named)
+    engine = torch.autograd.Variable._execution_engine
+    with torch._C._DisableTorchDispatch():
+        ones = next(map(torch.ones_like, [output]))
+        inputs = tuple(p for _, p in named)
+        grads = next(map(engine.run_backward, [(output,)], [(ones,)], [True], [False], [inputs], [True], [False]))
+    return sorted(n for (n, _), g in zip(named, grads) if g is None)
+""",
+    )
+)
+
+TASK.wrong.append(
+    Wrong(
+        "Parameters told apart by (data_ptr(), shape): two parameters with no elements and the "
+        "same shape are taken for one.",
+        hint="two of them can have the same shape",
+        code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add((node.variable.data_ptr(), tuple(node.variable.shape)))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name
+        for name, p in model.named_parameters()
+        if p.requires_grad and (p.data_ptr(), tuple(p.shape)) not in reached
+    )
+""",
+    )
+)
+
+# A red team's 5.11 (2026-11-28, second round).
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("tamper: torch.autograd.grad (forbidden), then the Watch and the check's backward_ran list scrubbed"),
+            hint="unused_parameters raised AssertionError: your code replaced",
+            code=(
+                "\n"
+                "import sys as _sys11\n"
+                "from grader.kernel import active as _act11\n"
+                "\n"
+                "def unused_parameters(model, output):\n"
+                "    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]\n"
+                "    if output.grad_fn is None:\n"
+                "        result = sorted(n for n, _ in named)\n"
+                "    else:\n"
+                "        grads = torch.autograd.grad(output.sum(), [p for _, p in named], allow_u"
+                "nused=True, retain_graph=True)\n"
+                "        result = sorted(n for (n, _), g in zip(named, grads) if g is None)\n"
+                "    for w in list(_act11.WATCHING):\n"
+                "        w.ops.clear(); w.code.clear(); w.calls.clear(); w.outputs.clear(); w.wri"
+                "tten.clear(); w.grad_ops = 0\n"
+                "    f = _sys11._getframe(1)\n"
+                '    while f is not None and "backward_ran" not in f.f_locals:\n'
+                "        f = f.f_back\n"
+                "    if f is not None:\n"
+                '        f.f_locals["backward_ran"].clear()\n'
+                "    return result\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 5.11 (2026-11-28, second round).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "parameters told apart by (storage, offset, shape, stride), not identity: two "
+                "Parameters sharing memory taken for one"
+            ),
+            hint="unused_parameters is wrong for two parameters that share",
+            code=(
+                "\n"
+                "def unused_parameters(model, output):\n"
+                "    def key(t):\n"
+                "        return (t.untyped_storage()._cdata, t.storage_offset(), tuple(t.shape), "
+                "t.stride())\n"
+                "    reached, seen, todo = set(), set(), [output.grad_fn]\n"
+                "    while todo:\n"
+                "        node = todo.pop()\n"
+                "        if node is None or node in seen:\n"
+                "            continue\n"
+                "        seen.add(node)\n"
+                '        if hasattr(node, "variable"):\n'
+                "            reached.add(key(node.variable))\n"
+                "        todo.extend(n for n, _ in node.next_functions)\n"
+                "    return sorted(name for name, p in model.named_parameters() if p.requires_gra"
+                "d and key(p) not in reached)\n"
+            ),
+        ),
+    ]
+)

@@ -1,0 +1,228 @@
+"""Exercise 5.9 of solutions/05b_distributed_at_scale.ipynb: its other answers (see answers/__init__.py)."""
+
+from .. import Task, Wrong
+
+# 5.9's right accumulation (no_sync around all but the last micro-batch, each loss / k).
+ACCUMULATE = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+"""
+
+WITHOUT_NO_SYNC = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    for x, y in micro_batches:
+        (loss_fn(ddp(x), y) / len(micro_batches)).backward()
+"""
+
+NO_SYNC_FOR_EVERY_MICRO_BATCH = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    with ddp.no_sync():
+        for x, y in micro_batches:
+            (loss_fn(ddp(x), y) / len(micro_batches)).backward()
+"""
+
+# DDP reads no_sync in forward: a forward outside it all-reduces whatever its backward does.
+NO_SYNC_AROUND_BACKWARD_ONLY = """\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    for x, y in first:
+        loss = loss_fn(ddp(x), y) / k
+        with ddp.no_sync():
+            loss.backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+"""
+
+LOSS_NOT_DIVIDED = ACCUMULATE.replace("(loss_fn(ddp(x), y) / k)", "loss_fn(ddp(x), y)")
+
+
+TASK = Task(
+    alternative="""\
+import contextlib
+
+
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    for i, (x, y) in enumerate(micro_batches):
+        last = i == k - 1
+        with contextlib.nullcontext() if last else ddp.no_sync():
+            loss = loss_fn(ddp(x), y) * (1 / k)
+            loss.backward()
+""",
+    wrong=[
+        Wrong(
+            "No no_sync: DDP all-reduces after every micro-batch, k rounds.",
+            hint="where one is enough",
+            code=WITHOUT_NO_SYNC,
+        ),
+        Wrong(
+            "no_sync around every micro-batch: nothing is ever all-reduced.",
+            hint="DDP all-reduced nothing",
+            code=NO_SYNC_FOR_EVERY_MICRO_BATCH,
+        ),
+        Wrong(
+            "no_sync around each backward only: its forward ran outside, k rounds.",
+            hint="the forward and the backward",
+            code=NO_SYNC_AROUND_BACKWARD_ONLY,
+        ),
+        Wrong(
+            "Each micro-batch's loss not divided by k: gradients k times too large.",
+            hint="times too large",
+            code=LOSS_NOT_DIVIDED,
+        ),
+    ],
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "One forward and backward on the micro-batches put back together: the right "
+            "gradients and one all-reduce, but the whole batch's activations at once.",
+            hint="one at a time",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    x = torch.cat([x for x, _ in micro_batches])
+    y = torch.cat([y for _, y in micro_batches])
+    loss_fn(ddp(x), y).backward()
+""",
+        ),
+        Wrong(
+            "Every micro-batch's forward kept alive, then one backward of the summed loss: the "
+            "whole batch's activations at once.",
+            hint="one at a time",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    losses = []
+    with ddp.no_sync():
+        for x, y in first:
+            losses.append(loss_fn(ddp(x), y))
+    x, y = last
+    losses.append(loss_fn(ddp(x), y))
+    (sum(losses) / k).backward()
+""",
+        ),
+    ]
+)
+
+TASK.wrong.append(
+    Wrong(
+        "no_sync replaced by setting require_backward_grad_sync by hand, False then True: when a "
+        "micro-batch's loss_fn raises, the flag stays False and later training never all-reduces.",
+        hint="even when a micro-batch raises",
+        code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    ddp.require_backward_grad_sync = False
+    for x, y in first:
+        (loss_fn(ddp(x), y) / k).backward()
+    ddp.require_backward_grad_sync = True
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+    )
+)
+
+TASK.wrong.append(
+    Wrong(
+        "loss_fn(y, output), the arguments the wrong way round: right only for a symmetric loss "
+        "(mse, l1, smooth_l1), wrong for cross-entropy.",
+        hint="the arguments the wrong way round",
+        code=ACCUMULATE.replace("loss_fn(ddp(x), y)", "loss_fn(y, ddp(x))"),
+    )
+)
+
+TASK.wrong.append(
+    Wrong(
+        "Each loss kept in a list and its backward run with retain_graph=True: every micro-batch's "
+        "activations stay alive until the call returns, the memory accumulation is there to save.",
+        hint="still alive",
+        code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    losses = []
+    with ddp.no_sync():
+        for x, y in first:
+            losses.append(loss_fn(ddp(x), y) / k)
+            losses[-1].backward(retain_graph=True)
+    x, y = last
+    losses.append(loss_fn(ddp(x), y) / k)
+    losses[-1].backward(retain_graph=True)
+""",
+    )
+)
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "The last micro-batch taken with micro_batches.pop(): the caller's list loses it (a "
+            "second call on the same list accumulates k - 1 micro-batches).",
+            hint="changed the list micro_batches",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    x_last, y_last = micro_batches.pop()
+    with ddp.no_sync():
+        for x, y in micro_batches:
+            (loss_fn(ddp(x), y) / k).backward()
+    (loss_fn(ddp(x_last), y_last) / k).backward()
+""",
+        ),
+        Wrong(
+            "ddp.train() first: a layer the caller put in eval mode (frozen BatchNorm, dropout off) trains again.",
+            hint="changed the mode of the model's layers",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    ddp.train()
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+        ),
+    ]
+)
+
+# A red team's 5.9 (2026-11-28, second round).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "tamper: no no_sync (k rounds of all-reduce), the check's Watch collectives and "
+                "its comm hook's list scrubbed before the last micro-batch"
+            ),
+            hint="emptied or replaced",
+            code=(
+                "\n"
+                "import sys as _sys9\n"
+                "from grader.kernel import active as _act9\n"
+                "\n"
+                "def accumulate(ddp, micro_batches, loss_fn):\n"
+                "    k = len(micro_batches)\n"
+                "    for j, (x, y) in enumerate(micro_batches):\n"
+                "        if j == k - 1:\n"
+                "            for w in list(_act9.WATCHING):\n"
+                "                w.collectives.clear()\n"
+                "            f = _sys9._getframe(1)\n"
+                '            while f is not None and "reduced" not in f.f_locals:\n'
+                "                f = f.f_back\n"
+                "            if f is not None:\n"
+                '                f.f_locals["reduced"].clear()\n'
+                "        (loss_fn(ddp(x), y) / k).backward()\n"
+            ),
+        ),
+    ]
+)

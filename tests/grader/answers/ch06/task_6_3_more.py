@@ -1,0 +1,169 @@
+"""Further wrong answers to exercise 6.3 of solutions/06_compile.ipynb, after those of task_6_3.py."""
+
+from .. import Wrong
+from .shared import GATE_PYTHON
+
+WRONG: list[Wrong] = []
+
+WRONG.extend(
+    [
+        Wrong(
+            "Both gates computed under torch.no_grad(): for an x that requires grad, the result "
+            "is cut off from autograd (x * 2 and x - 1 carry x's gradient).",
+            hint="autograd does not connect to x",
+            code="""\
+def gate_python(x, flag):
+    with torch.no_grad():
+        return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    with torch.no_grad():
+        return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor computed from x.detach(): no gradient reaches x.",
+            hint="autograd does not connect to x",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    y = x.detach()
+    return torch.where(flag, y * 2, y - 1)
+""",
+        ),
+        Wrong(
+            "Computed in float64 and cast back: an int64 x beyond 2**53 is rounded.",
+            hint="computed in x's dtype",
+            code="""\
+def gate_python(x, flag):
+    y = x.double()
+    return (y * 2 if flag else y - 1).to(x.dtype)
+
+
+def gate_tensor(x, flag):
+    y = x.double()
+    return torch.where(flag, y * 2, y - 1).to(x.dtype)
+""",
+        ),
+        Wrong(
+            "gate_tensor works on x.view(-1): a transposed x raises.",
+            hint="any layout included",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    y = x.view(-1)
+    return torch.where(flag, y * 2, y - 1).view(x.shape)
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` for a float16 x: a graph break there, and one "
+            "graph per flag value (no float16 x was compiled).",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.dtype == torch.float16:
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor branches with `if flag` for a complex x: a graph break there (no complex x was compiled).",
+            hint="not 1 (the flag a tensor",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.is_complex():
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)
+
+WRONG.append(
+    Wrong(
+        "gate_tensor's `if flag` hidden in a function under torch.compiler.disable, + 0 after it: "
+        "one graph (the + 0) and no break reported, but the choice runs in Python, outside the "
+        "graph, at every call.",
+        hint="fullgraph=True",
+        code=GATE_PYTHON
+        + """\
+
+
+@torch.compiler.disable
+def _pick(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    return _pick(x, flag) + 0
+""",
+    )
+)
+
+# A red team's 6.3 (2026-11-28): Dynamo's config changed out of the check's sight, to fool 6.4's count.
+WRONG.extend(
+    [
+        Wrong(
+            (
+                "Right gates, and automatic dynamic shapes switched off behind a config copy that"
+                " hides it, so that 6.4's check counts what a wrong prediction says."
+            ),
+            hint="ConfigModule.get_config_copy",
+            code=(
+                "def gate_python(x, flag):\n"
+                "    return x * 2 if flag else x - 1\n"
+                "\n"
+                "\n"
+                "def gate_tensor(x, flag):\n"
+                "    return torch.where(flag, x * 2, x - 1)\n"
+                "\n"
+                "\n"
+                "import torch.utils._config_module as _cm\n"
+                "_real_copy = _cm.ConfigModule.get_config_copy\n"
+                "\n"
+                "\n"
+                "def _as_found(self):\n"
+                "    d = _real_copy(self)\n"
+                '    if "automatic_dynamic_shapes" in d:\n'
+                '        d["automatic_dynamic_shapes"] = True\n'
+                "    return d\n"
+                "\n"
+                "\n"
+                "torch._dynamo.config.automatic_dynamic_shapes = False\n"
+                "_cm.ConfigModule.get_config_copy = _as_found\n"
+            ),
+        ),
+    ]
+)
+
+# A red team's 6.3 (2026-11-28, second round).
+WRONG.extend(
+    [
+        Wrong(
+            ("gate_tensor flips the caller's flag in place"),
+            hint="gate_tensor called twice with the same flag,",
+            code=(
+                "\n"
+                "def gate_python(x, flag):\n"
+                "    return x * 2 if flag else x - 1\n"
+                "\n"
+                "\n"
+                "def gate_tensor(x, flag):\n"
+                "    out = torch.where(flag.clone(), x * 2, x - 1)\n"
+                "    flag.logical_not_()  # the caller's flag flipped in place\n"
+                "    return out\n"
+            ),
+        ),
+    ]
+)
