@@ -208,3 +208,61 @@ def average_gradients(model):
         ),
     ]
 )
+
+
+# A fourth red team's wrong answers (a rank whose gradients are zeros, a submodule in eval
+# mode, a bfloat16 model).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Skips a gradient that is all zeros on this rank (nothing to average, it says): the rank "
+                "that skips issues one all_reduce fewer, and the other ranks wait for it forever."
+            ),
+            hint="rank 0's gradients were all zeros",
+            code="""\
+def average_gradients(model):
+    world_size = dist.get_world_size()
+    for p in model.parameters():
+        # nothing to average where the gradient is all zeros: save the communication
+        if p.grad is not None and bool(p.grad.any()):
+            dist.all_reduce(p.grad)
+            p.grad /= world_size
+""",
+        ),
+        Wrong(
+            (
+                "Sets the model to eval mode while averaging, then back with model.train(was_training): "
+                "train(True) also switches on a submodule its owner had left in eval mode."
+            ),
+            hint="or of one of its modules",
+            code="""\
+def average_gradients(model):
+    was_training = model.training
+    model.eval()
+    world_size = dist.get_world_size()
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad /= world_size
+    model.train(was_training)
+""",
+        ),
+        Wrong(
+            (
+                "All-reduces a float32 copy of a bfloat16 or half gradient and assigns it to .grad: a .grad "
+                "cannot take another dtype than its parameter's, so a bfloat16 model raises."
+            ),
+            hint="a bfloat16 model",
+            code="""\
+def average_gradients(model):
+    world_size = dist.get_world_size()
+    for p in model.parameters():
+        if p.grad is not None:
+            wide = p.grad if p.grad.dtype == torch.float64 else p.grad.float()
+            dist.all_reduce(wide)
+            p.grad = wide / world_size
+""",
+        ),
+    ]
+)
