@@ -372,8 +372,8 @@ class Grading:
     def _before_cell(self, info: Any) -> None:
         raw = getattr(info, "raw_cell", "") or ""
         self._serial += 1
-        expected = self._hooks.expected_ast(raw) if self._hooks is not None else None
-        source = ast.unparse(expected) if expected is not None else raw
+        expected = self._hooks.expected(raw) if self._hooks is not None else None
+        source = expected.source if expected is not None else raw
         check = is_check(raw)
         _check_running(check)
         if check and not self._running > 1:
@@ -440,8 +440,8 @@ class Grading:
         raw, cell.raw = cell.raw, None
         reset_global_state()
         found = self.problems(cell.used)
-        expected = hooks.expected_ast(raw)
-        if expected is not None and ast.dump(expected) != ast.dump(node):
+        expected = hooks.expected(raw)
+        if expected is not None and expected.dump != ast.dump(node):
             found.append("IPython's input transformers (the check cell was rewritten before it ran)")
         cell.checked, self._checked_serial = True, self._serial
         if found:

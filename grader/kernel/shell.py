@@ -11,11 +11,21 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.kernel import failures
 from grader.kernel.rules import SHELL_METHODS
 from grader.kernel.snapshots import Owner
+
+# How many cells' expected code ShellHooks keeps (a chapter has a few dozen cells).
+_KEPT_SOURCES = 512
+
+
+class Expected(NamedTuple):
+    """The code IPython should make of a cell: its source, and its tree as ``ast.dump``."""
+
+    source: str
+    dump: str
 
 
 def find_shell() -> Any:
@@ -94,6 +104,7 @@ class ShellHooks:
         self._expected.cleanup_transforms = list(manager.cleanup_transforms)
         self._expected.line_transforms = list(manager.line_transforms)
         self._expected.token_transformers = list(manager.token_transformers)
+        self._made: dict[str, Expected | None] = {}  # see expected()
 
     def uninstall(self) -> None:
         """Take the hooks out of IPython (a newer session takes over)."""
@@ -108,15 +119,28 @@ class ShellHooks:
         if (shell.custom_exceptions, shell.CustomTB) == self._custom:
             shell.custom_exceptions, shell.CustomTB = self._custom_before
 
-    def expected_ast(self, raw: str) -> ast.Module | None:
-        """The code IPython would make of ``raw`` with the transformers the setup left."""
+    def expected(self, raw: str) -> Expected | None:
+        """The code IPython would make of ``raw`` with the transformers the setup left, as
+        source and as ``ast.dump`` (None: IPython cannot parse it).
+
+        Asked before each cell runs and again by the guard, for every cell; transforming and
+        parsing a long check cell takes milliseconds, and a class's kernels run the same
+        check cells over and over, so each source's answer is kept (the transformers it
+        depends on are the setup's, fixed for the session)."""
+        if raw in self._made:
+            return self._made[raw]
         try:
             cell = self._expected.transform_cell(raw)
             for transform in self._post_transformers:
                 cell = "".join(transform(cell.splitlines(keepends=True)))
-            return ast.parse(cell)
+            tree = ast.parse(cell)
+            made: Expected | None = Expected(ast.unparse(tree), ast.dump(tree))
         except Exception:  # noqa: BLE001 - a cell IPython cannot parse fails by itself
-            return None
+            made = None
+        if len(self._made) >= _KEPT_SOURCES:
+            self._made.clear()
+        self._made[raw] = made
+        return made
 
     def problems(self) -> list[str]:
         """What changed in IPython's machinery since the hooks went in (each put back)."""

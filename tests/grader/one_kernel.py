@@ -33,6 +33,7 @@ submissions of their own.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -125,10 +126,11 @@ def _task_block(chapter: Chapter, task: Task, answer: Answer | None, cells: list
     the solution; the names it defines are deleted after them. No ``answer``: the right
     one, whose names stay (later tasks use them) and are noted as answered."""
     source = chapter.nb.cells
-    cells.append(_code("_one_kernel_names = set(globals())"))
+    before = "_one_kernel_names = set(globals())"
     if answer is not None and answer.alone:
         hide = "globals().get('_one_kernel_answered', set()) & set(globals())"
-        cells.append(_code(f"_one_kernel_hidden = {{k: globals().pop(k) for k in {hide}}}"))
+        before += f"\n_one_kernel_hidden = {{k: globals().pop(k) for k in {hide}}}"
+    cells.append(_code(before))
     block = Block(len(cells), [])
     for index in range(task.solution, max(task.cells) + 1):
         cell = source[index]
@@ -141,15 +143,21 @@ def _task_block(chapter: Chapter, task: Task, answer: Answer | None, cells: list
     if answer is None:
         cells.append(_code(f"_one_kernel_answered = globals().get('_one_kernel_answered', set()) | {new}"))
         return block
-    cells.append(_code(f"for _one_kernel_name in {new}:\n    del globals()[_one_kernel_name]"))
-    # What the answer replaced (torch's functions, the checks' helpers), put back: a check
-    # cell's guard does it, but the block's last checks may not have run.
-    cells.append(_code("_one_kernel_replaced = _grading.problems()"))
-    # A worker process the answer started and left running fails every later check (the grader
-    # cannot see its work): it ends with the answer, as it would with the answer's own kernel.
-    cells.append(_code("from grader.kernel import containment as _c\nfor _p, _ in _c.lingering():\n    _p.kill()"))
-    if answer.alone:
-        cells.append(_code("globals().update(_one_kernel_hidden)"))
+    # One cell after the block (each cell costs a round trip to the kernel and the session's
+    # hooks): what the answer replaced (torch's functions, the checks' helpers) put back first,
+    # as a check cell's guard does, since the block's last checks may not have run; then a
+    # worker process the answer started and left running ended (it would fail every later
+    # check, the grader cannot see its work), as it would end with the answer's own kernel;
+    # then the answer's names deleted, and those hidden from it shown again.
+    # Each step runs whatever the one before raised (try/finally), as separate cells would.
+    after = "_one_kernel_replaced = _grading.problems()"
+    for step in (
+        "from grader.kernel import containment as _c\nfor _p, _ in _c.lingering():\n    _p.kill()",
+        f"for _one_kernel_name in {new}:\n    del globals()[_one_kernel_name]",
+        *(["globals().update(_one_kernel_hidden)"] if answer.alone else []),
+    ):
+        after = f"try:\n{textwrap.indent(after, '    ')}\nfinally:\n{textwrap.indent(step, '    ')}"
+    cells.append(_code(after))
     return block
 
 
