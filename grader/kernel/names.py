@@ -5,6 +5,7 @@ cells that set a prediction."""
 from __future__ import annotations
 
 import ast
+import functools
 import types
 from collections.abc import Iterable
 from typing import Any
@@ -40,10 +41,18 @@ def dependencies(value: Any) -> set[str]:
 def cell_names(source: str) -> tuple[set[str], set[str]]:
     """The names a cell reads without defining them itself (from the setup, earlier cells or
     the builtins), and the names it defines, both anywhere in the cell."""
+    loaded, stored = _cell_names(source)
+    return set(loaded), set(stored)
+
+
+@functools.lru_cache(maxsize=256)
+def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """``cell_names``, kept per source: asked before every check cell runs, and a class's
+    kernels (or one kernel's further answers) run the same check cells over and over."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        return set(), set()
+        return frozenset(), frozenset()
     loaded: set[str] = set()
     stored: set[str] = set()
     for node in ast.walk(tree):
@@ -57,7 +66,7 @@ def cell_names(source: str) -> tuple[set[str], set[str]]:
             stored.update((a.asname or a.name).split(".")[0] for a in node.names)
         elif isinstance(node, ast.ExceptHandler) and node.name:
             stored.add(node.name)
-    return loaded - stored, stored
+    return frozenset(loaded - stored), frozenset(stored)
 
 
 def sets_names(source: str, names: Iterable[str]) -> set[str]:

@@ -150,6 +150,20 @@ def test_an_input_transformer_that_rewrites_the_check_is_caught(shell, capsys):
     assert error_of(shell.run_cell("assert True\n_grading.passed('9.3')")) == ""
 
 
+def test_a_check_that_ran_as_written_once_is_caught_rewritten_later(shell, capsys):
+    """The code a check cell should become is kept per source (ShellHooks.expected): a
+    transformer added after the check first ran still shows when it runs again."""
+    check = "assert 1 + 1 == 3, 'the real check'\n_grading.passed('9.2')"
+    assert "the real check" in error_of(shell.run_cell(check))
+    shell.run_cell(
+        "_shell = [v for k, v in globals().items() if k == 'get_' + 'ipython'][0]()\n"
+        "_shell.input_transformers_post.append(lambda lines: [line.replace('3', '2') for line in lines])"
+    )
+    error = error_of(shell.run_cell(check))
+    assert error.startswith("AssertionError: your code replaced IPython's input transformers")
+    assert "Exercise 9.2 passed" not in capsys.readouterr().out.splitlines()
+
+
 def test_a_learners_cell_changing_torch_fails_the_next_check(shell):
     shell.run_cell("T = torch\nT.equal = lambda a, b: True")
     assert "your code replaced torch.equal" in error_of(shell.run_cell("_grading.passed('9.4')"))
