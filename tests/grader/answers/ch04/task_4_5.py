@@ -2,7 +2,8 @@
 
 from .. import Task, Wrong
 
-# 4.5's right prediction (the solution's): each wrong answer changes it.
+# 4.5's prediction in plain Python floats: right wherever float32 holds the scale exactly (the
+# check's first cases); each wrong answer below changes it, and fails before float32's cases.
 PREDICT_SCALES = """\
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
     scales, scale, clean = [], float(init_scale), 0
@@ -125,16 +126,27 @@ SETS_ONLY_4_5 = PREDICT_SCALES.replace(
 
 TASK = Task(
     alternative="""\
+import math
+import struct
+
+
+def as_float32(x):
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:  # beyond float32's largest number
+        return math.inf
+
+
 def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
-    out, scale, streak = [], init_scale, 0
+    out, scale, streak = [], as_float32(init_scale), 0
     for i in range(n_steps):
-        out.append(float(scale))
+        out.append(float(init_scale) if i == 0 else scale)
         if i in bad_steps:
-            scale, streak = scale / 2, 0
+            scale, streak = as_float32(scale / 2), 0
         else:
             streak += 1
-            if streak % growth_interval == 0:
-                scale *= 2
+            if streak % growth_interval == 0 and as_float32(scale * 2) != math.inf:
+                scale = as_float32(scale * 2)
     return out
 """,
     wrong=[
@@ -249,4 +261,47 @@ TASK.wrong.append(
         .replace("scale * 0.5", "scale / 2")
         .replace("scale * 2.0", "scale * 2"),
     )
+)
+
+# In float32 as GradScaler is, but not all of it (the check's last cases).
+FLOAT32_SCALES = """\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                if torch.isfinite(scale * 2.0):
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+"""
+
+TASK.wrong.extend(
+    [
+        Wrong(
+            "The scale kept as a Python float (float64): right for powers of two within float32's range, "
+            "but GradScaler's scale is a float32 tensor: float32(0.1) * 2 is 0.2000000029802..., not 0.2.",
+            hint="keeps the scale as a float32 tensor",
+            code=PREDICT_SCALES,
+        ),
+        Wrong(
+            "In float32, but every doubling taken: past float32's largest power of two the scale becomes inf, "
+            "where GradScaler skips a doubling that would overflow.",
+            hint="a doubling that would overflow float32 is skipped",
+            code=FLOAT32_SCALES.replace(
+                "                if torch.isfinite(scale * 2.0):\n                    scale = scale * 2.0\n",
+                "                scale = scale * 2.0\n",
+            ),
+        ),
+        Wrong(
+            "In float32 from step 0 on: get_scale() returns init_scale as given before the first update(), "
+            "not its float32 rounding (0.1, not 0.10000000149...).",
+            hint="The scale used at step 0 is init_scale",
+            code=FLOAT32_SCALES.replace("float(init_scale) if step == 0 else scale.item()", "scale.item()"),
+        ),
+    ]
 )
