@@ -362,3 +362,31 @@ class Standardize(nn.Module):
         return (x - self.mean) / self.std
 """
 )
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The mean as x.sum(dim=0) / x.shape[0]: a float16 sum of 1,000 numbers near 100 overflows to inf, "
+                "where x.mean(dim=0) adds up in float32."
+            ),
+            hint="passes float16's largest number",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.sum(dim=0) / x.shape[0])
+        self.std.copy_(x.std(dim=0))
+    def forward(self, x):
+        return (x - self.mean) / self.std
+""",
+        ),
+    ]
+)

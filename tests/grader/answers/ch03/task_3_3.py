@@ -375,3 +375,30 @@ class MyDropout(nn.Module):
 )
 
 TASK.wrong.extend(task_3_3_more.WRONG)
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("The mask from torch.rand(*x.shape, ...): raises for a 0-d input, which nn.Dropout takes."),
+            hint="0-d inputs",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand(*x.shape, dtype=x.dtype, device=x.device) >= self.p
+        return x * keep / (1 - self.p)
+""",
+        ),
+    ]
+)

@@ -325,3 +325,34 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
 )
 
 TASK.wrong.extend(task_3_5_more.WRONG)
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The step count kept as a tensor in param's dtype: in bfloat16 it stops at 256, and the bias "
+                "corrections go wrong from then on."
+            ),
+            hint="count the steps exactly",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        # everything in param's dtype and on its device, the step count too
+        state["t"] = torch.zeros((), dtype=param.dtype, device=param.device)
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"].double(), state["m"], state["v"]
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m_hat = m / (1 - beta1**t)
+    v_hat = v / (1 - beta2**t)
+    param.sub_(lr * m_hat / (v_hat.sqrt() + eps))
+""",
+        ),
+    ]
+)

@@ -269,3 +269,74 @@ TASK.wrong.append(
         + ADD_LORA,
     )
 )
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("The adapter's branch computed on x.detach(): no gradient reaches the layers below through it."),
+            hint="leaves out the adapter's branch",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x.detach() @ self.A.T @ self.B.T) * self.scale
+
+
+def count_trainable(model):
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = count_trainable(model)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, count_trainable(model)
+""",
+        ),
+        Wrong(
+            ("The adapter's branch computed on x.data: no gradient reaches the layers below through it."),
+            hint="leaves out the adapter's branch",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x.data @ self.A.T @ self.B.T) * self.scale
+
+
+def count_trainable(model):
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = count_trainable(model)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, count_trainable(model)
+""",
+        ),
+    ]
+)

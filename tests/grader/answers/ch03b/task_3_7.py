@@ -292,3 +292,41 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Old gradients cleared with p.grad.zero_() where a .grad exists: a parameter frozen after a "
+                "backward keeps a zero .grad, and AdamW still decays it."
+            ),
+            hint="a .grad tensor of zeros",
+            code="""\
+def accumulate(model, micro_batches):
+    for p in model.parameters():          # clear old gradients (the classic way)
+        if p.grad is not None:
+            p.grad.zero_()
+
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+        ),
+        Wrong(
+            ("model.zero_grad(set_to_none=False): the frozen embedding keeps a .grad of zeros."),
+            hint="a .grad tensor of zeros",
+            code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad(set_to_none=False)
+
+    total = sum(int((t != PAD).sum()) for _, t in micro_batches)
+    for idx, targets in micro_batches:
+        share = int((targets != PAD).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+        ),
+    ]
+)

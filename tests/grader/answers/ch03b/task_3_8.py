@@ -255,3 +255,49 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A fifth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Each block checkpointed with a context_fn whose own dispatch mode keeps every result in the "
+                "forward and hands it back in the recompute: nothing is recomputed, every activation kept."
+            ),
+            hint="matrix products where checkpointing every block runs",
+            code="""\
+from torch.utils._python_dispatch import TorchDispatchMode
+
+_SKIP = {torch.ops.aten.detach.default, torch.ops.prim.device.default}
+
+class _Keep(TorchDispatchMode):
+    # forward: run each op and keep its result; recompute: hand back the kept result
+    def __init__(self, store, replay):
+        super().__init__()
+        self.store, self.replay, self.count = store, replay, {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in _SKIP or func.is_view:
+            return func(*args, **kwargs)
+        k = self.count.get(func, 0)
+        self.count[func] = k + 1
+        if self.replay and (func, k) in self.store:
+            return self.store.pop((func, k))
+        out = func(*args, **kwargs)
+        if not self.replay:
+            self.store[(func, k)] = torch.utils._pytree.tree_map(
+                lambda t: t.detach() if isinstance(t, torch.Tensor) else t, out)
+        return out
+
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        store = {}
+        x = checkpoint(block, x, use_reentrant=False,
+                       context_fn=lambda store=store: (_Keep(store, False), _Keep(store, True)))
+    return x
+""",
+        ),
+    ]
+)
