@@ -6,7 +6,8 @@ Its further wrong answers are in task_3_3_more.py.
 from .. import Task, Wrong
 from . import task_3_3_more
 
-# 3.3's right module (the solution's): its wrong answers change one thing in it.
+# 3.3's module as the solution was, its mask drawn in x's dtype: right but for a small p in bfloat16
+# or float16 (the check's last case). Its wrong answers change one thing in it.
 MY_DROPOUT = """\
 class MyDropout(nn.Module):
     def __init__(self, p=0.5):
@@ -214,7 +215,7 @@ class MyDropout(nn.Module):
 
     def forward(self, x):
         if self.training:
-            mask = torch.bernoulli(torch.full_like(x, 1 - self.p))
+            mask = torch.bernoulli(torch.full(x.shape, 1 - self.p, device=x.device)).to(x.dtype)
             scale = 0.0 if self.p == 1 else 1 / (1 - self.p)
             return x * mask * scale
         return x
@@ -399,6 +400,25 @@ class MyDropout(nn.Module):
         keep = torch.rand(*x.shape, dtype=x.dtype, device=x.device) >= self.p
         return x * keep / (1 - self.p)
 """,
+        ),
+    ]
+)
+
+# A mask drawn in x's own dtype: too coarse for a small p in bfloat16 and float16.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "The uniform numbers drawn in x's dtype, torch.rand_like(x): in bfloat16, p = 0.001 drops about 0.3% of "
+            "the elements, three times too many.",
+            hint="draw the uniform numbers in float32",
+            code=MY_DROPOUT,
+        ),
+        Wrong(
+            "torch.bernoulli(torch.full_like(x, 1 - p)): in bfloat16, 1 - 0.001 rounds to 1, and nothing is dropped.",
+            hint="draw the uniform numbers in float32",
+            code=MY_DROPOUT.replace(
+                "torch.rand_like(x) >= self.p", "torch.bernoulli(torch.full_like(x, 1 - self.p)).bool()"
+            ),
         ),
     ]
 )
