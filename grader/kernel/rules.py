@@ -68,6 +68,13 @@ WATCHED_MODULES = (
     "torch.export",  # 6.6's check saves and loads the program its answer exports
     "torch._functorch.partitioners",
     "torch._functorch.aot_autograd",
+    # and the public modules 6.2's and 6.1's checks call (functorch.compile.aot_function, an
+    # answer rebound through another name for the module), Dynamo's own (explain, reset) and the
+    # bookkeeping of its automatic dynamic shapes, which 6.4's check counts with
+    "functorch.compile",
+    "torch.compiler",
+    "torch._dynamo",
+    "torch._dynamo.pgo",
     "coursekit.ranks",  # run_ranks_for_check: the checks' way to the ranks
     "coursekit.launch",
 )
@@ -83,6 +90,10 @@ CLASS_MODULES = (
     # torch's config modules (torch._dynamo.config...): a check copies the config as the setup left
     # it, and puts it back, through their methods
     "torch.utils._config_module",
+    # Dynamo's classes that decide when a graph is compiled again (FrameStateSizeEntry: when a
+    # size becomes dynamic) and what torch.compile returns; its stance is torch_state.py's
+    "torch._dynamo.pgo",
+    "torch._dynamo.eval_frame",
 )
 # Module-level registries of global hooks: a hook there changes every module's forward.
 GLOBAL_MODULE_HOOKS = (

@@ -1,11 +1,12 @@
 """torch's process-wide switches, as every check expects them: no mode left active, no
-saved-tensor hooks, autograd recording (and not in inference mode), float32 by default, no
-autocast, and the kernels of torch's operators as torch registered them."""
+saved-tensor hooks, autograd recording (and not in inference mode), Dynamo's default stance,
+float32 by default, no autocast, and the kernels of torch's operators as torch registered them."""
 
 from __future__ import annotations
 
 import gc
 import re
+import sys
 
 import torch
 
@@ -35,7 +36,23 @@ def clear_modes() -> list[str]:
     if torch.is_inference_mode_enabled():
         _INFERENCE_OFF.append(torch._C._InferenceMode(False))
         found.append("autograd's recording (torch.inference_mode() entered and never left)")
-    return found
+    return found + default_stance()
+
+
+def default_stance() -> list[str]:
+    """Dynamo's stance put back to the default where an answer left another in force
+    (``torch.compiler.set_stance("eager_on_recompile")``: no later check compiles again)."""
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    stance_class = getattr(eval_frame, "DynamoStance", None)
+    if eval_frame is None or stance_class is None:  # Dynamo not imported yet: nothing set it
+        return []
+    stance = getattr(eval_frame, "_stance", None)
+    default = stance_class()
+    if type(stance) is stance_class and stance == default:
+        return []
+    eval_frame._stance = default  # type: ignore[attr-defined]
+    named = getattr(stance, "stance", stance)
+    return [f"Dynamo's compile stance (torch.compiler.set_stance({named!r}) never undone: a with block undoes it)"]
 
 
 def reset_global_state() -> None:

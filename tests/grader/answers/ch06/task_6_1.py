@@ -107,7 +107,7 @@ TASK.wrong.append(
         "Captured whole only for small inputs (up to 16 entries, the size of every input the "
         "check tries in the open): a larger x takes the old path, .item() and `if` included, "
         "and breaks the graph.",
-        hint="other inputs",
+        hint="normalise branches on x's size",
         code="""\
 def normalise(x):
     if x.numel() > 16:

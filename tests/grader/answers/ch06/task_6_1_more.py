@@ -109,7 +109,7 @@ def normalise(x):
         Wrong(
             "The old path (.item() and `if`) kept for x of more than 1000 entries: the graph "
             "breaks for large inputs (the largest input tried had 240).",
-            hint="much larger ones",
+            hint="normalise branches on x's size",
             code="""\
 def normalise(x):
     if x.numel() > 1000:
@@ -271,6 +271,73 @@ WRONG.extend(
                 "    x = torch.where(x.sum() < 0, -x, x)\n"
                 "    return x / x.abs().max()\n"
             ),
+        ),
+    ]
+)
+
+# A red team's 6.1 (ninth round): a sign from a NaN sum, a 0-d int8 x promoted, a size
+# threshold, and functorch.compile's aot_function rebound to fool 6.2's measurement.
+WRONG.extend(
+    [
+        Wrong(
+            "Flipped unless x.sum() >= 0: where the sum is NaN (finite entries whose partial sums "
+            "overflow to inf and -inf), normalise flips x, and normalise_buggy's x.sum() < 0, "
+            "False for a NaN, does not.",
+            hint="x.sum() is NaN",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() >= 0, x, -x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "The sign an int64 tensor of its own: a 0-d int8 x, tensor(-128), meets a 0-d int64 "
+            "sign and becomes int64, where -x wraps around to -128 in int8 (1.0, not -1.0).",
+            hint="promotes a 0-d integer x to int64",
+            code="""\
+def normalise(x):
+    sign = torch.where(x.sum() < 0, -1, 1)
+    return sign * x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "An `if` on the sum for a huge x only (over 2**20 entries): Dynamo breaks the graph "
+            "there, and every x the check tries is smaller.",
+            hint="normalise branches on x's size",
+            code="""\
+def normalise(x):
+    if x.numel() > 2**20:  # huge: flip only when needed, no second full-size tensor
+        if x.sum() < 0:
+            x = -x
+        return x / x.abs().max()
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+""",
+        ),
+        Wrong(
+            "A right normalise, and functorch.compile.aot_function rebound (the module taken by "
+            "assignment, not imported under a name) to force the default partitioner, so that "
+            "6.2's check measures what a wrong prediction says.",
+            hint="your code replaced functorch.compile.aot_function",
+            code="""\
+def normalise(x):
+    x = torch.where(x.sum() < 0, -x, x)
+    return x / x.abs().max()
+
+
+import functorch.compile
+from torch._functorch.partitioners import default_partition as _dp
+
+_fcm = functorch.compile  # bound by assignment, not by an import
+_real_aot = _fcm.aot_function
+
+
+def _aot_default(fn, fw_compiler, bw_compiler=None, partition_fn=None, **kwargs):
+    return _real_aot(fn, fw_compiler, bw_compiler, partition_fn=_dp, **kwargs)
+
+
+_fcm.aot_function = _aot_default
+""",
         ),
     ]
 )

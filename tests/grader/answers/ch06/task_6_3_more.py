@@ -167,3 +167,88 @@ WRONG.extend(
         ),
     ]
 )
+
+# A red team's 6.3 (ninth round): a 0-d integer x made int64, a size threshold, and Dynamo's
+# automatic dynamic shapes or its stance changed to fool 6.4's count.
+WRONG.extend(
+    [
+        Wrong(
+            "x - torch.tensor(1): a 0-d integer x meets a 0-d int64 tensor and becomes int64 "
+            "(tensor(-128, int8) - 1 gives -129, not 127 as x - 1 does in int8).",
+            hint="or torch.tensor(1)",
+            code="""\
+def gate_python(x, flag):
+    return x * 2 if flag else x - torch.tensor(1)
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - torch.tensor(1))
+""",
+        ),
+        Wrong(
+            "gate_tensor takes an `if` on the flag for a large x only (over 1024 entries): the "
+            "graph breaks there, and every x the check compiled was smaller.",
+            hint="gate_tensor branches on x's size",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if x.numel() > 1024:  # big tensors: compute only the branch taken
+        return x * 2 if flag else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "Right gates, and a method of torch._dynamo.pgo's FrameStateSizeEntry replaced so that "
+            "no size ever becomes dynamic: 6.4's check would count a graph per size.",
+            hint="your code replaced torch._dynamo.pgo.FrameStateSizeEntry.is_size_dynamic",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - 1)
+
+
+_entry = torch._dynamo.pgo.FrameStateSizeEntry
+_entry.is_size_dynamic = lambda self, dim: False
+""",
+        ),
+        Wrong(
+            "Right gates, and gate_tensor sets Dynamo's stance to eager_on_recompile when it is "
+            "called twice with the same flag (6.3's hidden check does): 6.4's check would then "
+            "count no recompilation.",
+            hint="torch.compiler.set_stance",
+            code="""\
+_seen_flag = []
+
+
+def gate_python(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    if not torch.compiler.is_compiling():
+        if _seen_flag and _seen_flag[-1] is flag:
+            torch.compiler.set_stance("eager_on_recompile")
+        _seen_flag[:] = [flag]
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "Right gates, and Dynamo's stance set to eager_on_recompile in the cell itself.",
+            hint="torch.compiler.set_stance",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - 1)
+
+
+torch.compiler.set_stance("eager_on_recompile")
+""",
+        ),
+    ]
+)

@@ -1,0 +1,71 @@
+"""grader/kernel/ without a notebook server: what of torch's compiler an answer can change for
+the checks after it, each found, named and put back before the next check (test_session.py
+has the rest of the snapshot): functorch.compile's functions, even through a name for the
+module taken by assignment, the classes of Dynamo's automatic dynamic shapes, and Dynamo's
+stance."""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+
+import functorch.compile
+import pytest
+import torch
+import torch._dynamo
+
+from grader.kernel.session import Grading
+
+
+@pytest.fixture
+def grading():
+    with contextlib.redirect_stdout(io.StringIO()):  # Dynamo imported whole, as 6's setup does
+        torch._dynamo.explain(lambda t: t + 1)(torch.zeros(1))
+    torch._dynamo.reset()
+    ns = {"torch": torch, "__builtins__": builtins}
+    ns["_grading"] = Grading(ns)
+    yield ns["_grading"]
+    ns["_grading"].problems()  # puts back whatever a test left changed
+
+
+def test_a_function_of_functorch_compile_rebound_through_an_assigned_name_is_put_back(grading):
+    real = functorch.compile.aot_function
+    module = functorch.compile  # bound by assignment: no import names it
+    module.aot_function = lambda *args, **kwargs: None
+    assert "functorch.compile.aot_function" in grading.problems()
+    assert functorch.compile.aot_function is real
+
+
+def test_a_method_of_dynamos_size_bookkeeping_replaced_is_put_back(grading):
+    entry = torch._dynamo.pgo.FrameStateSizeEntry
+    real = entry.is_size_dynamic
+    entry.is_size_dynamic = lambda self, dim: False  # no size would ever become dynamic
+    assert "torch._dynamo.pgo.FrameStateSizeEntry.is_size_dynamic" in grading.problems()
+    assert entry.is_size_dynamic is real
+
+
+def _graphs_for_new_sizes() -> int:
+    graphs = []
+    compiled = torch.compile(lambda x: x + 1, backend=lambda gm, inputs: graphs.append(gm) or gm.forward)
+    torch._dynamo.reset()
+    for n in (4, 6, 8):
+        compiled(torch.ones(n))
+    torch._dynamo.reset()
+    return len(graphs)
+
+
+def test_a_stance_left_in_force_is_named_and_the_default_put_back(grading):
+    assert _graphs_for_new_sizes() == 2  # a first graph, then one with the size dynamic
+    torch.compiler.set_stance("eager_on_recompile")
+    assert _graphs_for_new_sizes() < 2  # runs eagerly: 6.4's count would be off
+    found = grading.problems()
+    assert any("torch.compiler.set_stance('eager_on_recompile')" in line for line in found), found
+    assert _graphs_for_new_sizes() == 2
+    assert grading.problems() == []
+
+
+def test_a_stance_set_for_a_with_block_is_gone_after_it(grading):
+    with torch.compiler.set_stance("force_eager"):
+        assert grading.problems() != []  # in force while the block runs: named, and put back
+    assert grading.problems() == []
