@@ -228,3 +228,29 @@ class Cube(torch.autograd.Function):
         ),
     ],
 )
+
+
+# A sixth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "x ** 3.0 in forward: an integer x comes back float32, its big cubes rounded (9007091372906047 "
+                "becomes 9007090806816768)."
+            ),
+            hint="with an integer power",
+            code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3.0
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return grad_output * 3 * x**2
+""",
+        ),
+    ]
+)

@@ -187,3 +187,26 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A sixth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "sigmoid rewritten as 0.5 * (1 + tanh(x / 2)): for a large negative x it cancels to 0 (float32 at "
+                "-20, float64 below -37), the loss and its gradient with it."
+            ),
+            hint="loses the small values of a large negative",
+            code="""\
+culprit = "sigmoid"
+
+
+def fixed_loss(x):
+    y = 0.5 * (1 + torch.tanh(x / 2))
+    y = y * 2
+    return (y * x).sum()
+""",
+        ),
+    ]
+)
