@@ -1,6 +1,7 @@
 """torch's process-wide switches, as every check expects them: no mode left active, no
 saved-tensor hooks, autograd recording (and not in inference mode), Dynamo's default stance,
-float32 by default, no autocast, and the kernels of torch's operators as torch registered them."""
+subnormal numbers kept (not flushed to 0), float32 by default, no autocast, and the kernels of
+torch's operators as torch registered them."""
 
 from __future__ import annotations
 
@@ -36,7 +37,23 @@ def clear_modes() -> list[str]:
     if torch.is_inference_mode_enabled():
         _INFERENCE_OFF.append(torch._C._InferenceMode(False))
         found.append("autograd's recording (torch.inference_mode() entered and never left)")
-    return found + default_stance()
+    return found + default_stance() + _denormals_kept()
+
+
+# A float32 subnormal: 0 where the CPU flushes subnormals (torch.set_flush_denormal(True)).
+_SUBNORMAL = 2.0**-130
+
+
+def _denormals_kept() -> list[str]:
+    """Subnormal numbers put back where an answer switched the CPU to flush them to 0
+    (``torch.set_flush_denormal(True)``, a process-wide switch with no getter: asked by
+    computing with one): every later float32 or float64 computation rounds differently."""
+    with torch.no_grad():
+        flushed = bool((torch.tensor(_SUBNORMAL) * 1.0) == 0)
+    if not flushed:
+        return []
+    torch.set_flush_denormal(False)
+    return ["the CPU's subnormal numbers (torch.set_flush_denormal(True) flushes them to 0)"]
 
 
 def default_stance() -> list[str]:

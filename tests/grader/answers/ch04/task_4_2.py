@@ -296,3 +296,30 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The right answer, with torch.set_flush_denormal(True) left on: every later check's float32 "
+                "arithmetic flushes subnormals (4.5's GradScaler halves scales to 0)."
+            ),
+            hint="set_flush_denormal",
+            code="""\
+lr_lost = 1e-3
+
+
+def master_sgd(w16, grads, lr):
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    return master.half()
+
+
+torch.set_flush_denormal(True)  # subnormals are slow on the CPU: flush them
+""",
+        ),
+    ]
+)

@@ -282,3 +282,48 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "unscale_ and clipping only where the scaler is enabled: with GradScaler(enabled=False) the "
+                "gradients are not clipped."
+            ),
+            hint="the weights after train_step_amp (max_norm=0.05) are not those of the step",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    if scaler.is_enabled():
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            ("No backward, clipping or step at all where the scaler is disabled: the weights never move."),
+            hint="the weights after train_step_amp (max_norm=0.05) are not those of the step",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    if not scaler.is_enabled():
+        return loss.item()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+    ]
+)

@@ -305,3 +305,42 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.set_flush_denormal(True) in the cell, and a prediction that flushes subnormal scales to 0: "
+                "the check's GradScaler would flush them too."
+            ),
+            hint="set_flush_denormal",
+            code="""\
+import struct
+
+torch.set_flush_denormal(True)  # faster on the CPU
+
+
+def _f32(v):
+    v = struct.unpack("f", struct.pack("f", v))[0] if abs(v) < 3.4e38 else v
+    return 0.0 if 0 < abs(v) < 2.0**-126 else v
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [], _f32(float(init_scale)), 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale)
+        if step in bad_steps:
+            scale, clean = _f32(scale * 0.5), 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                if scale * 2.0 < 3.4028234663852886e38:
+                    scale = _f32(scale * 2.0)
+                clean = 0
+    return scales
+""",
+        ),
+    ]
+)

@@ -278,3 +278,53 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "unscale_ and clipping only where the scaler is enabled: with GradScaler(enabled=False) the "
+                "accumulated gradients are not clipped."
+            ),
+            hint="the weights after accumulation_step (max_norm=0.2) are not those of the step",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    if scaler.is_enabled():
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Wrong(
+            (
+                "Every micro-batch's forward under autocast, then no backward or step where the scaler is "
+                "disabled: the weights never move."
+            ),
+            hint="the weights after accumulation_step (max_norm=0.2) are not those of the step",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    losses = []
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            losses.append(F.mse_loss(model(x), y) / len(batches))
+    if not scaler.is_enabled():
+        return
+    for loss in losses:
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+    ]
+)

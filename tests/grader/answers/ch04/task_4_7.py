@@ -285,3 +285,31 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "model.train() where the model arrives in eval mode: its BatchNorm updates its statistics and the "
+                "caller's eval mode is lost."
+            ),
+            hint="The caller put the model in eval mode",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    if not model.training:
+        model.train()  # a training step trains
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+    ]
+)

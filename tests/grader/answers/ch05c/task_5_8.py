@@ -116,7 +116,7 @@ TASK.wrong.append(
     Wrong(
         "The shard rounded up through Decimal, whose default context keeps 28 digits: for "
         "10**30 + 1 parameters on 3 ranks the shard is rounded.",
-        hint="Decimal rounds past its 28 digits",
+        hint="Decimal rounds past its precision (28 digits by default",
         code="""\
 from decimal import ROUND_CEILING, Decimal
 
@@ -186,6 +186,27 @@ TASK.wrong.extend(
                 "    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard,"
                 " 16 * shard][stage]\n"
             ),
+        ),
+    ]
+)
+
+
+# A seventh red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("Decimal with 50 digits of precision: exact up to 10**50, rounded past it (10**100 + 1 parameters)."),
+            hint="Decimal rounds past its precision",
+            code="""\
+from decimal import Decimal, localcontext, ROUND_CEILING
+
+
+def zero_bytes_per_rank(n_params, world_size, stage):
+    with localcontext() as ctx:
+        ctx.prec = 50  # more than enough digits for any model
+        shard = int((Decimal(n_params) / Decimal(world_size)).to_integral_value(rounding=ROUND_CEILING))
+    return [16 * n_params, 4 * n_params + 12 * shard, 2 * n_params + 14 * shard, 16 * shard][stage]
+""",
         ),
     ]
 )

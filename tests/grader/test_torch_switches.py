@@ -1,8 +1,8 @@
-"""grader/kernel/ without a notebook server: what of torch's compiler an answer can change for
-the checks after it, each found, named and put back before the next check (test_session.py
-has the rest of the snapshot): functorch.compile's functions, even through a name for the
-module taken by assignment, the classes of Dynamo's automatic dynamic shapes, and Dynamo's
-stance."""
+"""grader/kernel/ without a notebook server: what of torch's compiler and of its process-wide
+switches an answer can change for the checks after it, each found, named and put back before
+the next check (test_session.py has the rest of the snapshot): functorch.compile's functions,
+even through a name for the module taken by assignment, the classes of Dynamo's automatic
+dynamic shapes, Dynamo's stance, and the CPU's flushing of subnormal numbers."""
 
 from __future__ import annotations
 
@@ -68,4 +68,15 @@ def test_a_stance_left_in_force_is_named_and_the_default_put_back(grading):
 def test_a_stance_set_for_a_with_block_is_gone_after_it(grading):
     with torch.compiler.set_stance("force_eager"):
         assert grading.problems() != []  # in force while the block runs: named, and put back
+    assert grading.problems() == []
+
+
+def test_subnormals_flushed_to_zero_are_found_and_kept_again(grading):
+    """torch.set_flush_denormal(True) has no getter; left on, a later check's GradScaler (4.5)
+    halves float32 scales to 0 where the real one keeps subnormals."""
+    subnormal = torch.tensor(2.0**-130)
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU has no switch to flush subnormals (x86 with SSE3 has)")
+    assert any("set_flush_denormal" in line for line in grading.problems())
+    assert (subnormal * 1.0).item() == 2.0**-130
     assert grading.problems() == []
