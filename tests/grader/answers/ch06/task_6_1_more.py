@@ -63,8 +63,9 @@ WRONG.append(
     Wrong(
         "The sign from the mean, x.sum() / x.numel(), with denormals flushed to zero in the same "
         "cell: the flush made the subnormal sum 0 for normalise_buggy too, so the mean's rounding "
-        "to -0 went unseen; with torch's default, the smallest negative sum is not flipped.",
-        hint="from x.sum() itself",
+        "to -0 went unseen; with torch's default, the smallest negative sum is not flipped. The "
+        "session now finds the switch itself, and puts subnormals back.",
+        hint="torch.set_flush_denormal(True) flushes them to 0",
         code="""\
 torch.set_flush_denormal(True)
 
