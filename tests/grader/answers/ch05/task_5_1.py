@@ -276,3 +276,30 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# An eighth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "functools.lru_cache on shard_indices: every call with the same arguments returns one list "
+                "object, and a caller's change to it shows in the next call."
+            ),
+            hint="every call must return a new list",
+            code="""\
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def shard_indices(n, rank, world_size, epoch=0, seed=0):
+    generator = torch.Generator().manual_seed(seed + epoch)
+    indices = torch.randperm(n, generator=generator).tolist()
+    total = -(-n // world_size) * world_size
+    while len(indices) < total:
+        indices += indices[: total - len(indices)]
+    return indices[rank::world_size]
+""",
+        ),
+    ]
+)

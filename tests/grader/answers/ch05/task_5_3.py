@@ -247,3 +247,40 @@ def all_reduce_by_hand(tensor):
 )
 
 TASK.wrong.extend(task_5_3_more.WRONG)
+
+
+# An eighth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "A chain around the ring: on 1 rank it sends to itself, which gloo refuses, where dist.all_reduce "
+                "leaves the tensor as it is."
+            ),
+            hint="wrong on 1 rank",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    nxt, prv = (rank + 1) % world_size, (rank - 1) % world_size
+    # pass 1: a running sum goes round the ring, rank 0 -> 1 -> ... -> last -> rank 0
+    if rank == 0:
+        dist.send(tensor, dst=nxt)
+        dist.recv(tensor, src=prv)  # the total
+    else:
+        incoming = torch.empty_like(tensor)
+        dist.recv(incoming, src=prv)
+        incoming += tensor
+        tensor.copy_(incoming)
+        dist.send(tensor, dst=nxt)
+    # pass 2: the total goes from rank 0 to ranks 1 .. world_size - 2 (the last one has it)
+    if rank == 0:
+        if world_size > 2:
+            dist.send(tensor, dst=nxt)
+    elif rank < world_size - 1:
+        dist.recv(tensor, src=prv)
+        if rank < world_size - 2:
+            dist.send(tensor, dst=nxt)
+""",
+        ),
+    ]
+)

@@ -234,3 +234,34 @@ def load_ddp_checkpoint(model, state_dict):
         ),
     ]
 )
+
+
+# An eighth red team's wrong answers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("The model put in eval mode after loading: a model loaded to go on training runs without its dropout."),
+            hint="changed the model's train/eval mode",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    if set(state_dict) != set(model.state_dict()):
+        state_dict = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    model.load_state_dict(state_dict)
+    model.eval()  # loaded weights: ready for inference
+    return model
+""",
+        ),
+        Wrong(
+            ("The model frozen after loading (requires_grad_(False)): it never trains again."),
+            hint="which parameters require grad",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    if set(state_dict) != set(model.state_dict()):
+        state_dict = {key.removeprefix("module."): value for key, value in state_dict.items()}
+    model.load_state_dict(state_dict)
+    model.requires_grad_(False)
+    return model
+""",
+        ),
+    ]
+)
