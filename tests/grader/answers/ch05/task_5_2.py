@@ -266,3 +266,25 @@ def average_gradients(model):
         ),
     ]
 )
+
+
+# An eighth red team's wrong answer.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Skips a parameter whose requires_grad is False even where it holds a .grad (frozen after the "
+                "backward): its gradient stays different on every rank."
+            ),
+            hint="a bias frozen after the backward",
+            code="""\
+def average_gradients(model):
+    world_size = dist.get_world_size()
+    for parameter in model.parameters():
+        if parameter.requires_grad and parameter.grad is not None:
+            dist.all_reduce(parameter.grad)
+            parameter.grad /= world_size
+""",
+        ),
+    ]
+)
