@@ -37,7 +37,7 @@ def clear_modes() -> list[str]:
     if torch.is_inference_mode_enabled():
         _INFERENCE_OFF.append(torch._C._InferenceMode(False))
         found.append("autograd's recording (torch.inference_mode() entered and never left)")
-    return found + default_stance() + _denormals_kept()
+    return found + _default_stance() + _denormals_kept()
 
 
 # A float32 subnormal: 0 where the CPU flushes subnormals (torch.set_flush_denormal(True)).
@@ -56,7 +56,7 @@ def _denormals_kept() -> list[str]:
     return ["the CPU's subnormal numbers (torch.set_flush_denormal(True) flushes them to 0)"]
 
 
-def default_stance() -> list[str]:
+def _default_stance() -> list[str]:
     """Dynamo's stance put back to the default where an answer left another in force
     (``torch.compiler.set_stance("eager_on_recompile")``: no later check compiles again)."""
     eval_frame = sys.modules.get("torch._dynamo.eval_frame")

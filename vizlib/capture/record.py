@@ -181,7 +181,6 @@ class ForwardRecorder(TorchFunctionMode):
         self._scope: tuple[str, ...] = ()
         self._ops_before: list[int] = []  # for each module entered: how many ops were recorded before it
         self._children: dict[str, list[nn.Module]] | None = None  # parent path -> its modules (see _alike)
-        self._alike_of: dict[nn.Module, list[nn.Module]] = {}  # module -> its siblings alike (see _alike)
         self._params: dict[int, list] = {}  # what _specs has listed of each module
         self._specs: dict[nn.Module, ModuleSpec] = {}
         self._calls: dict = {}  # module -> how many times it has been entered
@@ -247,18 +246,15 @@ class ForwardRecorder(TorchFunctionMode):
         path = self.module_names.get(module)
         if not path or self._calls.get(module) != 1:
             return []
-        alike = self._alike_of.get(module)
-        if alike is None:  # the same modules each time (a module left once per call): found once
-            if self._children is None:
-                self._children = {}
-                for m, p in self.module_names.items():
-                    self._children.setdefault(p.rpartition(".")[0], []).append(m)
-            beside = self._children.get(path.rpartition(".")[0], [])
-            spec = self._spec(module)
-            alike = self._alike_of[module] = [
-                m for m in beside if len(beside) > 1 and m is not module and self._spec(m) == spec
-            ]
-        return [m for m in alike if m not in self._calls]
+        if self._children is None:
+            self._children = {}
+            for m, p in self.module_names.items():
+                self._children.setdefault(p.rpartition(".")[0], []).append(m)
+        beside = self._children.get(path.rpartition(".")[0], [])
+        if len(beside) < 2:
+            return []
+        spec = self._spec(module)
+        return [m for m in beside if m is not module and m not in self._calls and self._spec(m) == spec]
 
     def _spec(self, module: nn.Module) -> ModuleSpec:
         spec = self._specs.get(module)
