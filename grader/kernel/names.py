@@ -47,8 +47,8 @@ def cell_names(source: str) -> tuple[set[str], set[str]]:
 
 @functools.lru_cache(maxsize=256)
 def _cell_names(source: str) -> tuple[frozenset[str], frozenset[str]]:
-    """``cell_names``, kept per source: asked before every check cell runs, and a class's
-    kernels (or one kernel's further answers) run the same check cells over and over."""
+    """``cell_names``, kept per source: asked before every check cell runs, and a kernel may
+    run the same check cell again and again (the test suite's runs of many answers in one)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:

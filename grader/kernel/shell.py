@@ -124,9 +124,10 @@ class ShellHooks:
         source and as ``ast.dump`` (None: IPython cannot parse it).
 
         Asked before each cell runs and again by the guard, for every cell; transforming and
-        parsing a long check cell takes milliseconds, and a class's kernels run the same
-        check cells over and over, so each source's answer is kept (the transformers it
-        depends on are the setup's, fixed for the session)."""
+        parsing a long check cell takes milliseconds, and a kernel that runs the same check
+        cell again (a learner checking again, the test suite's runs of many answers in one
+        kernel) asks for the same source, so each source's answer is kept (the transformers
+        it depends on are the setup's, fixed for the session)."""
         if raw in self._made:
             return self._made[raw]
         try:
