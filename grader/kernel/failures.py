@@ -78,3 +78,17 @@ def handler(current_check: Callable[[], str | None]) -> ShowFailure:
             shell.showtraceback((etype, value, tb), tb_offset=tb_offset, running_compiled_code=True)
 
     return show
+
+
+def for_storage(
+    exception: BaseException, filename: str | None = None, running_compiled_code: bool = False
+) -> dict[str, Any]:
+    """What IPython 9 keeps of a cell's error for ``%notebook`` (``history_manager.exceptions``):
+    its type and message, without the frames. IPython formats the whole traceback again to
+    keep it, once more after showing it, and in a kernel that grades, where most checks of a
+    wrong answer fail, that second formatting was about a sixth of the kernel's time."""
+    return {
+        "ename": type(exception).__name__,
+        "evalue": str(exception),
+        "traceback": traceback.format_exception_only(type(exception), exception),
+    }

@@ -82,6 +82,7 @@ class ShellHooks:
         self._custom_before = (shell.custom_exceptions, shell.CustomTB)
         shell.set_custom_exc((AssertionError,), failures.handler(current_check))
         self._custom = (shell.custom_exceptions, shell.CustomTB)
+        shell._format_exception_for_storage = failures.for_storage
         manager = shell.input_transformer_manager
         self._class = type(shell)
         self._manager = manager

@@ -8,9 +8,11 @@
 
 from __future__ import annotations
 
+import operator
 import sys
 import types
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import torch
@@ -36,6 +38,12 @@ class Owner:
 
     def changes(self) -> list[str]:
         current = vars(self.owner)
+        # Asked of a few hundred owners before and after every check, and nearly always
+        # unchanged: that answer first, at C speed, then the names of what changed.
+        if all(map(operator.is_, map(current.get, self.saved, repeat(MISSING)), self.saved.values())) and (
+            self.keys is None or current.keys() <= self.keys
+        ):
+            return []
         changed = []
         for key, value in self.saved.items():
             now = current.get(key, MISSING)

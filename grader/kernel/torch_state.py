@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import re
 import sys
+from typing import Any
 
 import torch
 
@@ -102,19 +103,40 @@ def registered_kernels() -> frozenset[str]:
     """The kernels that torch.library or the dispatcher say were registered from Python, as
     "aten/equal/CPU": every ``aten`` one torch.library lists, those of _COMPARED's operators,
     and every operator's kernel under an autocast key (torch registers its own at import;
-    Meta kernels, which compute nothing, are left out)."""
-    found = {name for name in getattr(torch.library, "_impls", ()) if name.startswith("aten/")}
-    for op in _COMPARED:
-        for key, path in _KERNEL_LINE.findall(torch._C._dispatch_dump(f"aten::{op}")):
+    Meta kernels, which compute nothing, are left out).
+
+    Asked before and after every check: reading the dispatcher is quick, making names of what
+    it says is not, so the names are made again only when what it says has changed."""
+    impls = getattr(torch.library, "_impls", ())
+    dumps = [torch._C._dispatch_dump(f"aten::{op}") for op in _COMPARED]
+    autocast = [_registrations(key) for key in AUTOCAST_KEYS]
+    last = _LAST_READ
+    if last and last[0] == impls and last[1] == dumps and last[2] == autocast:
+        return last[3]
+    found = {name for name in impls if name.startswith("aten/")}
+    for op, dump in zip(_COMPARED, dumps, strict=True):
+        for key, path in _KERNEL_LINE.findall(dump):
             if not path.endswith(_COMPILED):
                 found.add(f"aten/{op}/{key}")
-    for key in AUTOCAST_KEYS:
-        try:
-            ops = torch._C._dispatch_get_registrations_for_dispatch_key(key)
-        except (AttributeError, RuntimeError):  # a PyTorch without the query, or the key
-            continue
+    for key, ops in zip(AUTOCAST_KEYS, autocast, strict=True):
         found |= {f"{op.replace('::', '/')}/{key}" for op in ops}
-    return frozenset(name for name in found if not name.endswith("/Meta"))
+    kernels = frozenset(name for name in found if not name.endswith("/Meta"))
+    _LAST_READ[:] = [frozenset(impls), dumps, autocast, kernels]
+    return kernels
+
+
+# What registered_kernels() last read (torch.library's list, the dumps, the autocast keys'
+# operators) and the names it made of it.
+_LAST_READ: list[Any] = []
+
+
+def _registrations(key: str) -> list[str]:
+    """The operators with a kernel under dispatch key ``key`` ([] where this PyTorch cannot
+    say, or has no such key)."""
+    try:
+        return list(torch._C._dispatch_get_registrations_for_dispatch_key(key))
+    except (AttributeError, RuntimeError):
+        return []
 
 
 def added_kernels(before: frozenset[str]) -> list[str]:

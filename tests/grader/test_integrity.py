@@ -365,3 +365,22 @@ def test_an_answer_that_empties_the_watchs_record_fails_it(empty):
     with watching(namespace) as fine:  # a record that only grows is the watch's own
         (torch.ones(2) * 3).sum()
     assert not fine.tampered and fine.ops["aten.mul.Tensor"] == 1
+
+
+def test_a_grading_kernel_keeps_an_errors_type_and_message_for_its_history():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("from grader.kernel.session import Grading\n_grading = Grading(globals())")
+        result = shell.run_cell("def f():\n    raise ValueError('no such tensor')\n\nf()", store_history=True)
+        assert isinstance(result.error_in_exec, ValueError)
+        kept = shell.history_manager.exceptions[result.execution_count]
+        assert kept == {
+            "ename": "ValueError",
+            "evalue": "no such tensor",
+            "traceback": ["ValueError: no such tensor\n"],
+        }
+    finally:
+        shell.user_ns["_grading"].problems()
+        InteractiveShell.clear_instance()

@@ -80,3 +80,14 @@ def test_subnormals_flushed_to_zero_are_found_and_kept_again(grading):
     assert any("set_flush_denormal" in line for line in grading.problems())
     assert (subnormal * 1.0).item() == 2.0**-130
     assert grading.problems() == []
+
+
+def test_a_kernel_registered_after_reads_that_found_nothing_new_is_still_found(grading):
+    from grader.kernel.torch_state import added_kernels, registered_kernels
+
+    before = registered_kernels()
+    assert registered_kernels() == before and added_kernels(before) == []  # nothing new, read again
+    library = torch.library.Library("aten", "IMPL")
+    library.impl("sum", lambda *args, **kwargs: torch.zeros(()), "AutocastCPU")
+    assert added_kernels(before) == ["autocast's kernel for aten::sum on AutocastCPU (registered with torch.library)"]
+    assert registered_kernels() == before  # taken back
