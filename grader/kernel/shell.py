@@ -57,6 +57,37 @@ class _CheckGuard(ast.NodeTransformer):
         return node
 
 
+class _RememberedTransforms:
+    """IPython's input transformers' work, kept per cell source while they are the setup's.
+
+    ipykernel transforms every cell's source twice before it runs (to decide whether to run
+    it as a coroutine, then to run it), and a kernel that grades runs the same check cells
+    again and again: with the setup's transformers (pure functions of the source) each
+    source's code is made once. Where the lists have changed since (a transformer added),
+    every cell is transformed afresh; the guard compares a check's code with what it should
+    be either way."""
+
+    def __init__(self, manager: Any) -> None:
+        self._manager = manager
+        self._setup = self._transformers()
+        self._made: dict[str, str] = {}
+
+    def _transformers(self) -> tuple[tuple[Any, ...], ...]:
+        m = self._manager
+        return tuple(m.cleanup_transforms), tuple(m.line_transforms), tuple(m.token_transformers)
+
+    def __call__(self, cell: str) -> str:
+        transform = type(self._manager).transform_cell
+        if self._transformers() != self._setup:
+            return transform(self._manager, cell)
+        made = self._made.get(cell)
+        if made is None:
+            if len(self._made) >= _KEPT_SOURCES:
+                self._made.clear()
+            made = self._made[cell] = transform(self._manager, cell)
+        return made
+
+
 class ShellHooks:
     """The grader's hooks in one IPython shell: ``guard`` sees every cell's code right before
     it runs; ``pre_run_cell`` and ``post_run_cell`` are IPython's events; a failed check shows
@@ -84,6 +115,7 @@ class ShellHooks:
         self._custom = (shell.custom_exceptions, shell.CustomTB)
         shell._format_exception_for_storage = failures.for_storage
         manager = shell.input_transformer_manager
+        manager.transform_cell = _RememberedTransforms(manager)
         self._class = type(shell)
         self._manager = manager
         self._post_transformers = list(shell.input_transformers_post)

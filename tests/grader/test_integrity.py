@@ -384,3 +384,21 @@ def test_a_grading_kernel_keeps_an_errors_type_and_message_for_its_history():
     finally:
         shell.user_ns["_grading"].problems()
         InteractiveShell.clear_instance()
+
+
+def test_a_cell_transformed_again_after_an_input_transformer_was_added_goes_through_it():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("from grader.kernel.session import Grading\n_grading = Grading(globals())")
+        manager = shell.input_transformer_manager
+        assert manager.transform_cell("x = 1") == "x = 1\n"  # made by the setup's transformers, and kept
+        manager.cleanup_transforms.append(lambda lines: [line.replace("x = 1", "x = 2") for line in lines])
+        assert manager.transform_cell("x = 1") == "x = 2\n"
+        result = shell.run_cell("x = 1")  # the grader puts the setup's transformers back, naming them
+        assert "input transformers (cleanup_transforms)" in str(result.error_in_exec)
+        assert manager.transform_cell("x = 1") == "x = 1\n"
+    finally:
+        shell.user_ns["_grading"].problems()
+        InteractiveShell.clear_instance()
