@@ -163,7 +163,7 @@ class Grading:
         self._kept = {k: v for k, v in previous._kept.items() if namespace.get(k, MISSING) is v.value}
         self._footprints = dict(previous._footprints)
         self._sources = dict(previous._sources)
-        self._keep_names(k for k, v in namespace.items() if _keepable(k) and before.get(k, MISSING) is not v)
+        self._keep_names(k for k, v in namespace.items() if before.get(k, MISSING) is not v and _keepable(k))
 
     def __reduce__(self) -> tuple[type[RankGrading], tuple]:
         """A check's function sent to other processes (coursekit.ranks) takes a RankGrading
@@ -261,7 +261,7 @@ class Grading:
     def _keep_new_names(self) -> None:
         """Keep what the current cell defined, as it defined it."""
         before = self._cell.before if self._cell is not None else {}
-        self._keep_names(k for k, v in self.namespace.items() if _keepable(k) and before.get(k, MISSING) is not v)
+        self._keep_names(k for k, v in self.namespace.items() if before.get(k, MISSING) is not v and _keepable(k))
 
     # -- verification -----------------------------------------------------------------------
     def problems(self, used: Iterable[str] = ()) -> list[str]:
