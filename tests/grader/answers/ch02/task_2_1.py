@@ -195,3 +195,25 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A red team's answer (2026-11-28, third session): within the old tolerance of 1e-12.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "dL_dw = 20.0000000000009: 9e-13 off the exact 20, inside a tolerance of 1e-12; the gradients are "
+                "integers, which a float holds exactly."
+            ),
+            hint="dL_dw is wrong",
+            code="""\
+dL_dw = 20.0000000000009
+dL_dx = 10 * 3
+dL_db = 10 * 1
+dz_da = -4 + 2 * 4
+dz_db = 2 * 4
+dz_dc = 2 * (-1)
+""",
+        ),
+    ]
+)

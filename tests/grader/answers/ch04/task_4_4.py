@@ -49,8 +49,9 @@ NAN_TO_NUM_4_4 = (
 TASK = Task(
     alternative="""\
 def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
-    for p in model.parameters():
-        p.grad = None
+    for group in optimizer.param_groups:  # every parameter the optimizer steps
+        for p in group["params"]:
+            p.grad = None
     with torch.amp.autocast(device_type=x.device.type, dtype=torch.float16):
         logits = model(x)
         loss = torch.nn.CrossEntropyLoss()(logits, y)
@@ -317,6 +318,73 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
         loss = F.cross_entropy(model(x), y)
     if not scaler.is_enabled():
         return loss.item()
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+    ]
+)
+
+
+# A red team's answers (2026-11-28, third session): an optimizer's parameter outside the model,
+# the loss after the scale changed, dropout's random state.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "zero_grad(set_to_none=False): a parameter the optimizer holds outside the model, with a .grad "
+                "left from an earlier step, gets a zero gradient, and AdamW's weight decay moves it; "
+                "optimizer.zero_grad() sets it to None and the optimizer skips it."
+            ),
+            hint="The optimizer also holds a parameter outside the model",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad(set_to_none=False)
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+        Wrong(
+            (
+                "The loss returned as the scaled loss over scaler.get_scale() read after scaler.update(): off by "
+                "a factor of 2 whenever update() grows or halves the scale."
+            ),
+            hint="On a step after which GradScaler grows the scale",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaled = scaler.scale(loss)
+    scaled.backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return scaled.item() / scaler.get_scale()
+""",
+        ),
+        Wrong(
+            (
+                "model.zero_grad() instead of optimizer.zero_grad(): a parameter the optimizer holds outside the "
+                "model keeps its stale gradient and is stepped with it."
+            ),
+            hint="The optimizer also holds a parameter outside the model",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    model.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
     scaler.scale(loss).backward()
     scaler.unscale_(optimizer)
     torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)

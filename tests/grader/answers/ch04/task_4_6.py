@@ -328,3 +328,69 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
         ),
     ]
 )
+
+
+# A red team's answers (2026-11-28, third session): an optimizer's parameter outside the model,
+# the loss after the scale changed, dropout's random state.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "zero_grad(set_to_none=False): a parameter the optimizer holds outside the model, with a .grad "
+                "left from an earlier step, gets a zero gradient, and AdamW's weight decay moves it."
+            ),
+            hint="The optimizer also holds a parameter outside the model",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad(set_to_none=False)
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Wrong(
+            (
+                "torch.manual_seed(0) at the start of every step: the caller's random state is reset, and every "
+                "step draws the same dropout masks."
+            ),
+            hint="For a model with dropout, two calls of",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    torch.manual_seed(0)
+    optimizer.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+        Wrong(
+            (
+                "model.zero_grad() instead of optimizer.zero_grad(): a parameter the optimizer holds outside the "
+                "model keeps its stale gradient and is stepped with it."
+            ),
+            hint="The optimizer also holds a parameter outside the model",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    model.zero_grad()
+    for x, y in batches:
+        with torch.autocast(x.device.type, dtype=torch.float16):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+    ]
+)

@@ -313,3 +313,74 @@ why = "B"
         ),
     ]
 )
+
+
+# A red team's answers (2026-11-28, third session): an optimizer's parameter outside the model,
+# the loss after the scale changed, dropout's random state.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.manual_seed(0) at the start of every step: the caller's random state is reset, and every "
+                "step draws the same dropout masks."
+            ),
+            hint="For a model with dropout, two calls of",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    torch.manual_seed(0)
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            (
+                "model.zero_grad() instead of optimizer.zero_grad(): a parameter the optimizer holds outside the "
+                "model keeps its stale gradient and is stepped with it."
+            ),
+            hint="The optimizer also holds a parameter outside the model",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    model.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            (
+                "The whole step inside torch.random.fork_rng: the caller's random state never moves on, and every "
+                "call draws the same dropout masks."
+            ),
+            hint="For a model with dropout, two calls of",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    with torch.random.fork_rng(devices=[]):
+        return _inner(model, optimizer, x, y)
+
+
+def _inner(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+    ]
+)
