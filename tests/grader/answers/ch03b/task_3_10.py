@@ -340,3 +340,140 @@ def add_lora(model, r=4, alpha=8.0):
         ),
     ]
 )
+
+
+# Holes found by a red team: a float32 scale, unbatched inputs, frozen layers, in_features < r.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The scale alpha / r is kept as a float32 buffer: a float64 layer's update is off in the 9th "
+                "digit when alpha / r is not exact in float32 (8 / 3)."
+            ),
+            hint="alpha=8.0 and r=3",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        # a buffer, so that the scale is saved in the state dict and follows .to(device)
+        self.register_buffer("scale", torch.tensor(alpha / r))
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+        ),
+        Wrong(
+            (
+                "The update is computed with x.flatten(0, -2) and torch.mm: a 1-D (unbatched) input, which "
+                "nn.Linear accepts, raises."
+            ),
+            hint="For an unbatched input",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        flat = x.flatten(0, -2)  # (batch..., in) -> (N, in) for two plain matrix products
+        update = torch.mm(torch.mm(flat, self.A.t()), self.B.t()) * self.scale
+        return self.base(x) + update.view(*x.shape[:-1], -1)
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+        ),
+        Wrong(
+            (
+                "Only the nn.Linear layers that were trainable are wrapped: a layer the caller froze beforehand "
+                "gets no adapter."
+            ),
+            hint="frozen beforehand",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        self.B = nn.Parameter(torch.zeros(base.out_features, r, **like))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    # adapt the layers that were being trained (a layer the caller froze stays as it is)
+    paths = [path for path, module in model.named_modules()
+             if isinstance(module, nn.Linear) and module.weight.requires_grad]
+    model.requires_grad_(False)
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+        ),
+        Wrong(
+            (
+                "B = torch.zeros_like(base.weight[:, :r]) has only min(in_features, r) columns: wrong shape for a "
+                "layer with fewer inputs than r."
+            ),
+            hint="fewer inputs than r",
+            code="""\
+class LoRALinear(nn.Module):
+    def __init__(self, base, r, alpha):
+        super().__init__()
+        self.base = base
+        like = {"dtype": base.weight.dtype, "device": base.weight.device}
+        self.A = nn.Parameter(torch.randn(r, base.in_features, **like) * 0.01)
+        # zeros_like: base's dtype and device for free
+        self.B = nn.Parameter(torch.zeros_like(base.weight[:, :r]))
+        self.scale = alpha / r
+
+    def forward(self, x):
+        return self.base(x) + (x @ self.A.T @ self.B.T) * self.scale
+
+
+def add_lora(model, r=4, alpha=8.0):
+    before = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    model.requires_grad_(False)
+    paths = [path for path, module in model.named_modules() if isinstance(module, nn.Linear)]
+    for path in paths:
+        parent_path, _, name = path.rpartition(".")
+        parent = model.get_submodule(parent_path)
+        setattr(parent, name, LoRALinear(getattr(parent, name), r, alpha))
+    return before, sum(p.numel() for p in model.parameters() if p.requires_grad)
+""",
+        ),
+    ]
+)

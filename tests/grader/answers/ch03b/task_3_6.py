@@ -305,3 +305,70 @@ def clip_grad_norm(parameters, max_norm):
         ),
     ],
 )
+
+
+# Holes found by a red team: mixed dtypes, an empty gradient, a nan beside an inf.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The accumulation dtype is chosen from the first gradient: float64 gradients after a float32 one "
+                "are squared in float32, and 1e30 ** 2 overflows to inf."
+            ),
+            hint="a float32 gradient followed by float64 gradients",
+            code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    # accumulate in float32, or in float64 for a float64 model (never narrower than the grads)
+    acc = torch.float64 if grads[0].dtype == torch.float64 else torch.float32
+    total = torch.zeros((), dtype=acc)
+    for g in grads:
+        total += g.to(acc).pow(2).sum()
+    norm = total.sqrt().item()
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+        ),
+        Wrong(
+            ("Scaled by the largest |g| to avoid overflow, but g.abs().max() raises on a gradient with no elements."),
+            hint="a gradient that has no elements",
+            code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return 0.0
+    # divide by the largest |g| first so that no square overflows, in the grads' own dtype
+    scale = max(g.abs().max().item() for g in grads)
+    if scale == 0.0 or not math.isfinite(scale):
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+    else:
+        norm = scale * math.sqrt(sum((g / scale).pow(2).sum().item() for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+        ),
+        Wrong(
+            (
+                "math.hypot of the per-gradient norms: with a nan in one gradient and an inf in another it "
+                "returns inf, where the norm (and torch) gives nan."
+            ),
+            hint="a nan in one gradient and an inf in another",
+            code="""\
+def clip_grad_norm(parameters, max_norm):
+    grads = [p.grad for p in parameters if p.grad is not None]
+    # each gradient's norm in its own dtype, combined exactly in Python
+    norm = math.hypot(*(torch.linalg.vector_norm(g).item() for g in grads))
+    if norm > max_norm:
+        for g in grads:
+            g.mul_(max_norm / (norm + 1e-6))
+    return norm
+""",
+        ),
+    ]
+)

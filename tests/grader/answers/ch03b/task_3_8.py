@@ -301,3 +301,26 @@ def checkpointed_forward(blocks, x):
         ),
     ]
 )
+
+
+# A hole found by a red team: blocks without parameters left out.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Only blocks with parameters are checkpointed: a block of activations (three GELUs) runs plainly "
+                "and keeps its activations for backward (caught by the hidden check)."
+            ),
+            hint="A block without parameters still keeps its activations",
+            code="""\
+def checkpointed_forward(blocks, x):
+    for block in blocks:
+        if any(True for _ in block.parameters()):
+            x = checkpoint(block, x, use_reentrant=False)
+        else:  # no weights (an activation, a dropout): nothing worth recomputing
+            x = block(x)
+    return x
+""",
+        ),
+    ]
+)

@@ -277,3 +277,38 @@ TASK.wrong.append(
         ).replace("    })\n", "    })\n    model.train()\n    return state\n", 1),
     )
 )
+
+
+# A hole found by a red team: frozen weights left out of the checkpoint.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Frozen parameters are left out of the saved weights and loaded with strict=False: a fresh model "
+                "keeps its own frozen weights."
+            ),
+            hint="With a frozen layer",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    # frozen weights never change during the run: leave them out, the checkpoint is smaller
+    frozen = {name for name, p in model.named_parameters() if not p.requires_grad}
+    weights = {k: v for k, v in model.state_dict().items() if k not in frozen}
+    return copy.deepcopy(
+        {
+            "model": weights,
+            "optimizer": optimizer.state_dict(),
+            "scheduler": scheduler.state_dict(),
+            "rng": torch.get_rng_state(),
+        }
+    )
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"], strict=False)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+    ]
+)
