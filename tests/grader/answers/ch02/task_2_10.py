@@ -325,3 +325,106 @@ def backprop(loss, leaves):
 )
 
 TASK.wrong.extend(task_2_10_more.WRONG)
+
+
+# Red team: None gradients, and dtypes inside the graph.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "A None gradient for an input that requires grad is not counted as an arrival: that input's node "
+                "never runs."
+            ),
+            hint="A None gradient is an arrival too",
+            code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            run = node if callable(node) else node.apply
+            outs = run(grad)
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for (nxt, nr), g in zip(node.next_functions, outs):
+                if nxt is None or g is None:
+                    continue
+                meta = nxt._input_metadata[nr]
+                g = g.sum_to_size(meta.shape).to(meta.dtype)
+                arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+        ),
+        Wrong(
+            (
+                "Casts gradients to the leaf's dtype only at the leaves: a float64 gradient reaches a float32 "
+                "MmBackward and fails."
+            ),
+            hint="which MmBackward cannot mix",
+            code="""\
+def count_consumers(root):
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                # a leaf: its gradient in the leaf's own dtype
+                found[id(node.variable)] = None if grad is None else grad.to(node.variable.dtype)
+                continue
+            run = node if callable(node) else node.apply
+            outs = run(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    g = g.sum_to_size(nxt._input_metadata[nr].shape)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.get(id(t)) for t in leaves]
+""",
+        ),
+    ]
+)

@@ -310,3 +310,77 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         ),
     ],
 )
+
+
+# Red team: frozen parameters with old gradients, and the model's own modes.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Clears only the .grad of parameters that require grad: a frozen parameter with an old .grad is "
+                "moved by SGD."
+            ),
+            hint="that came with an old .grad: SGD steps every parameter",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        for p in model.parameters():  # clear the gradients of what we train
+            if p.requires_grad:
+                p.grad = None
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            ("Runs the forward passes in eval mode (put back after): dropout off while training."),
+            hint="with its Dropout in eval mode",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    model.eval()  # deterministic forward passes while accumulating
+    try:
+        for _ in range(steps):
+            opt.zero_grad()
+            step_loss = 0.0
+            for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+                loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+                loss.backward()
+                step_loss += loss.item()
+            opt.step()
+            losses.append(step_loss)
+    finally:
+        model.train()
+    return losses
+""",
+        ),
+        Wrong(
+            ("model.train() at the start: a frozen (eval-mode) BatchNorm is switched to training mode."),
+            hint="a BatchNorm the caller had frozen",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    model.train()  # make sure we are in training mode
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+    ]
+)

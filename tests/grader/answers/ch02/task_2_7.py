@@ -210,3 +210,39 @@ def fixed_loss(x):
         ),
     ]
 )
+
+
+# Red team: half-precision inputs computed in another dtype.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("float16 and bfloat16 inputs upcast to float32: the loss comes back in float32."),
+            hint="returned a torch.float32 loss",
+            code="""\
+culprit = "sigmoid"
+
+
+def fixed_loss(x):
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()  # half precision overflows in the sum: work in float32
+    y = torch.sigmoid(x)
+    y = y * 2
+    return (y * x).sum()
+""",
+        ),
+        Wrong(
+            ("Computes in float64 and casts the loss back to x's dtype: not computed in x's dtype."),
+            hint="converted x to another dtype",
+            code="""\
+culprit = "sigmoid"
+
+
+def fixed_loss(x):
+    x64 = x.double()  # extra precision for the loss, then back to x's dtype
+    y = torch.sigmoid(x64)
+    y = y * 2
+    return (y * x64).sum().to(x.dtype)
+""",
+        ),
+    ]
+)

@@ -218,3 +218,33 @@ def stop_grad_loss(w):
         ),
     ],
 )
+
+
+# Red team: a model with parameters that raises.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Freezes the parameters and puts requires_grad back without try/finally: a model that raises "
+                "leaves them frozen."
+            ),
+            hint="when the model raised (inputs of the wrong shape)",
+            code="""\
+def predict(model, xs):
+    flags = [p.requires_grad for p in model.parameters()]
+    model.requires_grad_(False)  # nothing to record for: freeze, then put back
+    with torch.no_grad():
+        out = model(xs)
+    for p, flag in zip(model.parameters(), flags):
+        p.requires_grad_(flag)
+    return out
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = (w * w).detach()
+    return (pred - target) ** 2
+""",
+        ),
+    ]
+)

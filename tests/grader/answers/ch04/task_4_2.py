@@ -323,3 +323,33 @@ torch.set_flush_denormal(True)  # subnormals are slow on the CPU: flush them
         ),
     ]
 )
+
+
+# Red team: results kept from an earlier call.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Results memoized by id(w16) and id(grads): stale once w16 or a gradient is changed in place "
+                "between calls."
+            ),
+            hint="a cache keyed by the tensors",
+            code="""\
+lr_lost = 1e-3
+_memo = {}
+
+
+def master_sgd(w16, grads, lr):
+    key = (id(w16), id(grads), lr, len(grads))
+    if key in _memo:
+        return _memo[key][2].clone()
+    master = w16.float()
+    for grad in grads:
+        master -= lr * grad.float()
+    out = master.half()
+    _memo[key] = (w16, grads, out)
+    return out.clone()
+""",
+        ),
+    ]
+)

@@ -344,3 +344,38 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
         ),
     ]
 )
+
+
+# Red team: a subnormal scale that is no power of two.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "float64 arithmetic after rounding init_scale to float32, flushing below 2**-149 to 0: a "
+                "subnormal halving is not rounded as float32 rounds it."
+            ),
+            hint="init_scale=4.203895392974451e-45",
+            code="""\
+import struct
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scale = struct.unpack("f", struct.pack("f", float(init_scale)))[0]
+    scales, clean = [], 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale)
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+            if scale < 2.0**-149:
+                scale = 0.0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                if scale * 2.0 <= 3.4028234663852886e38:
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+""",
+        ),
+    ]
+)
