@@ -192,3 +192,20 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+# Wrong answers of the red team's report r01 (each passed every check before).
+TASK.wrong.extend(
+    [
+        Wrong(
+            "An in-place write into scores before clipping (scores[scores.isnan()] = 0): scores changes, and "
+            "clipped loses its nan.",
+            hint="scores must stay unchanged",
+            code=SCORES_SETUP + "scores[scores.isnan()] = 0\n" + INDEXING,
+        ),
+        Wrong(
+            "An in-place write into scores (scores[scores.isinf()] = 0): scores changes, and clipped loses its inf.",
+            hint="scores must stay unchanged",
+            code=SCORES_SETUP + "scores[scores.isinf()] = 0\n" + INDEXING,
+        ),
+    ]
+)

@@ -178,3 +178,28 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Wrong answers of the red team's report r01 (each passed every check before).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "split_heads with as_strided from x's own batch and token strides but a step of 1 along the "
+                "channels: wrong for an x whose last axis is not contiguous (a transposed (B, C, T))."
+            ),
+            hint="strides (60, 1, 5)",
+            code="""\
+def split_heads(x, n_heads):
+    B, T, C = x.shape
+    hd = C // n_heads
+    return x.as_strided((B, n_heads, T, hd), (x.stride(0), hd, x.stride(1), 1), x.storage_offset())
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+""",
+        ),
+    ]
+)
