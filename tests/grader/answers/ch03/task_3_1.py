@@ -390,3 +390,55 @@ class Standardize(nn.Module):
         ),
     ]
 )
+
+
+# Red team: forward on inputs of other shapes (one sample, a batch of sequences).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "forward broadcasts with mean.unsqueeze(0): an unbatched (n_features,) input comes back of shape "
+                "(1, n_features)."
+            ),
+            hint="For an input of shape (3,)",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(x.std(dim=0))
+
+    def forward(self, x):
+        return (x - self.mean.unsqueeze(0)) / self.std.unsqueeze(0)
+""",
+        ),
+        Wrong(
+            (
+                "forward expands the buffers to (N, n_features): wrong for an unbatched input, raises for (B, T, "
+                "n_features)."
+            ),
+            hint="For an input of shape (3,)",
+            code="""\
+class Standardize(nn.Module):
+    def __init__(self, n_features):
+        super().__init__()
+        self.register_buffer("mean", torch.zeros(n_features))
+        self.register_buffer("std", torch.ones(n_features))
+
+    @torch.no_grad()
+    def fit(self, x):
+        self.mean.copy_(x.mean(dim=0))
+        self.std.copy_(x.std(dim=0))
+
+    def forward(self, x):
+        n = x.shape[0]
+        return (x - self.mean.expand(n, -1)) / self.std.expand(n, -1)
+""",
+        ),
+    ]
+)

@@ -292,3 +292,28 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Red team: lr given by position, as the signature allows.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("lr keyword-only: a call with lr by position raises."),
+            hint="Called with lr by position",
+            code="""\
+def train_with_validation(model, train_batches, val_batch, *, lr=0.05):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    val_losses = []
+    for x, y in train_batches:
+        model.train()
+        opt.zero_grad()
+        F.mse_loss(model(x), y).backward()
+        opt.step()
+        model.eval()
+        with torch.no_grad():
+            val_losses.append(F.mse_loss(model(val_batch[0]), val_batch[1]).item())
+    return val_losses
+""",
+        ),
+    ]
+)

@@ -277,3 +277,22 @@ def causal_attention(q, k, v):
         ),
     ]
 )
+
+
+# Red team: a long sequence, longer than a mask made once at a fixed size.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("The mask made once at a block size of 256 and sliced: a sequence longer than 256 raises."),
+            hint="For a sequence of T = 1100 positions",
+            code="""\
+_MASK = torch.ones(256, 256, dtype=torch.bool).triu(1)
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    scores = scores.masked_fill(_MASK[:T, :T].to(q.device), float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
+        ),
+    ]
+)

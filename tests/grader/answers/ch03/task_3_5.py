@@ -356,3 +356,46 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
         ),
     ]
 )
+
+
+# Red team: the hyperparameters given by position, in the signature's order.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("betas and eps swapped in the signature: a call by position in the stated order breaks."),
+            hint="Called with its hyperparameters by position",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, eps=1e-8, betas=(0.9, 0.999), weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    param.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+""",
+        ),
+        Wrong(
+            ("The hyperparameters keyword-only: a call by position raises."),
+            hint="Called with its hyperparameters by position",
+            code="""\
+def adamw_step(param, grad, state, *, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    param.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+""",
+        ),
+    ]
+)
