@@ -248,3 +248,30 @@ def stop_grad_loss(w):
         ),
     ]
 )
+
+
+# A red team's 2.9 (2026-11-28, third round).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "target made constant by target.register_hook(torch.zeros_like) instead of .detach(): backward "
+                "looks right, but autograd still differentiates through the target"
+            ),
+            hint="registers a gradient hook",
+            code="""\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    target = w * w
+    if target.requires_grad:
+        target.register_hook(torch.zeros_like)  # no gradient through the target
+    return (pred - target) ** 2
+""",
+        ),
+    ]
+)
