@@ -14,6 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 class Recording(Protocol):
     _active: bool
     refuse: bool
+    quiet: bool
     escaped: list[str]
     tampered: str | None
     unrecorded: str | None

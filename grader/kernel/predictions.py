@@ -54,7 +54,8 @@ def plain_node(node: ast.AST) -> bool:
     """Whether a node of a prediction's code only builds a value: a literal, a name (not a
     dunder such as ``__builtins__``, which tells the cell where it runs), an operator, a
     call of a value-building builtin, a public method of a literal (``{"x"}.union(...)``;
-    not ``format``, whose fields reach into its arguments)."""
+    not ``format``, whose fields reach into its arguments). Not an imaginary number: no
+    prediction needs one, and ``f(x + 1e-20j)`` measures a derivative."""
     if isinstance(node, ast.Call):
         func = node.func
         if isinstance(func, ast.Attribute):
@@ -64,6 +65,8 @@ def plain_node(node: ast.AST) -> bool:
         return isinstance(node.value, _LITERALS) and not node.attr.startswith("_")
     if isinstance(node, ast.Name):
         return not node.id.startswith("__")
+    if isinstance(node, ast.Constant) and isinstance(node.value, complex):
+        return False  # f(x + ih) / h: a derivative measured by complex-step differentiation
     return isinstance(node, _PLAIN_NODES)
 
 

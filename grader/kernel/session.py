@@ -186,9 +186,10 @@ class Grading:
         as it defined it."""
         self._keep_new_names()
 
-    def watch(self) -> Watch:
-        """A record of what runs in a ``with`` block (see Watch)."""
-        return Watch(self.namespace)
+    def watch(self, quiet: bool = False) -> Watch:
+        """A record of what runs in a ``with`` block (see Watch; ``quiet``: with no dispatch
+        mode, for answers that look for one)."""
+        return Watch(self.namespace, quiet=quiet)
 
     def footprint(self, name: str) -> Watch | None:
         """What ran in the last cell that set ``name`` (a name given to ``record=``), or None."""
@@ -491,6 +492,6 @@ class RankGrading:
         self.allclose = torch.allclose
         self.assert_close = torch.testing.assert_close
 
-    def watch(self) -> Watch:
+    def watch(self, quiet: bool = False) -> Watch:
         """A record of what runs in a ``with`` block (see Watch), in this process."""
-        return Watch(sys._getframe(1).f_globals)
+        return Watch(sys._getframe(1).f_globals, quiet=quiet)

@@ -42,7 +42,7 @@ def _in_thread(frame: types.FrameType, event: str, arg: Any) -> None:
                     mode.__exit__(None, None, None)
             entered[:] = [(watch, mode) for watch, mode in entered if watch._active]
         for watch in active.WATCHING:
-            if not any(w is watch for w, _ in entered):
+            if not watch.quiet and not any(w is watch for w, _ in entered):
                 mode = watch.recorder()
                 mode.__enter__()
                 entered.append((watch, mode))

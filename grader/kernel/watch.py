@@ -14,9 +14,6 @@ unrecorded; so does an answer that empties the record itself (records.py).
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
 import threading
@@ -32,7 +29,7 @@ from torch._C import DispatchKey
 from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from grader.kernel import active, containment, dispatch, records, threads
+from grader.kernel import active, containment, copies, dispatch, lazy_dynamo, records, threads
 from grader.kernel.authors import Authors
 from grader.kernel.rules import WATCHED_PACKAGES
 
@@ -70,7 +67,7 @@ def _module_of_file(filename: str) -> str:
     return ""
 
 
-def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str]) -> str:
+def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str], unnamed: set[types.CodeType]) -> str:
     """'torch.optim.adamw:_single_tensor_adamw' for a function of torch, NumPy or coursekit
     (named by the module it runs in, wherever a reference to it was taken; or by the file its
     code comes from, where that code runs with other globals: types.FunctionType(torch's
@@ -83,6 +80,8 @@ def _code_label(frame: types.FrameType, cache: dict[types.CodeType, str]) -> str
             module = _module_of_file(code.co_filename)
         label = f"{module}:{code.co_qualname}" if module else ""
         cache[code] = label
+        if not label:  # the learner's, a library's, or a copy of torch's (copies.py)
+            unnamed.add(code)
     return label
 
 
@@ -184,52 +183,7 @@ class _OpRecorder(TorchDispatchMode):
         return eager(*(recorded(a) if callable(a) and not isinstance(a, torch.Tensor) else a for a in args), **kwargs)
 
 
-def _dynamo_only_once_imported() -> None:
-    """Keep torch from importing Dynamo (about 800 modules, seconds of a kernel's start) just
-    because a recorder ran an operation.
-
-    torch wraps every dispatch mode's ``__torch_dispatch__`` so that Dynamo never compiles
-    it, and the wrapper imports Dynamo on its first call to build the disabled version. Where
-    Dynamo is not imported yet nothing can compile the recorder, so until it is, the wrapper
-    is handed the recorder itself; the moment Dynamo's import ends (the notebook compiles
-    something, or calls ``torch.cond``), the wrapper gets Dynamo's disabled version, as torch
-    would have built it: Dynamo, tracing while a recorder is on, must find it disabled. A
-    torch without this wrapper is left as it is."""
-    raw = getattr(_OpRecorder.__torch_dispatch__, "__wrapped__", None)
-    if raw is None or "torch._dynamo" in sys.modules:
-        return
-    setattr(raw, "__dynamo_disable", raw)
-
-    def disabled_by_dynamo() -> None:
-        setattr(raw, "__dynamo_disable", torch._dynamo.disable(raw, recursive=True))
-
-    sys.meta_path.insert(0, _AfterImport("torch._dynamo", disabled_by_dynamo))
-
-
-class _AfterImport(importlib.abc.MetaPathFinder):
-    """Calls ``then()`` once, right after the module ``name`` has been imported."""
-
-    def __init__(self, name: str, then: Callable[[], None]) -> None:
-        self.name, self.then = name, then
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
-        if name != self.name:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        run_module, then = spec.loader.exec_module, self.then
-
-        def exec_module(module: types.ModuleType) -> None:
-            run_module(module)
-            then()
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-_dynamo_only_once_imported()
+lazy_dynamo.imported_once(_OpRecorder)
 dispatch.guard_switches()
 
 
@@ -263,7 +217,13 @@ class Watch:
     unrecorded: str | None = None  # torch the notebook's code ran out of the record's reach
     escaped: list[str] = field(default_factory=list)  # processes and threads started (containment.py)
     refuse: bool = True  # refuse them (a check's call) or only note them (a recorded cell)
+    # Record through the profile function alone, with no dispatch mode on the stack: an
+    # answer that looks for the grader (torch._C._len_torch_dispatch_stack()) and keeps a
+    # forbidden route for when none is there takes it here, and ``code`` names it. ``ops``,
+    # ``outputs``, ``written`` and ``collectives`` stay empty.
+    quiet: bool = False
     _labels: dict[types.CodeType, str] = field(default_factory=dict, repr=False)
+    _unnamed: set[types.CodeType] = field(default_factory=set, repr=False)  # code with no label
     _c_labels: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
     _authors: Authors = field(default_factory=Authors, repr=False)
@@ -279,8 +239,9 @@ class Watch:
 
     # -- reading the record ------------------------------------------------------------
     def ran(self, *prefixes: str) -> list[str]:
-        """The functions and operations that ran whose names start with one of ``prefixes``."""
-        names = set(self.code) | set(self.ops)
+        """The functions and operations that ran whose names start with one of ``prefixes``,
+        copies of torch's functions under other names included."""
+        names = set(self.code) | set(self.ops) | set(copies.named(self._unnamed, prefixes))
         return sorted(name for name in names if name.startswith(prefixes))
 
     def anything(self) -> list[str]:
@@ -350,7 +311,13 @@ class Watch:
                 return
             # The learner's code: the notebook's, or its own under other globals (authors.py),
             # asked last, where the answer matters.
-            if asked and self.unrecorded is None and code is not None and (from_notebook or self._learners(code)):
+            if (
+                asked
+                and not self.quiet
+                and self.unrecorded is None
+                and code is not None
+                and (from_notebook or self._learners(code))
+            ):
                 where = self._out_of_reach()
                 if where:
                     self.unrecorded = f"{label} ran {where}"
@@ -363,7 +330,7 @@ class Watch:
         operator = frame.f_code in _OPERATOR_CALLS
         if operator:  # torch.ops.aten.dropout(...): named by the operator
             self.code.add(operator_name := str(frame.f_locals.get("self")))
-        label = _code_label(frame, self._labels)
+        label = _code_label(frame, self._labels, self._unnamed)
         code = frame.f_back  # the code that made the call
         from_notebook = code is not None and code.f_globals is self.namespace
         self._count(label, from_notebook and not (label and _private(label)))
@@ -429,8 +396,9 @@ class Watch:
         containment.install()
         self.escaped += containment.out_of_sight()
         self._threads = containment.live_threads()
-        self._mode = _OpRecorder(self)
-        self._mode.__enter__()
+        if not self.quiet:
+            self._mode = _OpRecorder(self)
+            self._mode.__enter__()
         self._previous_profile = sys.getprofile()
         self._profile = self._on_event
         self._active = True
@@ -449,6 +417,19 @@ class Watch:
         self.tampered = records.emptied(self, self._kept, self._grad_ops) or self.tampered
         if threading._profile_hook is not None:
             self.tampered = "the grader's record of what runs in other threads (threading.setprofile)"
+        if not self.quiet:
+            self._leave_mode()
+        if not profiled:
+            self.tampered = "the grader's record of the functions that run (sys.setprofile)"
+        if containment.TORCH_LOOKED_UP:  # may be called at any time, unseen
+            self.tampered = (
+                "torch's record of the operators that run, through its own C++ functions looked up "
+                f"with ctypes ({containment.TORCH_LOOKED_UP[0]})"
+            )
+
+    def _leave_mode(self) -> None:
+        """Take this watch's dispatch mode off the stack, noting a mode left above it or its
+        own gone."""
         mode = self._mode
         current = torch.utils._python_dispatch._get_current_dispatch_mode()
         if mode is not None and current is mode:
@@ -462,13 +443,6 @@ class Watch:
             self.tampered = "the grader's record of the operations that run (a mode your code left active)"
         else:
             self.tampered = "the grader's record of the operations that run (its TorchDispatchMode)"
-        if not profiled:
-            self.tampered = "the grader's record of the functions that run (sys.setprofile)"
-        if containment.TORCH_LOOKED_UP:  # may be called at any time, unseen
-            self.tampered = (
-                "torch's record of the operators that run, through its own C++ functions looked up "
-                f"with ctypes ({containment.TORCH_LOOKED_UP[0]})"
-            )
 
     def __enter__(self) -> Watch:
         self.start()
@@ -489,8 +463,8 @@ class Watch:
 
 
 @contextmanager
-def watching(namespace: dict[str, Any]) -> Iterator[Watch]:
+def watching(namespace: dict[str, Any], quiet: bool = False) -> Iterator[Watch]:
     """``with watching(globals()) as watch:`` outside a notebook (tests)."""
-    watch = Watch(namespace)
+    watch = Watch(namespace, quiet=quiet)
     with watch:
         yield watch

@@ -52,6 +52,44 @@ def test_a_reference_taken_before_the_watch_still_runs_torchs_code():
     assert watch.ran("torch.nn.utils.clip_grad")
 
 
+def _clip_unless_watched(p):
+    """An answer that keeps torch's clipping for when no dispatch mode is on the stack."""
+    if torch._C._len_torch_dispatch_stack():
+        return p.grad.mul_(0.5)
+    return torch.nn.utils.clip_grad_norm_([p], 1.0)
+
+
+def test_a_quiet_watch_records_functions_with_no_dispatch_mode_on_the_stack():
+    p = torch.nn.Parameter(torch.ones(3))
+    p.grad = torch.full((3,), 5.0)
+    with watching(globals()) as loud:
+        _clip_unless_watched(p)
+    assert loud.ops and not loud.ran("torch.nn.utils.clip_grad")  # it saw the mode: honest
+    with watching(globals(), quiet=True) as quiet:
+        _clip_unless_watched(p)
+    assert quiet.ran("torch.nn.utils.clip_grad:clip_grad_norm_")  # it saw none: caught
+    assert not quiet.ops and not quiet.tampered and not quiet.unrecorded
+
+
+def test_a_copy_of_torchs_source_under_another_name_is_named_as_torchs():
+    import inspect
+
+    import torch.nn.utils.clip_grad as clip_grad
+
+    mine: dict = {"__name__": "my_clipping"}
+    exec(compile(inspect.getsource(clip_grad), "my_clipping.py", "exec"), mine)  # noqa: S102
+    p = torch.nn.Parameter(torch.ones(3))
+    p.grad = torch.full((3,), 5.0)
+    with watching(globals()) as watch:
+        mine["clip_grad_norm_"]([p], 1.0)
+    assert "torch.nn.utils.clip_grad:clip_grad_norm_ (a copy)" in watch.ran("torch.nn.utils.clip_grad")
+    with watching(globals()) as honest:  # the learner's own code, and contextlib's decorators
+        with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            norm = torch.linalg.vector_norm(p.grad)
+        p.grad.mul_(1.0 / norm)
+    assert not honest.ran("torch.nn.utils.clip_grad", "torch.autograd.graph:saved_tensors_hooks (a copy)")
+
+
 def test_torchs_pybind11_functions_are_named_by_their_module():
     # A pybind11 function's __self__ is its function record, not a module: named all the same.
     switch = torch.autograd._enable_record_function  # torch._C._autograd's, as a check forbids it

@@ -213,6 +213,7 @@ def test_the_code_of_a_recorded_cell_is_kept_as_it_ran(shell):
         ("guess = tuple(torch.ones(2).shape)", "torch.ones"),
         ("guess = earlier", "earlier (set in another cell)"),
         ('guess = int("x")', "code that fails on its own (ValueError)"),
+        ("guess = (((3 + 1e-20j) * 2 - 1) ** 2 - 25) / 1e-20j == 20", "1e-20j"),  # a complex step
     ],
 )
 def test_a_prediction_is_plain_values_its_cell_gives_on_its_own(shell, cell, problem):

@@ -217,3 +217,35 @@ dz_dc = 2 * (-1)
         ),
     ]
 )
+
+
+# A red team's 2.1 that measures the derivatives with imaginary numbers.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Complex-step differentiation written as plain arithmetic (Im f(x + ih) / h), each derivative "
+                "then picked from candidate integers by a set comprehension: measured, not worked out."
+            ),
+            hint="the cell that sets them uses 1j",
+            code="""\
+# derivatives by complex-step differentiation, read off by matching against candidate integers
+h = 2.0 ** -30
+D = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+K = [s * (10 * t + u) for s in [1, -1] for t in D for u in D]
+gw = ((((3 + h * 1j) * 2 + -1) ** 2) - (((3 - h * 1j) * 2 + -1) ** 2)) / (2j * h)
+gx = (((3 * (2 + h * 1j) + -1) ** 2) - ((3 * (2 - h * 1j) + -1) ** 2)) / (2j * h)
+gb = (((3 * 2 + (-1 + h * 1j)) ** 2) - ((3 * 2 + (-1 - h * 1j)) ** 2)) / (2j * h)
+ga = ((((2 + h * 1j) + -3) * 4 * (2 + h * 1j)) - (((2 - h * 1j) + -3) * 4 * (2 - h * 1j))) / (2j * h)
+gbb = (((2 + (-3 + h * 1j)) * 4 * 2) - ((2 + (-3 - h * 1j)) * 4 * 2)) / (2j * h)
+gc = (((2 + -3) * (4 + h * 1j) * 2) - ((2 + -3) * (4 - h * 1j) * 2)) / (2j * h)
+(dL_dw,) = {k for k in K if k == gw}
+(dL_dx,) = {k for k in K if k == gx}
+(dL_db,) = {k for k in K if k == gb}
+(dz_da,) = {k for k in K if k == ga}
+(dz_db,) = {k for k in K if k == gbb}
+(dz_dc,) = {k for k in K if k == gc}
+""",
+        ),
+    ]
+)

@@ -314,3 +314,32 @@ def manual_grads(X, y, W1, b1, W2):
         ),
     ],
 )
+
+
+# A red team's 2.2 that writes into an argument where torch cannot see it (NumPy's view of its memory).
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "y's memory used as scratch through y.numpy(), put back afterwards: NumPy's writes bump no "
+                "version counter and reach no dispatcher, but the caller's y changed during the call."
+            ),
+            hint="reached their memory outside torch",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    # y's memory as scratch space through NumPy (y -= out), put back afterwards
+    view = y.numpy()
+    kept = view.copy()
+    view -= out.numpy()
+    dout = y.clone().mul(-2 / out.numel())
+    view[:] = kept
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+    ]
+)

@@ -164,3 +164,30 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A red team's 2.4 that writes a hand-computed gradient into x.grad through NumPy.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "x.grad overwritten through x.grad.numpy() with a gradient computed by hand in NumPy: no torch "
+                "operation computes it, yet it is not what backward left."
+            ),
+            hint="ran torch.Tensor.numpy beyond",
+            code="""\
+import numpy as np
+
+x = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+h = torch.tanh(x)
+loss = (h**2).sum()
+h.retain_grad()
+loss.backward()
+h_grad = h.grad
+xs = x.detach().numpy()
+x.grad.numpy()[:] = 2 * np.tanh(xs) * (1 - np.tanh(xs) ** 2)  # by hand, written into .grad
+x_grad = x.grad
+""",
+        ),
+    ]
+)

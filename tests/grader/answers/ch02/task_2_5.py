@@ -144,3 +144,44 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# A red team's 2.5 that builds the Jacobian behind a decoy backward pass.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "One backward pass seeded with v, thrown away, and the answer taken from the full Jacobian built "
+                "column by column in forward mode: what the task rules out."
+            ),
+            hint="it builds the Jacobian (column by column",
+            code="""\
+import torch.autograd.forward_ad as fwAD
+
+
+def vjp(f, x, v):
+    y = f(x)
+    torch.autograd.grad(y, x, grad_outputs=v)  # the one backward pass, seeded with v
+    # ...but the answer comes from the full Jacobian, one forward-mode column per input
+    base = x.detach()
+    cols = []
+    with fwAD.dual_level():
+        for i in range(base.numel()):
+            tangent = torch.zeros_like(base).reshape(-1)
+            tangent[i] = 1
+            dual = fwAD.make_dual(base.clone().requires_grad_(), tangent.reshape(base.shape))
+            cols.append(fwAD.unpack_dual(f(dual)).tangent.reshape(-1))
+    J = torch.stack(cols, 1)  # (outputs, inputs): the Jacobian, built
+    return (v.reshape(1, -1) @ J).reshape(x.shape)
+
+
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+J = torch.autograd.functional.jacobian(f, x0)
+""",
+        ),
+    ]
+)

@@ -305,3 +305,44 @@ TASK.wrong.append(
         code=CAST_LIMITS.replace("return fi.max + step_at_max / 2,", "return int(fi.max + step_at_max / 2),"),
     )
 )
+
+
+# A red team's 4.1 that searches with NumPy, where the watch counts no torch operation.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "A vectorised NumPy search over every float32 bit pattern near max and near the smallest "
+                "subnormal, with round-to-nearest-even simulated from finfo's numbers: right for any format, fake "
+                "ones too, but a search."
+            ),
+            hint="MiB of Python or NumPy objects while it ran",
+            code="""\
+import numpy as np
+
+
+def cast_limits(dtype):
+    fi = torch.finfo(dtype)
+    f32 = np.float32
+
+    def rounds(values):  # round-to-nearest-even onto the format's grid, from finfo's numbers
+        exp = np.floor(np.log2(np.maximum(values, fi.smallest_normal)))
+        spacing = np.exp2(exp) * fi.eps
+        q = np.rint(values / spacing) * spacing
+        return np.where(q > fi.max, np.inf, q)
+
+    # every float32 bit pattern from max to 2 * max: the first that rounds to inf
+    lo, hi = f32(fi.max).view(np.uint32), f32(2 * fi.max).view(np.uint32)
+    over = np.arange(lo, hi, dtype=np.uint32).view(np.float32).astype(np.float64)
+    overflow_at = float(over[np.argmax(np.isinf(rounds(over)))])
+    # every float32 bit pattern from a quarter of the smallest subnormal to it: the last that rounds to 0
+    tiny = fi.smallest_normal * fi.eps
+    low, top = f32(tiny / 4).view(np.uint32), f32(tiny).view(np.uint32)
+    under = np.arange(low, top, dtype=np.uint32).view(np.float32).astype(np.float64)
+    zero = rounds(under) == 0
+    underflow_at = float(under[len(zero) - 1 - np.argmax(zero[::-1])])
+    return overflow_at, underflow_at
+""",
+        ),
+    ]
+)
