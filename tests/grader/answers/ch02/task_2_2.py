@@ -78,7 +78,7 @@ def manual_grads(X, y, W1, b1, W2):
     N = X.shape[0]
     h = torch.addmm(b1, X, W1)
     a = torch.relu(h)
-    g_out = (2.0 / N) * (a @ W2 - y)
+    g_out = 2.0 * (a @ W2 - y) / N  # the tensor divided: N may be 0
     dW2 = torch.einsum("nh,no->ho", a, g_out)
     dh = torch.where(h > 0, g_out @ W2.t(), torch.zeros_like(h))
     return X.t() @ dh, dh.sum(0), dW2
@@ -339,6 +339,34 @@ def manual_grads(X, y, W1, b1, W2):
     dW2 = a.T @ dout
     dh = (dout @ W2.T) * (h > 0)
     return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+    ]
+)
+
+
+# A red team's 2.2 that fails on an empty batch.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The mean's factor as a Python number, 2 / N: with N = 0 (an empty batch) it raises "
+                "ZeroDivisionError where autograd gives zeros."
+            ),
+            hint="With an empty batch (X of shape (0, 3)",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    N = y.numel()
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = (2 / N) * (out - y)  # the mean divides by N
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0)
+    dW1 = X.T @ dh
+    db1 = dh.sum(dim=0)
+    return dW1, db1, dW2
 """,
         ),
     ]
