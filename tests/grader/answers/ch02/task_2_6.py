@@ -254,3 +254,30 @@ class Cube(torch.autograd.Function):
         ),
     ]
 )
+
+
+# A red team's 2.6 whose backward autograd cannot differentiate.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The formula computed under torch.no_grad() in backward: gradcheck passes, but the gradient of "
+                "the gradient is 0, not 6 * x."
+            ),
+            hint="Cube's backward is not differentiable",
+            code="""\
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        with torch.no_grad():  # a formula: nothing to record
+            return grad_output * 3 * x**2
+""",
+        ),
+    ]
+)
