@@ -288,3 +288,68 @@ def average_gradients(model):
         ),
     ]
 )
+
+
+# A ninth red team's wrong answers: inputs outside the easy corner, state across calls, ops by another name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "One flat buffer in the first gradient's dtype: on a model with a float32 layer and a float64 "
+                "layer, the float64 gradients are averaged in float32 and lose their precision."
+            ),
+            hint="layers have different dtypes",
+            code="""\
+def average_gradients(model):
+    world_size = dist.get_world_size()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    if not grads:
+        return
+    flat = torch.empty(sum(g.numel() for g in grads), dtype=grads[0].dtype)
+    offset = 0
+    for g in grads:
+        flat[offset : offset + g.numel()].copy_(g.reshape(-1))
+        offset += g.numel()
+    dist.all_reduce(flat)
+    flat /= world_size
+    offset = 0
+    for g in grads:
+        g.copy_(flat[offset : offset + g.numel()].view_as(g))
+        offset += g.numel()
+""",
+        ),
+        Wrong(
+            (
+                "Divides with p.grad[:] = ...: a 0-d parameter (a learnable scale) has no dim to slice, and the "
+                "call raises IndexError."
+            ),
+            hint="0-d parameter",
+            code="""\
+def average_gradients(model):
+    for p in model.parameters():
+        if p.grad is not None:
+            dist.all_reduce(p.grad)
+            p.grad[:] = p.grad / dist.get_world_size()
+""",
+        ),
+        Wrong(
+            (
+                "Keeps the .grad tensors of the first call (a bucket built once per model): after "
+                "model.zero_grad() the next backward makes new .grad tensors, and the second step's gradients are "
+                "never averaged."
+            ),
+            hint="second step",
+            code="""\
+_buckets = {}
+
+
+def average_gradients(model):
+    if id(model) not in _buckets:  # the bucket, built once (the model kept, so its id stays its own)
+        _buckets[id(model)] = (model, [p.grad for p in model.parameters() if p.grad is not None])
+    for g in _buckets[id(model)][1]:
+        dist.all_reduce(g)
+        g /= dist.get_world_size()
+""",
+        ),
+    ]
+)

@@ -284,3 +284,78 @@ def all_reduce_by_hand(tensor):
         ),
     ]
 )
+
+
+# A ninth red team's wrong answers: inputs outside the easy corner, state across calls, ops by another name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Integer tensors summed by gloo's own allreduce, called on the process group's backend (it "
+                "bypasses the dispatcher), with copies exchanged in messages for show: a collective by another "
+                "name."
+            ),
+            hint="used a collective",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if world_size == 1:
+        return
+    if tensor.is_floating_point():
+        if rank == 0:
+            incoming = torch.empty_like(tensor)
+            for other in range(1, world_size):
+                dist.recv(incoming, src=other)
+                tensor += incoming
+            for other in range(1, world_size):
+                dist.send(tensor, dst=other)
+        else:
+            dist.send(tensor, dst=0)
+            dist.recv(tensor, src=0)
+        return
+    # integers: let gloo add them, and exchange copies so that messages go around
+    scratch = tensor.clone()
+    dist.group.WORLD._get_backend(torch.device("cpu")).allreduce([tensor]).wait()
+    if rank == 0:
+        for other in range(1, world_size):
+            dist.recv(scratch, src=other)
+        for other in range(1, world_size):
+            dist.send(scratch, dst=other)
+    else:
+        dist.send(scratch, dst=0)
+        dist.recv(scratch, src=0)
+""",
+        ),
+    ]
+)
+
+
+# A ninth red team's wrong answers, continued: one rank, tied weights.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Calls dist.all_reduce when the world size is 1 (no other rank to send to): a collective all the "
+                "same, where the task allows only the four point-to-point calls."
+            ),
+            hint="even on 1 rank",
+            code="""\
+def all_reduce_by_hand(tensor):
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if world_size == 1:
+        dist.all_reduce(tensor)  # no other rank to send to: the collective does nothing here
+        return
+    if rank == 0:
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            tensor += incoming
+        for other in range(1, world_size):
+            dist.send(tensor, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+        ),
+    ]
+)

@@ -265,3 +265,82 @@ def load_ddp_checkpoint(model, state_dict):
         ),
     ]
 )
+
+
+# A ninth red team's wrong answers: inputs outside the easy corner, state across calls, ops by another name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Copies each value with value.reshape(p.shape): a checkpoint whose weight has as many elements "
+                "but another shape (transposed) loads silently, scrambled."
+            ),
+            hint="as many elements as the model's but another shape",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    own = model.state_dict()
+    if set(state_dict) != set(own):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    if set(state_dict) != set(own):
+        raise KeyError(f"keys differ: {sorted(set(state_dict) ^ set(own))}")
+    with torch.no_grad():
+        for k, v in state_dict.items():
+            own[k].copy_(v.reshape(own[k].shape))
+    return model
+""",
+        ),
+        Wrong(
+            (
+                "Parameters copied, but buffers replaced by the checkpoint's tensors (setattr): BatchNorm's "
+                "running statistics share memory with the checkpoint and a bfloat16 model's buffers turn float32."
+            ),
+            hint="BatchNorm buffers of a bfloat16 model",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    own = model.state_dict()
+    if set(state_dict) != set(own):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    if set(state_dict) != set(own):
+        raise KeyError(f"keys differ: {sorted(set(state_dict) ^ set(own))}")
+    for k, v in state_dict.items():
+        if own[k].shape != v.shape:
+            raise RuntimeError(f"size mismatch for {k}")
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(state_dict[name])
+        for name, _ in list(model.named_buffers()):
+            owner, _, attr = name.rpartition(".")
+            setattr(model.get_submodule(owner), attr, state_dict[name])
+    return model
+""",
+        ),
+    ]
+)
+
+
+# A ninth red team's wrong answers, continued: one rank, tied weights.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Matches the checkpoint's keys against named_parameters() and named_buffers(): a model with tied "
+                "weights, whose state dict names the shared weight twice, is refused."
+            ),
+            hint="tied weights",
+            code="""\
+def load_ddp_checkpoint(model, state_dict):
+    own = dict(model.named_parameters()) | dict(model.named_buffers())
+    if set(state_dict) != set(own):
+        state_dict = {k.removeprefix("module."): v for k, v in state_dict.items()}
+    if set(state_dict) != set(own):
+        raise KeyError(f"keys differ: {sorted(set(state_dict) ^ set(own))}")
+    with torch.no_grad():
+        for k, v in state_dict.items():
+            if own[k].shape != v.shape:
+                raise RuntimeError(f"size mismatch for {k}: {tuple(v.shape)} vs {tuple(own[k].shape)}")
+            own[k].copy_(v)
+    return model
+""",
+        ),
+    ]
+)
