@@ -6,7 +6,7 @@ TASK = Task(
     alternative="""\
 def fsdp_local_shape(shape, rank, world_size):
     pieces = torch.empty(shape[0], 0).chunk(world_size)
-    rows = pieces[rank].shape[0] if rank < len(pieces) else 0
+    rows = pieces[rank].shape[0] if rank < len(pieces) and 0 not in shape else 0
     return tuple([rows, *shape[1:]])
 """,
     wrong=[
@@ -160,6 +160,27 @@ TASK.wrong.extend(
                 "    mine = max(0, min(per_rank, rows - rank * per_rank))\n"
                 "    return (mine, *shape[1:])\n"
             ),
+        ),
+    ]
+)
+
+
+# A red team's finding: torch.chunk's rule where FSDP2 splits nothing.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.chunk's pieces for a parameter with no elements, shape (4, 0): FSDP2 gives every rank 0 "
+                "rows of it, not 2."
+            ),
+            hint="for a parameter with no elements",
+            code="""\
+def fsdp_local_shape(shape, rank, world_size):
+    rows = shape[0]
+    per_rank = -(-rows // world_size)  # torch.chunk's piece: the ceiling of rows / world_size
+    mine = max(0, min(per_rank, rows - rank * per_rank))
+    return (mine, *shape[1:])
+""",
         ),
     ]
 )
