@@ -1,6 +1,7 @@
 """Other answers to the exercises of solutions/05b_distributed_at_scale.ipynb (see answers/__init__.py).
 
-One module per task (task_5_7.py for exercise 5.7). TASKS keeps the order of the tasks, and
+One module per task (task_5_7.py for exercise 5.7; task_5_7_more.py holds further wrong
+answers to 5.7). TASKS keeps the order of the tasks, and
 each task's wrong answers keep theirs.
 """
 

@@ -326,3 +326,95 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Round 5: results written into slices in place, the arguments by name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Follows only the nodes whose name has 'Backward' in it: a result written into a slice in place "
+                "(h[:, :2] = layer(x)) goes through a CopySlices node, and the layers behind it are reported "
+                "unused."
+            ),
+            hint="writes results into slices of a tensor in place",
+            code="""\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        elif "Backward" in node.name():
+            todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+""",
+        ),
+        Wrong(
+            (
+                "Parameters renamed (net, out): right called by position, a TypeError for a caller that names the "
+                "arguments as the task's signature does."
+            ),
+            hint="called with its arguments by name",
+            code="""\
+def unused_parameters(net, out):
+    reached, seen, todo = set(), set(), [out.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(
+        name for name, p in net.named_parameters() if p.requires_grad and id(p) not in reached
+    )
+""",
+        ),
+    ]
+)
+
+
+# Round 5: the list a call returns, kept in a cache.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The answer kept per graph (keyed by output.grad_fn) and the cache's own list handed out: a "
+                "caller that edits the list it got changes what the next call for that output returns."
+            ),
+            hint="once the caller had changed the list an earlier call returned",
+            code="""\
+_walked = {}
+
+
+def unused_parameters(model, output):
+    # one walk per graph: DDP asks after every forward, the answer kept with the graph's last node
+    key = output.grad_fn
+    if key is None or key not in _walked:
+        reached, seen, todo = set(), set(), [output.grad_fn]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            if hasattr(node, "variable"):
+                reached.add(id(node.variable))
+            todo.extend(next_node for next_node, _ in node.next_functions)
+        names = sorted(
+            name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+        )
+        if key is None:
+            return names
+        _walked[key] = names
+    return _walked[key]
+""",
+        ),
+    ]
+)

@@ -1,6 +1,10 @@
-"""Exercise 5.7 of solutions/05b_distributed_at_scale.ipynb: its other answers (see answers/__init__.py)."""
+"""Exercise 5.7 of solutions/05b_distributed_at_scale.ipynb: its other answers (see answers/__init__.py).
+
+Its further wrong answers are in task_5_7_more.py.
+"""
 
 from .. import Task, Wrong
+from . import task_5_7_more
 
 # 5.7's right buckets (the solution's walk from the last parameter, a bucket closed once it
 # reaches its cap): the first three wrong answers change one thing in it.
@@ -340,3 +344,5 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+TASK.wrong.extend(task_5_7_more.WRONG)

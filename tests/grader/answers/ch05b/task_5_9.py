@@ -226,3 +226,27 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Round 5: the arguments by name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Parameters renamed (model, batches): right called by position, a TypeError for a caller that "
+                "names the arguments as the task's signature does."
+            ),
+            hint="could not be called with its arguments by name",
+            code="""\
+def accumulate(model, batches, loss_fn):
+    k = len(batches)
+    *first, last = batches
+    with model.no_sync():
+        for x, y in first:
+            (loss_fn(model(x), y) / k).backward()
+    x, y = last
+    (loss_fn(model(x), y) / k).backward()
+""",
+        ),
+    ]
+)

@@ -316,3 +316,23 @@ def load_unsharded(folder, model):
         ),
     ]
 )
+
+
+# Round 5: the arguments by name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Parameters renamed (path, module): right called by position, a TypeError for a caller that names "
+                "the arguments as the task's signature does."
+            ),
+            hint="load_unsharded(folder=..., model=...) raised TypeError",
+            code="""\
+def load_unsharded(path, module):
+    state = module.state_dict()
+    dcp.load(state, checkpoint_id=path)
+    return module
+""",
+        ),
+    ]
+)

@@ -210,3 +210,26 @@ def zero_bytes_per_rank(n_params, world_size, stage):
         ),
     ]
 )
+
+
+# Round 5: the arguments by name.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "n_params renamed n: right called by position, a TypeError for a caller that names the arguments "
+                "as the task's signature does."
+            ),
+            hint="called with its arguments by name",
+            code="""\
+def zero_bytes_per_rank(n, world_size, stage):
+    shard = -(-n // world_size)
+    bytes_per_parameter = {"weights": 2, "gradients": 2, "optimizer state": 12}
+    sharded = ["optimizer state", "gradients", "weights"][:stage]
+    return sum(
+        (shard if part in sharded else n) * size for part, size in bytes_per_parameter.items()
+    )
+""",
+        ),
+    ]
+)
