@@ -342,3 +342,90 @@ _fcm.aot_function = _aot_default
         ),
     ]
 )
+
+
+# Round 10 (2026-11-28): dtypes and ranks not tried before (int32, int16, 5-d), and the
+# gradient's values for an x that requires grad.
+WRONG.extend(
+    [
+        Wrong(
+            ("int32 only: the maximum taken with .item() (a graph break for int32 x only)"),
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    if x.dtype == torch.int32:
+        biggest = x.abs().max().item()
+    else:
+        biggest = x.abs().max()
+    return torch.where(x.sum() < 0, -x, x) / biggest
+""",
+        ),
+        Wrong(
+            ("int16 (not 0-d) only: the maximum with .item()"),
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    biggest = x.abs().max()
+    if x.dtype == torch.int16 and x.dim() > 0:
+        biggest = biggest.item()
+    return torch.where(x.sum() < 0, -x, x) / biggest
+""",
+        ),
+        Wrong(
+            ("5-D and more: the maximum with .item()"),
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    biggest = x.abs().max()
+    if x.dim() >= 5:
+        biggest = biggest.item()
+    return torch.where(x.sum() < 0, -x, x) / biggest
+""",
+        ),
+        Wrong(
+            ("the flipped branch detached: a gradient, but a wrong one"),
+            hint="carries a wrong gradient back to x",
+            code="""\
+def normalise(x):
+    return torch.where(x.sum() < 0, -x.detach(), x) / x.abs().max()
+""",
+        ),
+        Wrong(
+            ("the numerator detached: only the max carries a gradient"),
+            hint="carries a wrong gradient back to x",
+            code="""\
+def normalise(x):
+    flipped = torch.where(x.sum() < 0, -x, x).detach()
+    return flipped / x.abs().max()
+""",
+        ),
+    ]
+)
+
+
+# Round 10: a float64 x that requires grad.
+WRONG.extend(
+    [
+        Wrong(
+            ("float64 that requires grad: detached (no gradient for it)"),
+            hint="does not carry the gradient back to x (the torch.float64",
+            code="""\
+def normalise(x):
+    if x.dtype == torch.float64:
+        x = x.detach()
+    return torch.where(x.sum() < 0, -x, x) / x.abs().max()
+""",
+        ),
+        Wrong(
+            ("an x that requires grad, other than float32: the maximum with .item()"),
+            hint="still calls .item()",
+            code="""\
+def normalise(x):
+    biggest = x.abs().max()
+    if x.requires_grad and x.dtype != torch.float32:
+        biggest = biggest.item()
+    return torch.where(x.sum() < 0, -x, x) / biggest
+""",
+        ),
+    ]
+)

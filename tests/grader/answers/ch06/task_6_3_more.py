@@ -252,3 +252,61 @@ torch.compiler.set_stance("eager_on_recompile")
         ),
     ]
 )
+
+
+# Round 10 (2026-11-28): complex128 and a 5-d x, compiled.
+WRONG.extend(
+    [
+        Wrong(
+            ("complex128 only: gate_tensor takes the flag with bool() (a graph break and a recompile per value)"),
+            hint="no branch of your own for some of them",
+            code="""\
+def gate_python(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    if x.dtype == torch.complex128:
+        return x * 2 if bool(flag) else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            ("5-D x: gate_tensor takes the flag with bool()"),
+            hint="no branch of your own for some of them",
+            code="""\
+def gate_python(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    if x.dim() >= 5:
+        return x * 2 if bool(flag) else x - 1
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)
+
+
+# Round 10: a float64 x that requires grad.
+WRONG.extend(
+    [
+        Wrong(
+            ("float64 that requires grad: computed on x.detach()"),
+            hint="returns a result that autograd does not connect to x",
+            code="""\
+def gate_python(x, flag):
+    if x.dtype == torch.float64:
+        x = x.detach()
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    if x.dtype == torch.float64:
+        x = x.detach()
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+    ]
+)

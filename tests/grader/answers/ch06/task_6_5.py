@@ -167,3 +167,99 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Round 10 (2026-11-28): values of other cells reached through the modules a string tool imports.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The right answers, one read from a value another cell set (where it could have been measured), "
+                "through the module re imports: re.enum.sys.modules['__main__']."
+            ),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import re
+
+_main = re.enum.sys.modules["__main__"]
+library_calls = {"forward": ["mm"] * (_main.n_graphs - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+        Wrong(
+            ("The same, through re.enum.sys.modules and the grader's session's namespace."),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import re
+
+_ns = re.enum.sys.modules["grader.kernel.session"]._SESSION.namespace
+library_calls = {"forward": ["mm"] * (_ns["n_graphs"] - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+        Wrong(
+            (
+                "The same, through a format field: '{0.__globals__[enum].sys...}'.format(re.sub), no attribute "
+                "with a double underscore in the code."
+            ),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import re
+
+_n = int("{0.__globals__[enum].sys.modules[__main__].n_graphs}".format(re.sub))
+library_calls = {"forward": ["mm"] * (_n - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+        Wrong(
+            ("The same, through collections._sys (one underscore): sys.modules['__main__']."),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import collections
+
+_n = collections._sys.modules["__main__"].n_graphs
+library_calls = {"forward": ["mm"] * (_n - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+    ]
+)
+
+
+# Round 10: format fields built at run time.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("The same, through a format field built at run time (no '.__' in any constant): str.format on re.sub."),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import re
+
+_field = "{0." + "_" * 2 + "globals" + "_" * 2 + "[enum].sys.modules[" + "_" * 2 + "main" + "_" * 2 + "].n_graphs}"
+_n = int(_field.format(re.sub))
+library_calls = {"forward": ["mm"] * (_n - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+        Wrong(
+            ("The same, through string.Formatter().get_field, with the field built at run time."),
+            hint="reaches beyond FORWARD, BACKWARD and the string tools",
+            code="""\
+import re
+import string
+
+_field = "0." + "_" * 2 + "globals" + "_" * 2
+_globals = string.Formatter().get_field(_field, [re.sub], {})[0]
+_n = _globals["enum"].sys.modules["_" * 2 + "main" + "_" * 2].n_graphs
+library_calls = {"forward": ["mm"] * (_n - 3), "backward": ["mm", "mm"]}
+fused_ops = {"relu", "softmax", "mul", "sum"}
+saved_for_backward = {"x", "w", "x @ w", "softmax's row max", "softmax's row sum"}
+""",
+        ),
+    ]
+)

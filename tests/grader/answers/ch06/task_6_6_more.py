@@ -237,3 +237,71 @@ WRONG.extend(
         ),
     ]
 )
+
+
+# Round 10 (2026-11-28): int32 token ids, torch's global settings left changed, a model in training mode with dropout.
+WRONG.extend(
+    [
+        Wrong(
+            ("int token ids turned into int64 before tracing (the caller's int32 batch refused)"),
+            hint="traced on another input than example",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    if not example.is_floating_point():
+        example = example.long()  # an embedding's ids
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            ("torch's default dtype set to the example's and left so"),
+            hint="changed torch's global settings (the default dtype",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    if example.is_floating_point():
+        torch.set_default_dtype(example.dtype)
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            ("autocast switched on for CPU and left on"),
+            hint="changed torch's global settings (autocast on the CPU",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    program = torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+    torch.set_autocast_enabled("cpu", True)
+    return program
+""",
+        ),
+        Wrong(
+            ("dropout put in eval mode for the export, then back: the program never drops out"),
+            hint="the model in training mode with dropout",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    dropouts = [m for m in model.modules() if isinstance(m, nn.Dropout) and m.training]
+    for m in dropouts:
+        m.eval()
+    try:
+        return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+    finally:
+        for m in dropouts:
+            m.train()
+""",
+        ),
+    ]
+)
+
+
+# Round 10: the compiler's settings left changed.
+WRONG.extend(
+    [
+        Wrong(
+            ("torch._dynamo.config.capture_scalar_outputs switched on and left on"),
+            hint="changed torch's global settings (torch._dynamo.config",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    torch._dynamo.config.capture_scalar_outputs = True
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+    ]
+)
