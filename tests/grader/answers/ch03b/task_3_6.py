@@ -1,6 +1,7 @@
 """Exercise 3.6 of solutions/03b_training.ipynb: its other answers (see answers/__init__.py)."""
 
 from .. import Task, Wrong
+from . import task_3_6_more
 
 # 3.6's right clipping (the solution's): its later wrong answers change one thing in it.
 CLIP_GRAD_NORM = """\
@@ -424,3 +425,6 @@ def clip_grad_norm(parameters, max_norm):
         ),
     ]
 )
+
+
+TASK.wrong.extend(task_3_6_more.WRONG)

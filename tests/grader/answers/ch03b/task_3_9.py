@@ -1,6 +1,7 @@
 """Exercise 3.9 of solutions/03b_training.ipynb: its other answers (see answers/__init__.py)."""
 
 from .. import Task, Wrong
+from . import task_3_9_more
 
 # 3.9's right pair (the solution's): its wrong answers change one thing in it.
 SAVE_AND_LOAD = """\
@@ -312,3 +313,6 @@ def load_state(state, model, optimizer, scheduler):
         ),
     ]
 )
+
+
+TASK.wrong.extend(task_3_9_more.WRONG)
