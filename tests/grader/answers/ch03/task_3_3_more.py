@@ -52,3 +52,188 @@ class MyDropout(nn.Module):
         ),
     ]
 )
+
+
+# A sixth red team's wrong answers: state kept from a call, unwatched threads and callbacks, dtypes.
+WRONG.extend(
+    [
+        Wrong(
+            ("1 / (1 - p) cached on the module at the first call: a p set after a call is half followed."),
+            hint="keep nothing from an earlier call",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x, dtype=torch.float32) >= self.p
+        if not hasattr(self, 'scale'):
+            self.scale = 1 / (1 - self.p)
+        return x * keep * self.scale
+""",
+        ),
+        Wrong(
+            (
+                "The mask kept in a buffer at every call: a model's state_dict() then holds it, and its "
+                "checkpoints no longer load into a fresh model."
+            ),
+            hint="After a call in training mode, a model's state_dict()",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x, dtype=torch.float32) >= self.p
+        self.register_buffer('mask', keep)
+        return x * keep / (1 - self.p)
+""",
+        ),
+        Wrong(
+            ("bfloat16 and float16 inputs computed from x.detach() in float32: no gradient flows to x."),
+            hint="gradients must flow to x in every dtype",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x, dtype=torch.float32) >= self.p
+        if x.dtype in (torch.bfloat16, torch.float16):
+            return torch.where(keep, x.detach().float() / (1 - self.p), 0.0).to(x.dtype)
+        return x * keep / (1 - self.p)
+""",
+        ),
+        Wrong(
+            (
+                "F.dropout in TorchScript, with torch._C._autograd._clear_callbacks() removing the profiler's "
+                "callbacks first."
+            ),
+            hint="switched torch's profiler",
+            code="""\
+@torch.jit.script
+def _ts_dropout(x: torch.Tensor, p: float, train: bool) -> torch.Tensor:
+    return torch.nn.functional.dropout(x, p, train)
+
+
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        torch._C._autograd._clear_callbacks()
+        return _ts_dropout(x, float(self.p), True)
+""",
+        ),
+        Wrong(
+            ("F.dropout run in the kernel's IOPub thread (started before the grader's setup) through its event loop."),
+            hint="drew no random numbers in the call itself",
+            code="""\
+import threading as _threading
+
+
+def _in_io(fn, *args):
+    loop = get_ipython().kernel.iopub_thread.io_loop
+    done, box = _threading.Event(), []
+
+    def run():
+        try:
+            box.append(fn(*args))
+        except BaseException as e:
+            box.append(e)
+        done.set()
+
+    loop.add_callback(run)
+    done.wait(30)
+    return box[0]
+
+
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        return _in_io(F.dropout, x, float(self.p), True)
+""",
+        ),
+        Wrong(
+            ("torch._refs' _dropout_helper draws the keep mask: a ready-made dropout's mask."),
+            hint="used a ready-made dropout",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        import torch._refs.nn.functional as _r
+        keep = _r._dropout_helper(x, 1 - self.p)
+        return x * keep / (1 - self.p)
+""",
+        ),
+        Wrong(
+            (
+                "The scale made as a tensor, torch.tensor(1 / (1 - p)): float32, so float64 survivors are scaled "
+                "by a rounded 1 / (1 - p)."
+            ),
+            hint="rounded to float32's precision",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x, dtype=torch.float32) >= self.p
+        return x * keep * torch.tensor(1 / (1 - self.p), device=x.device)
+""",
+        ),
+    ]
+)

@@ -296,3 +296,87 @@ def causal_attention(q, k, v):
         ),
     ]
 )
+
+
+# A sixth red team's wrong answers: clamped scores, unwatched threads and callbacks.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("Scores clamped to at least -1e4 before the mask: past scores beyond it become equal."),
+            hint="no clamp or cap",
+            code="""\
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.clamp(min=-1e4)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
+        ),
+        Wrong(
+            (
+                "The math SDPA in TorchScript, with torch._C._autograd._clear_callbacks() removing the profiler's "
+                "callbacks first."
+            ),
+            hint="switched torch's profiler",
+            code="""\
+@torch.jit.script
+def _ts_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return torch.ops.aten._scaled_dot_product_attention_math(q, k, v, None, 0.0, True)[0]
+
+
+def causal_attention(q, k, v):
+    torch._C._autograd._clear_callbacks()
+    return _ts_attention(q, k, v)
+""",
+        ),
+        Wrong(
+            (
+                "SDPA forward and backward run in the kernel's IOPub thread (started before the grader's setup), "
+                "inside an autograd.Function."
+            ),
+            hint="ran no tensor operation in the call itself",
+            code="""\
+import threading as _threading
+
+
+def _in_io(fn, *args):
+    loop = get_ipython().kernel.iopub_thread.io_loop
+    done, box = _threading.Event(), []
+
+    def run():
+        try:
+            box.append(fn(*args))
+        except BaseException as e:
+            box.append(e)
+        done.set()
+
+    loop.add_callback(run)
+    done.wait(30)
+    return box[0]
+
+
+class _A(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v):
+        ctx.save_for_backward(q, k, v)
+        return _in_io(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+    @staticmethod
+    def backward(ctx, g):
+        q, k, v = ctx.saved_tensors
+        def run():
+            with torch.enable_grad():
+                qq, kk, vv = (t.detach().requires_grad_() for t in (q, k, v))
+                o = F.scaled_dot_product_attention(qq, kk, vv, is_causal=True)
+                return torch.autograd.grad(o, (qq, kk, vv), g)
+        return _in_io(run)
+
+
+def causal_attention(q, k, v):
+    return _A.apply(q, k, v)
+""",
+        ),
+    ]
+)

@@ -92,3 +92,78 @@ WRONG.append(
         ),
     )
 )
+
+
+# A sixth red team's wrong answers: a 0-d param, an update in an unwatched thread.
+WRONG.extend(
+    [
+        Wrong(
+            ("param[:] = new: raises for a 0-d param (a learned scalar), which torch.optim.AdamW updates."),
+            hint="For a 0-d param",
+            code="""\
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state["t"] = 0
+        state["m"] = torch.zeros_like(param)
+        state["v"] = torch.zeros_like(param)
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    m_hat = m / (1 - beta1**t)
+    v_hat = v / (1 - beta2**t)
+    new = param * (1 - lr * weight_decay) - lr * m_hat / (v_hat.sqrt() + eps)
+    param[:] = new
+""",
+        ),
+        Wrong(
+            (
+                "torch.optim.AdamW run in the kernel's IOPub thread (started before the grader's setup), param "
+                "updated there."
+            ),
+            hint="the update ran in another thread",
+            code="""\
+import threading as _threading
+
+
+def _in_io(fn, *args):
+    loop = get_ipython().kernel.iopub_thread.io_loop
+    done, box = _threading.Event(), []
+
+    def run():
+        try:
+            box.append(fn(*args))
+        except BaseException as e:
+            box.append(e)
+        done.set()
+
+    loop.add_callback(run)
+    done.wait(30)
+    return box[0]
+
+
+def _adam_real(param, grad, state, lr, betas, eps, weight_decay):
+    if "opt" not in state:
+        state["p"] = torch.nn.Parameter(param.detach().clone())
+        state["opt"] = torch.optim.AdamW(
+            [state["p"]], lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=False
+        )
+    g = state["opt"].param_groups[0]
+    g.update(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+    state["p"].grad = grad.clone()
+    state["opt"].step()
+    with torch.no_grad():
+        param.copy_(state["p"])
+    st = state["opt"].state[state["p"]]
+    state["m"], state["v"] = st["exp_avg"], st["exp_avg_sq"]
+
+
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    r = _in_io(_adam_real, param, grad, state, lr, betas, eps, weight_decay)
+    if isinstance(r, BaseException):
+        raise r
+""",
+        ),
+    ]
+)
