@@ -27,6 +27,8 @@ IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open", "_dh", "_ih
 # lists, dicts, which change legitimately) the checks rely on; those not imported yet when
 # the snapshot is taken are left out.
 WATCHED_MODULES = (
+    "os",  # and time: the kernel's parent poller thread calls them (kernel_threads.py)
+    "time",
     "_thread",
     "_posixsubprocess",
     "threading",

@@ -47,7 +47,7 @@ from typing import Any
 
 import torch
 
-from grader.kernel import active, compiles, containment, predictions, threads
+from grader.kernel import active, compiles, containment, kernel_threads, predictions, threads
 from grader.kernel.names import cell_names, dependencies, is_check, sets_names
 from grader.kernel.rules import (
     ADVICE,
@@ -116,6 +116,7 @@ class Grading:
         self._builtins = {k: v for k, v in vars(builtins).items() if not plain_data(v) and k not in KERNEL_BUILTINS}
         self._builtins_module = namespace.get("__builtins__", builtins)
         threads.install_hooks()  # before the snapshot: replacing them is then caught like the rest
+        kernel_threads.watch_kernel_threads()  # the kernel's own threads, started before the hooks
         containment.install()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # reading deprecated names (torch.distributed.reduce_op) warns

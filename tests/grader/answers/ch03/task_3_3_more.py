@@ -155,7 +155,7 @@ class MyDropout(nn.Module):
         ),
         Wrong(
             ("F.dropout run in the kernel's IOPub thread (started before the grader's setup) through its event loop."),
-            hint="drew no random numbers in the call itself",
+            hint="used a ready-made dropout",
             code="""\
 import threading as _threading
 

@@ -336,7 +336,7 @@ def causal_attention(q, k, v):
                 "SDPA forward and backward run in the kernel's IOPub thread (started before the grader's setup), "
                 "inside an autograd.Function."
             ),
-            hint="ran no tensor operation in the call itself",
+            hint="called scaled_dot_product_attention",
             code="""\
 import threading as _threading
 

@@ -122,7 +122,7 @@ def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight
                 "torch.optim.AdamW run in the kernel's IOPub thread (started before the grader's setup), param "
                 "updated there."
             ),
-            hint="the update ran in another thread",
+            hint="not with torch.optim's Adam or AdamW",
             code="""\
 import threading as _threading
 
