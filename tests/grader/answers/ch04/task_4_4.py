@@ -395,3 +395,31 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
         ),
     ]
 )
+
+
+# A step that leaves torch's global autocast settings changed for its caller.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.set_autocast_dtype(x.device.type, torch.float16) and a bare torch.autocast(x.device.type): "
+                "the step runs in fp16, but the CPU's default autocast dtype stays fp16 for all later `with "
+                "torch.autocast('cpu'):` code of the caller, where it was bf16."
+            ),
+            hint="global autocast settings were changed",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    torch.set_autocast_dtype(x.device.type, torch.float16)
+    with torch.autocast(x.device.type):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()  # gradients x scale
+    scaler.unscale_(optimizer)  # true gradients, checked for inf/NaN
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # clip the true gradients
+    scaler.step(optimizer)  # skipped if inf/NaN was found
+    scaler.update()
+    return loss.item()
+""",
+        ),
+    ]
+)

@@ -379,3 +379,58 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
         ),
     ]
 )
+
+
+# Doublings near float32's top capped below its largest finite number.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "A doubling allowed only up to 2**127, float32's largest power of two: GradScaler doubles (2 - "
+                "2**-23) * 2**126 to float32's largest finite number, 3.4028234663852886e38."
+            ),
+            hint="init_scale=1.7014117331926443e+38",
+            code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    # GradScaler's scale is a float32 tensor, updated in float32: so is this one.
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        # before the first update(), get_scale() returns init_scale as given
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if step in bad_steps:  # skipped: halve, and count clean steps from 0 again
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:  # growth_interval clean steps in a row: double,
+                if scale.item() * 2.0 <= 2.0**127:  # unless float32 would overflow to inf
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+""",
+        ),
+        Wrong(
+            (
+                "A doubling allowed only up to 3.4e38, float32's largest number rounded: GradScaler doubles (2 - "
+                "2**-23) * 2**126 to 3.4028234663852886e38, which is above 3.4e38."
+            ),
+            hint="init_scale=1.7014117331926443e+38",
+            code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    # GradScaler's scale is a float32 tensor, updated in float32: so is this one.
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        # before the first update(), get_scale() returns init_scale as given
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if step in bad_steps:  # skipped: halve, and count clean steps from 0 again
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:  # growth_interval clean steps in a row: double,
+                if scale.item() * 2.0 <= 3.4e38:  # unless float32 would overflow to inf
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+""",
+        ),
+    ]
+)

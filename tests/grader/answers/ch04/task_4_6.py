@@ -394,3 +394,31 @@ def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
         ),
     ]
 )
+
+
+# A step that leaves torch's global autocast settings changed for its caller.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.set_autocast_dtype(x.device.type, torch.float16) and a bare torch.autocast(x.device.type): "
+                "the CPU's default autocast dtype stays fp16 for all later autocast code of the caller, where it "
+                "was bf16."
+            ),
+            hint="global autocast settings were changed",
+            code="""\
+def accumulation_step(model, optimizer, scaler, batches, max_norm=1.0):
+    optimizer.zero_grad()
+    for x, y in batches:
+        torch.set_autocast_dtype(x.device.type, torch.float16)
+        with torch.autocast(x.device.type):
+            loss = F.mse_loss(model(x), y) / len(batches)
+        scaler.scale(loss).backward()  # scaled gradients add up: all use the same scale
+    scaler.unscale_(optimizer)  # once, when all of them are in
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+""",
+        ),
+    ]
+)

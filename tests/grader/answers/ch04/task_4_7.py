@@ -384,3 +384,31 @@ why = "B"
         ),
     ]
 )
+
+
+# A step that leaves torch's global autocast settings changed for its caller.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "torch.set_autocast_dtype(x.device.type, torch.bfloat16) and a bare "
+                "torch.autocast(x.device.type): on a GPU, CUDA's default autocast dtype stays bf16 for all later "
+                "`with torch.autocast('cuda'):` code of the caller, where it was fp16."
+            ),
+            hint="global autocast settings were changed",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    torch.set_autocast_dtype(x.device.type, torch.bfloat16)
+    with torch.autocast(x.device.type):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+    ]
+)
