@@ -263,3 +263,27 @@ def make_masks(lengths, T):
         ),
     ]
 )
+
+
+# Positions in a type chosen to hold the lengths, at least int16: wraps for a long T.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Positions made in torch.promote_types(lengths.dtype, torch.int16): int64 for int64 lengths, but "
+                "int16 for uint8 or int8 lengths, which wraps past 32767 (T = 40000 marks about 7000 positions "
+                "real for a length of 255)."
+            ),
+            hint="for uint8 lengths [255, 3]",
+            code="""\
+def make_masks(lengths, T):
+    dtype = torch.promote_types(lengths.dtype, torch.int16)
+    positions = torch.arange(T, device=lengths.device, dtype=dtype)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)

@@ -116,3 +116,49 @@ scaled_np = scaled.detach().float().numpy()
         ),
     ],
 )
+
+
+# arr of another shape, not contiguous: what keeps its shape and strides.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "t_shared by torch.frombuffer(arr, dtype=...): the raw buffer as a flat run of numbers, not arr's "
+                "shape (and it refuses an array that is not contiguous)."
+            ),
+            hint="a 2-D array that is not contiguous",
+            code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.frombuffer(arr, dtype=torch.from_numpy(arr).dtype)
+t_copy = torch.tensor(arr)
+scaled_np = scaled.detach().numpy()
+""",
+        ),
+        Wrong(
+            (
+                "t_shared from arr.ravel(): flat, and for an array that is not contiguous ravel makes a copy, so "
+                "nothing is shared."
+            ),
+            hint="the cell gave a wrong t_shared:",
+            code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr.ravel())
+t_copy = torch.tensor(arr)
+scaled_np = scaled.detach().numpy()
+""",
+        ),
+        Wrong(
+            ("t_copy from arr.flatten(): a copy, but flat: a 2-D arr loses its shape."),
+            hint="the cell gave a wrong t_copy:",
+            code="""\
+arr = np.arange(5, dtype=np.float32)
+scaled = torch.ones(3, requires_grad=True) * 2
+t_shared = torch.from_numpy(arr)
+t_copy = torch.from_numpy(arr.flatten())
+scaled_np = scaled.detach().numpy()
+""",
+        ),
+    ]
+)

@@ -248,3 +248,64 @@ def backprop(loss, leaves):
 """,
     ),
 ]
+
+
+# The same leaf listed twice in leaves.
+WRONG.extend(
+    [
+        Wrong(
+            (
+                "Each leaf's gradient looked up with found.pop: a leaf listed twice gets None the second time, "
+                "where torch.autograd.grad(loss, [w, w]) gives the gradient at both places."
+            ),
+            hint="the same leaf listed twice",
+            code="""\
+def count_consumers(root):
+    # How many consumers will send each node a gradient (every edge of the graph, counted once).
+    waiting, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    return waiting
+
+
+def backprop(loss, leaves):
+    waiting = count_consumers(loss.grad_fn)
+    # Run each node once everything has arrived, passing its results down next_functions.
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):  # AccumulateGrad: the leaf's gradient is complete
+                found[id(node.variable)] = grad
+                continue
+            # a custom autograd.Function's node is not callable: its apply runs its backward
+            run = node if callable(node) else node.apply
+            outs = run(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    # the forward may have broadcast this input, or promoted its dtype: back to
+                    # the shape and the dtype it had
+                    meta = nxt._input_metadata[nr]
+                    g = g.sum_to_size(meta.shape).to(meta.dtype)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    return [found.pop(id(t), None) for t in leaves]
+""",
+        ),
+    ]
+)

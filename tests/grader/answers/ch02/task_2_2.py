@@ -371,3 +371,31 @@ def manual_grads(X, y, W1, b1, W2):
         ),
     ]
 )
+
+
+# A hidden layer of one unit, with several examples.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "da = dout @ W2.squeeze().unsqueeze(0): with H = 1, W2.squeeze() is 0-d, the product (N,) and da "
+                "* relu' broadcasts to (N, N), wrong for N > 1 (right when N = 1 too, as in the one-unit case "
+                "checked before)."
+            ),
+            hint="one example or one hidden unit",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / max(out.numel(), 1)
+    dW2 = a.T @ dout
+    da = dout @ W2.squeeze().unsqueeze(0)
+    dh = da * (h > 0).to(h.dtype)
+    dW1 = X.T @ dh
+    db1 = dh.sum(0)
+    return dW1, db1, dW2
+""",
+        ),
+    ]
+)

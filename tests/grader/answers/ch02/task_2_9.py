@@ -275,3 +275,49 @@ def stop_grad_loss(w):
         ),
     ]
 )
+
+
+# A target cut off by arithmetic, not by detach: right until w * w overflows.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "target = t - t + t.detach() with t = w * w: the gradients through t cancel, but for a float16 w "
+                "= 300 t is inf and inf - inf makes the loss and the gradient nan, where (w * w).detach() gives "
+                "inf and -inf."
+            ),
+            hint="for a float16 w = 300",
+            code="""\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    t = w * w
+    target = t - t + t.detach()
+    return (pred - target) ** 2
+""",
+        ),
+        Wrong(
+            (
+                "target = t + (t.detach() - t), the straight-through pattern: nan as soon as w * w overflows "
+                "(float16 w = 300)."
+            ),
+            hint="for a float16 w = 300",
+            code="""\
+def predict(model, xs):
+    with torch.no_grad():
+        return model(xs)
+
+
+def stop_grad_loss(w):
+    pred = 3 * w
+    t = w * w
+    target = t + (t.detach() - t)
+    return (pred - target) ** 2
+""",
+        ),
+    ]
+)
