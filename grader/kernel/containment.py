@@ -189,13 +189,12 @@ def lingering() -> list[tuple[Any, str]]:
             if not _still_runs(child) or child.create_time() < since:
                 continue
             command = " ".join(child.cmdline())
-            helper = any(marker in command for marker in HELPER_COMMANDS)
-            if helper and not ("forkserver" in command and child.ppid() != me.pid):  # a fork server's worker
+            if _helper(child, command, me):
                 continue
         except psutil.Error:  # gone meanwhile
             continue
         found.append((child, command))
-    found = _past_exit_grace(found)
+    found = _past_exit_grace(found, me)
     if not found:
         NOTEBOOK_STARTS.clear()
     return found
@@ -204,16 +203,35 @@ def lingering() -> list[tuple[Any, str]]:
 EXIT_GRACE = 0.5  # seconds a process of an earlier cell is given to end before it counts as lingering
 
 
-def _past_exit_grace(found: list[tuple[Any, str]]) -> list[tuple[Any, str]]:
+def _helper(child: Any, command: str, me: Any) -> bool:
+    """Whether ``child`` (a psutil.Process running ``command``) is one of the course's or
+    torch's helpers, not a fork server's worker."""
+    helper = any(marker in command for marker in HELPER_COMMANDS)
+    return helper and not ("forkserver" in command and child.ppid() != me.pid)
+
+
+def _past_exit_grace(found: list[tuple[Any, str]], me: Any) -> list[tuple[Any, str]]:
     """``found`` less the processes that end within EXIT_GRACE: one caught while it exits (a
     pool's worker, a killed helper: its command line may already be gone, and it is not yet a
-    zombie) is no process a later cell could hand work to. Polled, never waited on: waiting
-    would reap the notebook's own children behind its back."""
+    zombie) is no process a later cell could hand work to; and less the helpers caught while
+    they start (in the middle of exec, a process's command line reads empty). Polled, never
+    waited on: waiting would reap the notebook's own children behind its back."""
     deadline = time.monotonic() + EXIT_GRACE
     while found and time.monotonic() < deadline:
         time.sleep(0.02)
-        found = [(process, command) for process, command in found if _still_runs(process)]
+        found = [(process, command or _command(process)) for process, command in found if _still_runs(process)]
+        found = [(process, command) for process, command in found if not _helper(process, command, me)]
     return found
+
+
+def _command(process: Any) -> str:
+    """``process``'s command line, '' where it cannot be read (gone, or in the middle of exec)."""
+    import psutil
+
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
 
 
 def _still_runs(process: Any) -> bool:

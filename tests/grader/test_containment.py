@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,35 @@ def test_a_process_that_is_ending_when_a_check_ends_fails_nothing(noted_starts):
     finally:
         program.kill()
         program.wait()
+
+
+def test_a_helper_caught_in_the_middle_of_exec_is_known_by_its_command_line_a_moment_later():
+    """A helper (a fork server) caught as it starts, while its command line reads empty, is
+    read again within the grace, not reported as lingering; a process still unnamed is."""
+
+    class Starting:  # a psutil.Process whose command line is empty the first time it is read
+        pid = 4242
+
+        def __init__(self, later):
+            self.reads = [[], later]
+
+        def is_running(self):
+            return True
+
+        def status(self):
+            return "running"
+
+        def ppid(self):
+            return os.getpid()
+
+        def cmdline(self):
+            return self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+
+    me = types.SimpleNamespace(pid=os.getpid())
+    server = Starting([sys.executable, "-c", "from multiprocessing.forkserver import main; main()"])
+    unnamed = Starting([])
+    found = containment._past_exit_grace([(server, ""), (unnamed, "")], me)
+    assert [process for process, _ in found] == [unnamed]
 
 
 def test_a_process_the_course_starts_is_not_the_notebooks(noted_starts):
