@@ -75,12 +75,17 @@ def _of_module(name: str) -> dict[Likeness, str]:
 def named(codes: set[types.CodeType], prefixes: tuple[str, ...]) -> list[str]:
     """The labels ('torch.nn.utils.clip_grad:clip_grad_norm_ (a copy)') starting with one of
     ``prefixes`` of the code in ``codes`` that is a copy of a loaded module's function."""
+    # The modules asked about first: most prefixes name an operation or a C function
+    # ('aten.', 'torch.Tensor.item'), no module, and then no code need be looked at.
+    modules = tuple({p.split(":")[0] for p in prefixes})
+    names = [m for m in list(sys.modules) if m.startswith(modules)]
+    if not names:
+        return []
     likenesses = {likeness for likeness in map(_likeness, codes) if likeness is not None}
     if not likenesses:
         return []
-    modules = tuple({p.split(":")[0] for p in prefixes})
     found = set()
-    for name in [m for m in list(sys.modules) if m.startswith(modules)]:
+    for name in names:
         if getattr(sys.modules.get(name), "__dict__", None) is None:
             continue
         known = _of_module(name)

@@ -185,3 +185,24 @@ J = torch.autograd.functional.jacobian(f, x0)
         ),
     ]
 )
+
+# Right, if wasteful: f run once to check v's shape, then again for the one backward pass (no
+# Jacobian built: refused once checks counted f's runs to 1).
+TASK.other_right.append(
+    """\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+
+def vjp(f, x, v):
+    assert f(x).shape == v.shape, "v must have the shape of f(x)"
+    (grad,) = torch.autograd.grad(f(x), x, grad_outputs=v)
+    return grad
+
+
+J = torch.autograd.functional.jacobian(f, x0)
+"""
+)
