@@ -11,6 +11,10 @@
   reads numbers to the host (``count_host_reads``) next to how many tensors it summarises.
 - A Llama-3-8B-shaped model on the meta device (``bench.llama``): building it, drawing
   it folded (``vz.graph`` then ``to_svg``), and recording every op.
+- GPT-12 where a step is the host's work alone (width 48, batch 2 × 8, one thread): its
+  arithmetic is next to nothing, as a GPU's is to its host, so the ratio is what the
+  recording's Python costs beside PyTorch's own; and how many torch calls the recorder's
+  function mode sees one by one, folded and with every op drawn (capture/unwatched.py).
 
 Writes bench/results/scale.md.
 
@@ -123,6 +127,53 @@ def memory_and_reads(n_layer: int) -> dict:
     return {"peaks": peaks, "reads": reads, "summarised": summarised, "params_mb": params_mb}
 
 
+def host_bound(repeats: int) -> dict:
+    """GPT-12 where a step is the host's work alone: CPU time of recording over plain, the
+    median of ``10 * repeats`` pairs; torch calls the function mode saw, folded and not."""
+    from vizlib.capture.record import ForwardRecorder
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model, batch = make_gpt(GPTConfig(n_layer=12, n_embd=48, n_head=4, block_size=8, vocab=50), batch=2)
+        params = list(model.parameters())
+
+        def plain() -> None:
+            torch.autograd.grad(model(*batch), params)
+
+        def record() -> None:
+            vz.graph(model, *batch)
+
+        for _ in range(3):  # warm up both
+            plain()
+            record()
+        runs = [(clocked(plain)[1], clocked(record)[1]) for _ in range(10 * repeats)]
+        seen = [0]
+        original = ForwardRecorder.__torch_function__
+
+        def counted(self: ForwardRecorder, *args: object, **kwargs: object) -> object:
+            seen[0] += 1
+            return original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        calls = {}
+        ForwardRecorder.__torch_function__ = counted  # type: ignore[method-assign]
+        try:
+            for name, max_nodes in (("folded", 150), ("every op", None)):
+                seen[0] = 0
+                vz.graph(model, *batch, max_nodes=max_nodes)
+                calls[name] = seen[0]
+        finally:
+            ForwardRecorder.__torch_function__ = original  # type: ignore[method-assign]
+    finally:
+        torch.set_num_threads(threads)
+    return {
+        "plain": statistics.median(p for p, _ in runs),
+        "record": statistics.median(r for _, r in runs),
+        "ratio": statistics.median(r / p for p, r in runs),
+        "calls": calls,
+    }
+
+
 def llama() -> dict:
     build, _ = clocked(lambda: meta_llama())
     model, batch = meta_llama()
@@ -142,7 +193,7 @@ def llama() -> dict:
     }
 
 
-def report(ops: list[dict], gpts: dict[str, dict], mem: dict | None, big: dict | None) -> str:
+def report(ops: list[dict], gpts: dict[str, dict], mem: dict | None, big: dict | None, host: dict | None) -> str:
     """The section's body from what has been measured so far (a stage not yet run says so)."""
     rows = [[f"{o['numel']:,}", str(o["ops"]), f"{o['us']:.0f} µs"] for o in ops]
     body = "µs a recording adds per op (a chain of `(x * 1.0001).sin()`, every op recorded):\n\n"
@@ -178,6 +229,14 @@ def report(ops: list[dict], gpts: dict[str, dict], mem: dict | None, big: dict |
             f"{big['every']:.1f} s. Saved for backward, as autograd would keep it: {big['saved_gib']:.1f} GiB. "
             "Target: drawn in under 10 s."
         )
+    if host:
+        c = host["calls"]
+        body += (
+            f"\n\nGPT-12 where a step is the host's work alone (width 48, batch 2 × 8, one thread): plain step "
+            f"{host['plain'] * 1e3:.1f} ms, recording {host['record'] * 1e3:.1f} ms of CPU time, "
+            f"{host['ratio']:.2f}× (the median of the pairs' ratios). Torch calls the recorder's function mode "
+            f"saw one by one: {c['folded']} folded (the default picture), {c['every op']} with every op drawn."
+        )
     body += (
         "\n\nOn a GPU the same recording's cost is its host reads (each waits for the device) and its "
         "launches; these runs had no GPU, so the host-read count above stands in for it. On a GPU, "
@@ -199,14 +258,16 @@ def main() -> None:
     )
     ops: list[dict] = []
     gpts: dict[str, dict] = dict.fromkeys(args.cases, {})
-    mem = big = None
+    mem = big = host = None
 
     def stage(name: str) -> None:  # the section so far, so that a stopped run still leaves its figures
-        write_section("scale", "vizlib at GPU scale, measured on the CPU", how, report(ops, gpts, mem, big))
+        write_section("scale", "vizlib at GPU scale, measured on the CPU", how, report(ops, gpts, mem, big, host))
         print(f"{name} done", flush=True)
 
     big = llama()
     stage("llama")
+    host = host_bound(args.repeats)
+    stage("host-bound GPT-12")
     ops += [per_op(500, numel, args.repeats) for numel in (16, 4096, 1 << 16)]
     stage("per op")
     mem = memory_and_reads(12)

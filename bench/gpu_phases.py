@@ -38,6 +38,7 @@ PHASES = {
     "backward hooks put on": ("vizlib/capture/backward.py", "hook_backward"),
     "numbers read (fetch)": ("vizlib/capture/build.py", "_fill_in"),
     "saved for backward": ("vizlib/capture/build.py", "_kept_for_backward"),
+    "autograd's names of what drawn nodes saved": ("vizlib/capture/build.py", "_name_saved"),
     "graph let go": ("vizlib/capture/build.py", "_let_go"),
     "folding": ("vizlib/transform.py", "simplify"),
 }

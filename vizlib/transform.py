@@ -99,6 +99,7 @@ def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_t
         id=min(m.id for m in members),
         kind="module",
         name=name,
+        op=None,  # a module's box: no one op made it (and its members may have run unwatched)
         saved_bytes=sum(m.saved_bytes for m in members),
         saved=[],
         module=name,
@@ -270,6 +271,22 @@ class DrawnNumbers:
             self._update()
         return self._may_draw(level)
 
+    def may_draw(self, level: int) -> bool:
+        """Whether an op run ``level`` modules deep could still be drawn as a node of its own
+        (asked before a module's ops run: none of them is counted)."""
+        if self.depth is not None:
+            return level <= self.depth
+        return self.max_nodes is None or self._may_draw(level)
+
+    def ops_ran(self, level: int, k: int) -> None:
+        """Note ``k`` ops run ``level`` modules deep that ``op`` was not asked about (the
+        recorder did not watch them, knowing they could not be drawn)."""
+        if self.depth is not None or self.max_nodes is None or k <= 0:
+            return
+        _add(self._ops, level, k)
+        if self._too_deep is None or level < self._too_deep:
+            self._update()
+
     def module_entered(self, key: object) -> None:
         """A module starts: what was expected of it gives way to what it runs."""
         if not self.predicts:
@@ -290,15 +307,19 @@ class DrawnNumbers:
         if self.max_nodes is None:
             return False  # nothing is collapsed: every op is drawn as itself
         start = self._starts.pop() if self._starts else ([], [])
+        changed = False  # (else the depth too deep to draw stays where it is)
         if ran_ops and not _INDEX.fullmatch(path) and not _CALL.fullmatch(path):
             _add(self._boxes, level, 1)
+            changed = True
         if alike:
             share = (_minus(self._ops, start[0]), _minus(self._boxes, start[1]))
             for key in alike:
                 if key not in self._expected:
                     self._expected[key] = share
                     self._expect(share, +1)
-        self._update()
+                    changed = True
+        if changed:
+            self._update()
         return ran_ops and self._may_draw(level)
 
     def _may_draw(self, level: int) -> bool:
@@ -328,9 +349,11 @@ class DrawnNumbers:
                 break
             self._too_deep = d
 
-    def of(self, g: GraphData) -> tuple[set[int], set[int]]:
-        """The ids of the nodes whose numbers the picture of ``g`` draws, and the positions
-        in ``g.edges`` of the edges whose gradients it draws.
+    def of(self, g: GraphData) -> tuple[set[int], set[int], set[int], int | None]:
+        """The ids of the nodes whose numbers the picture of ``g`` draws, those of them it
+        draws as nodes of their own (not as a box), the positions in ``g.edges`` of the
+        edges whose gradients it draws, and the depth of the modules it draws as boxes
+        (0 where none; None where it folds loops, boxes of ops that repeat).
 
         ``simplify`` runs with each node carrying its id in place of its gradient (``g`` has
         no numbers yet; they are put back to None) and each edge its position in place of
@@ -342,9 +365,15 @@ class DrawnNumbers:
         try:
             positions: list[float | None] = list(range(len(g.edges)))
             small = simplify(replace(g, edge_grads=positions, notes=[]), self.depth, self.max_nodes)
-            return {n.grad for n in small.nodes if isinstance(n.grad, int)}, {
-                int(k) for k in small.edge_grads if k is not None
-            }
+            ids = {n.grad for n in small.nodes if isinstance(n.grad, int)}
+            own = {n.grad for n in small.nodes if isinstance(n.grad, int) and n.kind != "module"}
+            boxes = [n for n in small.nodes if n.kind == "module"]
+            depth = (
+                None
+                if any(n.module_type == LOOP for n in boxes)
+                else min((len(n.modules) - 1 for n in boxes), default=0)
+            )
+            return ids, own, {int(k) for k in small.edge_grads if k is not None}, depth
         finally:
             for n in g.nodes:
                 n.grad = None

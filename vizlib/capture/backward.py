@@ -1,10 +1,11 @@
 """Backward, as vizlib runs it: what each node received and sent, in the order the engine
 ran them, and the tensors saved for it let go of as a plain backward would.
 
-A hook after every op node records the gradient that reached it, the gradient it sent along
-each edge (for the nodes and edges a picture draws), and when it ran. The tensors the
-forward saved (``ForwardRecorder``'s pack hook hands them to ``SavedForBackward``) are
-dropped once the node that used them is done.
+A hook after an op node records the gradient that reached it, the gradient it sent along
+each edge (for the nodes and edges a picture draws), and when it ran (for every node whose
+place in the order the picture needs: ``first_in_backward``). The tensors the forward
+saved (``ForwardRecorder``'s pack hook hands them to ``SavedForBackward``) are dropped once
+the node that used them is done.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils.hooks import RemovableHandle
 
+from ..data import GraphData, Node
 from .rows import Pending
 from .summary import Summaries
 
@@ -26,7 +28,7 @@ class _Held:
     __slots__ = ("tensor", "__weakref__")
 
     def __init__(self, tensor: torch.Tensor):
-        self.tensor = tensor
+        self.tensor: torch.Tensor | None = tensor
 
 
 class SavedForBackward:
@@ -37,21 +39,30 @@ class SavedForBackward:
     caller made before the call, and their saved tensors must survive for the caller's own
     backward. Without this, everything saved inside the call would stay alive until
     backward ends: for a GPT-2-sized model, hundreds of MB above a plain training step.
-    While ``in_backward``, each holder unpacked is noted, and the hook that runs after
-    each node calls ``node_done`` to let go of what it unpacked (per thread: the engine
-    runs each device's nodes on its own thread, a node's unpacking and its hook on one).
+    While ``in_backward``, each holder unpacked is noted, and a hook that runs after a
+    node calls ``node_done`` to let go of what that node and the nodes before it on its
+    thread unpacked (the engine runs each device's nodes on its own thread, one at a time,
+    a node's unpacking and its hook on one): so not every node needs a hook. ``all_done``
+    lets go of the rest once backward has ended.
     """
 
     def __init__(self) -> None:
-        self._local = threading.local()  # .unpacked: holders the running node unpacked
+        self._local = threading.local()  # .unpacked: holders the thread's nodes unpacked
+        self._lists: list[list[_Held]] = []  # every thread's .unpacked, for all_done
         self.in_backward = False  # False: unpacked by vizlib naming saved tensors, kept
 
-    def pack(self, t: torch.Tensor) -> _Held:
-        # Held detached, as autograd holds a saved output itself: the tensor's grad_fn may be
-        # the very node saving it, and holding that would make a cycle that keeps the node and
-        # its saved tensors alive after the graph lets go of it. Autograd gives the unpacked
-        # tensor its grad_fn back.
-        return _Held(t.detach())
+    def pack(self, t: torch.Tensor, made_before: bool) -> _Held:
+        """Hold ``t`` for its node. ``made_before``: ``t``'s grad_fn (if any) is a node made
+        before the one saving it (a parameter, an earlier op's output).
+
+        Otherwise ``t`` is the saving node's own output, held detached, as autograd holds a
+        saved output itself: holding it with its grad_fn would make a cycle that keeps the
+        node and its saved tensors alive after the graph lets go of it (autograd gives the
+        unpacked tensor its grad_fn back). Any other tensor is held as it is: its grad_fn is
+        one the saving node reaches anyway, and a ``detach`` for each of the hundreds of
+        tensors a forward saves is a dispatcher call each, which a GPU's host pays dearly.
+        """
+        return _Held(t if made_before else t.detach())
 
     def unpack(self, held: _Held) -> torch.Tensor:
         if held.tensor is None:
@@ -63,12 +74,21 @@ class SavedForBackward:
             unpacked = getattr(self._local, "unpacked", None)
             if unpacked is None:
                 unpacked = self._local.unpacked = []
+                self._lists.append(unpacked)
             unpacked.append(held)
         return held.tensor
 
     def node_done(self) -> None:
+        """The node running on this thread is done, and so is every node before it there."""
         unpacked = getattr(self._local, "unpacked", None)
         if unpacked:
+            for held in unpacked:
+                held.tensor = None
+            unpacked.clear()
+
+    def all_done(self) -> None:
+        """Backward has ended: let go of what every thread's nodes unpacked."""
+        for unpacked in self._lists:
             for held in unpacked:
                 held.tensor = None
             unpacked.clear()
@@ -91,8 +111,9 @@ def hook_backward(
     saved: SavedForBackward,
     summaries: Summaries,
     drawn: tuple[set[int], set[tuple[int, int, int]]] | None = None,
+    order_of: set[int] | None = None,
 ) -> tuple[BackwardRecord, list[RemovableHandle]]:
-    """Put a hook on every op node, run after it; return the record and the handles.
+    """Put a hook on op nodes, run after each; return the record and the handles.
 
     ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
     hook can say which gradient went down which edge. Each hook also tells ``saved`` that
@@ -101,10 +122,12 @@ def hook_backward(
     as a view. ``drawn`` (None: all) names the nodes whose gradients and the edges
     ``(src, dst, slot)`` whose norms the picture draws: only those are read. One hook per
     node, not a hook before and one after: the engine runs a thread's nodes one at a time,
-    so the order they end in is the order they ran in.
+    so the order they end in is the order they ran in. ``order_of`` (None: all) names the
+    nodes whose place in that order is needed; the others with no number drawn get no hook
+    at all (what they unpacked is let go of at the next hook on their thread, or by
+    ``saved.all_done`` once backward ends).
     """
     rec = BackwardRecord()
-    order = rec.order
     done = saved.node_done
     handles = []
     for i, fn in enumerate(fns):
@@ -115,30 +138,39 @@ def hook_backward(
             nodes, wanted = drawn
             edges = [(slot, src) for slot, src in edges if (src, i, slot) in wanted]
             if i not in nodes and not edges:
-                handles.append(fn.register_hook(_only_order(i, order, done)))
+                if order_of is None or i in order_of:
+                    handles.append(fn.register_hook(_only_order(i, rec.order, done)))
                 continue
-
-        def post(
-            grad_inputs: tuple[torch.Tensor | None, ...],
-            grad_outputs: tuple[torch.Tensor | None, ...],
-            i: int = i,
-            edges: list[tuple[int, int]] = edges,
-            read: bool = drawn is None or i in drawn[0],
-        ) -> None:
-            done()
-            order.append(i)
-            if read and grad_outputs and grad_outputs[0] is not None:
-                rec.grads[i], rec.grad_stats[i] = summaries.describe(grad_outputs[0], gradient=True)
-            last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
-            for slot, src in edges:
-                g = grad_inputs[slot] if slot < len(grad_inputs) else None
-                if g is not None:
-                    if g is not last[0]:
-                        last = g, summaries.norm(g)
-                    rec.edge_norms[(src, i, slot)] = last[1]
-
-        handles.append(fn.register_hook(post))
+        read = drawn is None or i in drawn[0]
+        handles.append(fn.register_hook(_numbers_hook(i, edges, read, rec, summaries, done)))
     return rec, handles
+
+
+def _numbers_hook(
+    i: int,
+    edges: list[tuple[int, int]],
+    read: bool,
+    rec: BackwardRecord,
+    summaries: Summaries,
+    done: Callable[[], None],
+) -> Callable[..., None]:
+    """The hook of node ``i``: it ran, the gradient that reached it (where ``read``), and
+    the norm of what it sent down each of ``edges`` ``(slot, input position)``."""
+
+    def post(grad_inputs: tuple[torch.Tensor | None, ...], grad_outputs: tuple[torch.Tensor | None, ...]) -> None:
+        done()
+        rec.order.append(i)
+        if read and grad_outputs and grad_outputs[0] is not None:
+            rec.grads[i], rec.grad_stats[i] = summaries.describe(grad_outputs[0], gradient=True)
+        last: tuple[torch.Tensor | None, Pending | None] = (None, None)  # an add sends one gradient down both edges
+        for slot, src in edges:
+            g = grad_inputs[slot] if slot < len(grad_inputs) else None
+            if g is not None:
+                if g is not last[0]:
+                    last = g, summaries.norm(g)
+                rec.edge_norms[(src, i, slot)] = last[1]
+
+    return post
 
 
 def _only_order(i: int, order: list[int], done: Callable[[], None]) -> Callable[..., None]:
@@ -149,3 +181,46 @@ def _only_order(i: int, order: list[int], done: Callable[[], None]) -> Callable[
         order.append(i)
 
     return post
+
+
+def first_in_backward(g: GraphData, depth: int) -> set[int]:
+    """The op nodes whose place in backward's order a picture of ``g`` with the modules
+    ``depth`` deep drawn as boxes needs: the first of a box's nodes to run is one whose
+    every consumer is outside it (a node waits for its consumers' gradients), so at most
+    the nodes with a consumer in another box, or none; and the consumers of leaves, after
+    whose last one a leaf's gradient is placed (``with_leaves``)."""
+
+    def box(n: Node) -> object:
+        return n.modules[depth] if len(n.modules) > depth else n.id
+
+    needed, consumed = set(), set()
+    for s, d in g.edges:
+        consumed.add(s)
+        if box(g.nodes[s]) != box(g.nodes[d]):
+            needed.add(s)
+        if g.nodes[s].kind == "leaf":
+            needed.add(d)
+    return needed | {n.id for n in g.nodes if n.id not in consumed}
+
+
+def with_leaves(order: list[int], leaf_pos: list[int], edges: list[tuple[int, int, int]]) -> list[int]:
+    """Engine order of the ops, each leaf placed right after the last op that fed it a gradient.
+
+    That is when autograd's AccumulateGrad node for the leaf would run in a .backward().
+    """
+    ran_at = {pos: k for k, pos in enumerate(order)}
+    last_use: dict[int, int] = {}  # leaf -> when its last consumer ran
+    for s, d, _ in edges:
+        if d in ran_at:
+            last_use[s] = max(last_use.get(s, -1), ran_at[d])
+    after: dict[int, list[int]] = {}
+    for leaf in leaf_pos:
+        if leaf in last_use:
+            after.setdefault(order[last_use[leaf]], []).append(leaf)
+    result = []
+    for pos in order:
+        result.append(pos)
+        result += after.get(pos, [])
+    # A leaf no op consumed (the function returned its input) gets its gradient at once.
+    placed = set(result)
+    return result + [leaf for leaf in leaf_pos if leaf not in placed]

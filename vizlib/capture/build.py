@@ -25,7 +25,7 @@ from torch.utils._pytree import tree_leaves
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .backward import BackwardRecord, hook_backward
+from .backward import BackwardRecord, first_in_backward, hook_backward, with_leaves
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
@@ -34,7 +34,7 @@ from .placement import attach_saved, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
 from .rows import Pending
 from .summary import Summaries
-from .walk import Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
+from .walk import AutogradNode, Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
 
 def capture(
@@ -197,8 +197,9 @@ def _record_call(
     given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
+    handed = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in copies]
     with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
-        with ForwardRecorder(module_names, state, save_hooks, copies, drawn) as rec:
+        with ForwardRecorder(module_names, state, save_hooks, copies, drawn, handed) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
         del result  # from here on only outs holds the graph, for _let_go to free it
@@ -206,7 +207,7 @@ def _record_call(
         if not outs:
             raise VizlibValueError(why_no_graph(fn, user_args))
         seeds = grad_outputs(outs, grad_output)
-        w = walk([root_of(t) for t in outs], {fn: k for k, fn in enumerate(rec.ops)})
+        w = walk([root_of(t) for t in outs], rec.ran_at())
         try:
             return _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn)
         finally:
@@ -222,6 +223,7 @@ def _let_go(w: Walked, rec: ForwardRecorder, outs: list[torch.Tensor]) -> None:
     the last made back, each frees only itself.
     """
     outs.clear()
+    rec.stretches.forget()
     nodes = list(w.fns)  # forward order
     w.fns.clear()
     w.index.clear()
@@ -255,33 +257,39 @@ def _run_backward(
     for t in outs:  # (not in _record_call: a name left holding a result would free its graph last)
         g.nodes[w.index[root_of(t)]].is_output = True
         rec.read_late(t.grad_fn)  # a picture draws the results, folded or not
-    shown = None if drawn is None else _drawn_part(g, w, rec, drawn)
-    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries, shown)
+    shown, depth = (None, None) if drawn is None else _drawn_part(g, w, rec, drawn)
+    _name_saved(g, w, rec, None if shown is None else shown[0])
+    order_of = None if depth is None else first_in_backward(g, depth)
+    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries, shown, order_of)
     rec.saved.in_backward = True
     try:
         leaf_grads = [None] * len(leaves) if on_meta else _leaf_gradients(w, outs, seeds, list(leaves.values()), rec)
     finally:
+        rec.saved.all_done()
         rec.saved.in_backward = False
         for h in handles:
             h.remove()
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
     _fill_in(summaries, _numbers(g, w, rec, leaves, grads, back, None if shown is None else shown[0]))
     g.edge_grads = [_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges]
-    g.backward_order = [] if on_meta else _with_leaves(back.order, leaf_pos, w)
+    g.backward_order = [] if on_meta else with_leaves(back.order, leaf_pos, w.edges)
     g.notes += device_notes(g.nodes, summaries.devices, recorded=True)
     g.saved_bytes = total_saved(kept)
     return g
 
 
-def _drawn_part(g: GraphData, w: Walked, rec: ForwardRecorder, drawn: Drawn) -> tuple[set[int], set[tuple]]:
+def _drawn_part(
+    g: GraphData, w: Walked, rec: ForwardRecorder, drawn: Drawn
+) -> tuple[tuple[set[int], set[tuple]], int | None]:
     """The ids of the nodes and the ``w.edges`` entries whose numbers the picture of the whole
-    graph ``g`` draws; the values of those nodes the forward passed over read now, or, where
-    they are gone, the call run again reading every number (``_NumbersLost``)."""
-    ids, positions = drawn.of(g)
+    graph ``g`` draws, and the depth of its module boxes (None: it folds loops); the values
+    of those nodes the forward passed over read now, or, where they are gone, the call run
+    again reading every number (``_NumbersLost``)."""
+    ids, own, positions, depth = drawn.of(g)
     for i in ids:
-        if not rec.read_late(w.fns[i]):
-            raise _NumbersLost
-    return ids, {w.edges[k] for k in positions}
+        if not rec.read_late(w.fns[i]) or (i in own and rec.stretches.of(w.fns[i]) is not None):
+            raise _NumbersLost  # (a node made unwatched, drawn as itself: its op's name is unknown)
+    return (ids, {w.edges[k] for k in positions}), depth
 
 
 def _numbers(
@@ -309,17 +317,29 @@ def _numbers(
     return later
 
 
-def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
-    """What autograd keeps for backward, each op's record told what it saved.
+def _name_saved(g: GraphData, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> None:
+    """Autograd's own names for what each drawn op node saved ("self", "result", ...; ids:
+    the drawn nodes, None: all), read before backward lets the tensors go, in place of the
+    pack hook's "saved[0]". Only drawn nodes: a box shows no member's names, and reading
+    them makes autograd unpack every saved tensor.
 
-    Autograd's own names for what each node saved ("self", "result", ...) are read before
-    backward lets the tensors go, where the node's own call packed them. Not for a node
-    that took packs made outside any call: inside torch.utils.checkpoint (PyTorch 2.12+)
-    the first op takes the block's inputs, which checkpoint packed, while its own saved
-    tensors went through checkpoint's hooks; reading them would run the block again."""
-    for fn, r in rec.ops.items():
-        if r.saved and r.packed_by_call:
-            r.saved = saved_tensors(fn) or r.saved
+    Only for a node whose saved tensors went through vizlib's pack hook, and none made
+    outside any call: inside torch.utils.checkpoint (PyTorch 2.12+) the first op takes the
+    block's inputs, which checkpoint packed, while its own saved tensors went through
+    checkpoint's hooks; reading them would run the block again. The bytes are the same
+    either way (the same storages)."""
+    if not rec.save_hooks:  # the nodes named them already (_kept_for_backward)
+        return
+    for i in range(len(g.nodes)) if ids is None else ids:
+        fn, node = w.fns[i], g.nodes[i]
+        r = rec.ops.get(fn)
+        if node.kind == "op" and node.saved and not (r is not None and r.saved):
+            if named := saved_tensors(fn):
+                attach_saved(node, named)
+
+
+def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
+    """What autograd keeps for backward, each op's record told what it saved."""
     # Let go of the nodes no result depends on, and so of what they saved, as the forward
     # alone would have; then count what autograd still keeps.
     rec.ops = {fn: r for fn, r in rec.ops.items() if fn in w.index}
@@ -354,14 +374,33 @@ def _graph_of(
 ) -> GraphData:
     """One node per autograd node, each in its modules, its numbers not yet asked for."""
     nodes = []
+    placed = set()  # nodes whose modules are known (else: their consumer's)
     for i, fn in enumerate(w.fns):
         if i in leaves:
             nodes.append(_leaf_node(i, leaves[i], names))
             continue
         r = rec.ops.get(fn)
-        if r is None:
+        unwatched = rec.stretches.of(fn)
+        if unwatched is not None:  # made where the function mode was off: the stretch knows its place
+            # Its shape only where the recorder noted it (a module's output, which a box may
+            # show): no other node of a stretch is drawn, and reading a node's metadata costs.
+            stretch, number = unwatched
+            shape, dtype, device = (r.shape, r.dtype, r.device) if r is not None else (None, None, None)
+            node = Node(
+                id=i,
+                kind="op",
+                name=type(fn).__name__,
+                shape=shape,
+                dtype=dtype,
+                device=device,
+                modules=stretch.scope_of(number),
+            )
+            attach_saved(node, rec.packed_at.get(number, []))
+            placed.add(i)
+        elif r is None:
             shape, dtype, device = output_meta(fn)
             node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
+            attach_saved(node, _packed_by(fn, rec))
         else:
             node = Node(
                 id=i,
@@ -373,9 +412,10 @@ def _graph_of(
                 op=r.op,
                 modules=r.modules,
             )
-            attach_saved(node, r.saved)
+            attach_saved(node, _packed_by(fn, rec) + r.saved)
+            placed.add(i)
         nodes.append(node)
-    inherit_modules(nodes, w, {i for i, fn in enumerate(w.fns) if fn in rec.ops})
+    inherit_modules(nodes, w, placed)
     place_params(nodes, w.edges, parameters)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
@@ -385,6 +425,13 @@ def _graph_of(
         edge_grads=[None] * len(w.edges),
         module_specs=dict(rec.module_specs),
     )
+
+
+def _packed_by(fn: AutogradNode, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
+    """What node ``fn`` saved through vizlib's pack hook while it was the newest node."""
+    if not rec.packed_at or isinstance(fn, torch.Tensor):
+        return []
+    return rec.packed_at.get(fn._sequence_nr(), [])
 
 
 def _grads_by_backward(
@@ -422,29 +469,6 @@ def _fill_in(summaries: Summaries, later: list[tuple[Node, str, Pending | None]]
 
 def _norm(st: Stats | None) -> float | None:
     return None if st is None else st.norm
-
-
-def _with_leaves(order: list[int], leaf_pos: list[int], w: Walked) -> list[int]:
-    """Engine order of the ops, each leaf placed right after the last op that fed it a gradient.
-
-    That is when autograd's AccumulateGrad node for the leaf would run in a .backward().
-    """
-    ran_at = {pos: k for k, pos in enumerate(order)}
-    last_use: dict[int, int] = {}  # leaf -> when its last consumer ran
-    for s, d, _ in w.edges:
-        if d in ran_at:
-            last_use[s] = max(last_use.get(s, -1), ran_at[d])
-    after: dict[int, list[int]] = {}
-    for leaf in leaf_pos:
-        if leaf in last_use:
-            after.setdefault(order[last_use[leaf]], []).append(leaf)
-    result = []
-    for pos in order:
-        result.append(pos)
-        result += after.get(pos, [])
-    # A leaf no op consumed (the function returned its input) gets its gradient at once.
-    placed = set(result)
-    return result + [leaf for leaf in leaf_pos if leaf not in placed]
 
 
 def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:

@@ -4,20 +4,19 @@ Forward: a TorchFunctionMode sees every torch call and notes, for the autograd n
 made each output, the call's name, the output's shape, dtype, device and values (reduced
 at once to a few numbers on the device, read when the recording ends, so no activation
 is kept and nothing waits for the device), and the module scope it ran in (from module
-hooks: one pair of global hooks, there only while some thread records, that hands each
-module call to the recorder of the thread it runs on, so two threads drawing at once
-never see each other's modules). A saved-tensor pack hook attributes what each call saved for
-backward, and holds those tensors so that backward can let each go once its node has run.
-Every tensor it packs is also noted with a weak reference to its holder: a holder still
-alive once the forward has returned is one autograd keeps, whichever object keeps it
-(torch.utils.checkpoint keeps a block's inputs outside any node vizlib draws).
+hooks: module_hooks.py). A saved-tensor pack hook notes what each node saved for
+backward (the node made last when it runs: ``packed_at``), and holds those tensors so
+that backward can let each go once its node has run. Every tensor it packs is also noted
+with a weak reference to its holder: a holder still alive once the forward has returned
+is one autograd keeps, whichever object keeps it (torch.utils.checkpoint keeps a block's
+inputs outside any node vizlib draws).
 Given what the caller's picture will draw (``Drawn``), the recorder reads the numbers of
-only the ops and module outputs it may show. Backward is backward.py's.
+only the ops and module outputs it may show, and runs the modules none of whose ops it
+could draw with the function mode off (unwatched.py). Backward is backward.py's.
 """
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -25,9 +24,7 @@ from typing import Protocol
 
 import torch
 from torch import nn
-from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.overrides import TorchFunctionMode
-from torch.utils.hooks import RemovableHandle
 
 from ..data import GraphData, ModuleSpec, SavedTensor
 from ..errors import VizlibValueError
@@ -35,8 +32,11 @@ from ..text import device_name, dtype_name
 from .backward import SavedForBackward, _Held
 from .guard import UserState
 from .layout import dense as in_one_block
+from .module_hooks import MODULE_HOOKS
 from .rows import Pending
+from .specs import ModuleSpecs
 from .summary import Summaries
+from .unwatched import RanAt, Stretch, Stretches, next_number
 from .walk import nbytes, storage_key
 
 # Calls that change their first argument in place but return nothing useful (the name as
@@ -52,69 +52,20 @@ _IN_PLACE_DUNDERS = (
 _UPDATES_ARGS = {"batch_norm": (1, 2), "instance_norm": (1, 2)}
 
 
-class _ModuleHooks:
-    """The global module hooks, installed while at least one thread records, each call
-    handed to the innermost recorder of the thread it runs on (none: ignored)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._users = 0
-        self._handles: list[RemovableHandle] = []
-        self._local = threading.local()  # .recorders: this thread's recorders, innermost last
-
-    def push(self, rec: ForwardRecorder) -> None:
-        with self._lock:
-            if self._users == 0:
-                self._handles = [
-                    register_module_forward_pre_hook(self._pre),
-                    register_module_forward_hook(self._post, always_call=True),
-                ]
-            self._users += 1
-        self._stack().append(rec)
-
-    def pop(self, rec: ForwardRecorder) -> None:
-        stack = self._stack()
-        if rec in stack:
-            stack.remove(rec)
-        with self._lock:
-            self._users -= 1
-            if self._users == 0:
-                for h in self._handles:
-                    h.remove()
-                self._handles = []
-
-    def _stack(self) -> list[ForwardRecorder]:
-        stack = getattr(self._local, "recorders", None)
-        if stack is None:
-            stack = self._local.recorders = []
-        return stack
-
-    # The hooks run where the recorder's function mode is on: without DisableTorchFunction,
-    # every tensor property they read (a parameter's .grad, a buffer's shape) and every op
-    # that reads an output's numbers would be one more call of the mode (a third of a
-    # recording's bookkeeping, GPT-12's first module noting every parameter and buffer).
-    def _pre(self, module: nn.Module, args: object) -> None:
-        stack = getattr(self._local, "recorders", None)
-        if stack:
-            with torch._C.DisableTorchFunction():
-                stack[-1].enter_module(module)
-
-    def _post(self, module: nn.Module, args: object, output: object) -> None:
-        stack = getattr(self._local, "recorders", None)
-        if stack:
-            with torch._C.DisableTorchFunction():
-                stack[-1].leave_module(module, output)
-
-
-_MODULE_HOOKS = _ModuleHooks()
-
-
 class Drawn(Protocol):
     """What the picture made of a capture will draw (``vizlib.transform.DrawnNumbers``):
     a recording reduces only the tensors whose numbers it may show."""
 
     def op(self, level: int) -> bool:
         """Note an op run ``level`` modules deep; False when no picture could draw it as a node."""
+        ...
+
+    def may_draw(self, level: int) -> bool:
+        """Whether an op run ``level`` modules deep could still be drawn as a node of its own."""
+        ...
+
+    def ops_ran(self, level: int, k: int) -> None:
+        """Note ``k`` ops run ``level`` modules deep unwatched (``op`` was not asked)."""
         ...
 
     @property
@@ -131,8 +82,10 @@ class Drawn(Protocol):
         whether it may be drawn as a box showing its output."""
         ...
 
-    def of(self, g: GraphData) -> tuple[set[int], set[int]]:
-        """The node ids and edge positions whose numbers the picture of ``g`` draws."""
+    def of(self, g: GraphData) -> tuple[set[int], set[int], set[int], int | None]:
+        """The node ids whose numbers the picture of ``g`` draws, those of them drawn as
+        nodes of their own (not as a box), the edge positions whose gradients it draws, and
+        the depth of the modules drawn as boxes (None: it folds loops, not modules)."""
         ...
 
 
@@ -147,14 +100,13 @@ class OpRecord:
     value: Pending | None  # Summaries' numbers, read once the recording is over
     value_stats: Pending | None
     modules: tuple[str, ...]
+    # What was saved outside any torch call before it was made (a checkpoint's inputs):
+    # what the node saved itself is in ``ForwardRecorder.packed_at``.
     saved: list[tuple[SavedTensor, tuple]] = field(default_factory=list)
     # Where no picture could show its numbers when it ran: the output (weakly), its
     # version then and its elements (``_elements``), so that its numbers can still be read
     # from it, or from what autograd saved of it, if it is drawn after all.
     unread: tuple[weakref.ref, int, tuple | None] | None = None
-    # True when the call that made this node packed all of ``saved`` itself: then its
-    # attributes name them. Packs pending from before it (a checkpoint's inputs) are not its.
-    packed_by_call: bool = False
 
 
 class ForwardRecorder(TorchFunctionMode):
@@ -167,10 +119,12 @@ class ForwardRecorder(TorchFunctionMode):
         save_hooks: bool = True,
         copies: dict[int, str] | None = None,
         drawn: Drawn | None = None,
+        handed: list[torch.Tensor] | None = None,
     ):
         super().__init__()
         self.drawn = drawn  # None: every tensor's numbers are read
         self.copies = copies or {}  # id -> name of the inputs vizlib copied to require grad
+        self._handed = handed or []  # the user's own tensors the call was handed (see _may_unwatch)
         self.state = state if state is not None else UserState()  # what the call may change of the user's
         self.save_hooks = save_hooks  # False: torch.func transforms refuse saved-tensor hooks
         self._made: dict[int, weakref.ref] = {}  # id -> tensor made by a call of this recording
@@ -179,14 +133,21 @@ class ForwardRecorder(TorchFunctionMode):
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
         self._scope: tuple[str, ...] = ()
-        self._ops_before: list[int] = []  # for each module entered: how many ops were recorded before it
-        self._children: dict[str, list[nn.Module]] | None = None  # parent path -> its modules (see _alike)
-        self._params: dict[int, list] = {}  # what _specs has listed of each module
-        self._specs: dict[nn.Module, ModuleSpec] = {}
+        # for each module entered: how many ops were recorded, and nodes made unwatched, before it
+        self._ops_before: list[tuple[int, int]] = []
+        self._stretch: Stretch | None = None  # the module call running unwatched, if any (unwatched.py)
+        self.stretches = Stretches()
+        self.first_number = 0  # autograd's number of the first node the call could make
+        self._specs = ModuleSpecs(module_names)
         self._calls: dict = {}  # module -> how many times it has been entered
         self._entered: dict[str, nn.Module] = {}  # path -> module, in the order they first ran
-        self._packed: list[tuple[SavedTensor, tuple]] = []  # pending until a node takes them
-        self._packed_outside = False  # some pending pack was made outside any torch call
+        # What each node saved, by autograd's number of the node: a tensor saved inside a
+        # torch call (or a stretch) is saved by the node made last on this thread, so a
+        # call made of several nodes (``linear``: a view, ``addmm``) gives each its own.
+        self.packed_at: dict[int, list[tuple[SavedTensor, tuple]]] = {}
+        # Saved outside any torch call (torch.utils.checkpoint packs a block's inputs itself,
+        # before the block's first op): pending until the next op recorded takes them.
+        self._packed: list[tuple[SavedTensor, tuple]] = []
         self._in_call = False
         self._every_pack: list[tuple[weakref.ref, tuple[SavedTensor, tuple]]] = []
         self._saved_as: dict[tuple, _Held] = {}  # _elements -> a holder of them (see read_late)
@@ -201,22 +162,28 @@ class ForwardRecorder(TorchFunctionMode):
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self) -> ForwardRecorder:
-        _MODULE_HOOKS.push(self)
+        self.first_number = next_number()
+        MODULE_HOOKS.push(self)
         if self.save_hooks:
             self._saved_hooks.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         try:
+            if self._stretch is not None:  # a KeyboardInterrupt: PyTorch ran no module hook after it
+                self._stretch = None
+                torch._C._push_on_torch_function_stack(self)
             super().__exit__(*exc)
         finally:
             if self.save_hooks:
                 self._saved_hooks.__exit__(*exc)
-            _MODULE_HOOKS.pop(self)
+            MODULE_HOOKS.pop(self)
             # Read once the mode is off: inside it, every parameter's .shape is a torch call.
-            self.module_specs = {path: self._spec(module) for path, module in self._entered.items()}
+            self.module_specs = {path: self._specs.of(module) for path, module in self._entered.items()}
 
-    def enter_module(self, module: nn.Module) -> None:
+    def enter_module(self, module: nn.Module, args: object = ()) -> None:
+        """Enter a module's scope; unwatched (its ops not seen one by one) where ``drawn``
+        says that no op of its could be drawn as a node of its own (see unwatched.py)."""
         self.state.keep_module(module)  # before it runs: its buffers as the user left them
         # A module run several times (an RNN cell) is a separate box per call: one box for
         # all calls would draw a cycle.
@@ -225,54 +192,98 @@ class ForwardRecorder(TorchFunctionMode):
         if calls == 1:
             self._entered[path] = module
         self._scope += (path if calls == 1 else f"{path} (call {calls})",)
-        self._ops_before.append(len(self.ops))
-        if self.drawn is not None:
-            self.drawn.module_entered(module)
+        self._ops_before.append((len(self.ops), self.stretches.made))
+        if self.drawn is None:
+            return
+        self.drawn.module_entered(module)
+        if self._stretch is not None:
+            self._stretch.enter(self._scope)
+        elif not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
+            self._stretch = Stretch(len(self.ops))
+            torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
+            self._stretch.enter(self._scope)
+
+    def _may_unwatch(self, args: object) -> bool:
+        """Whether a module called on ``args`` can run unwatched: this mode is the innermost
+        (another one above it sees what it sees), and no argument is an input vizlib
+        copied (an in-place change of one gets vizlib's words, ``_refuse_in_place``).
+        What the module may change in place of the user's tensors is kept for the user
+        here, as the mode would keep it op by op: its arguments made before the call, and
+        every tensor the call was handed (a module's pre-hook sees no keyword arguments)."""
+        depth = torch._C._len_torch_function_stack()
+        if depth == 0 or torch._C._get_function_stack_at(depth - 1) is not self:
+            return False
+        tensors = _tensors(args)
+        if any(id(t) in self.copies for t in tensors):
+            return False
+        tensors += self._handed
+        self._handed = []  # (kept once)
+        for t in tensors:
+            fn = t.grad_fn
+            if fn is not None and fn._sequence_nr() >= self.first_number:
+                continue  # made by the call
+            ref = self._made.get(id(t))
+            if ref is None or ref() is not t:
+                self.state.keep_value(t)
+        return True
 
     def leave_module(self, module: nn.Module, output: object) -> None:
         """Leave a module's scope; if it may be drawn as a box, whose numbers are those of
         its output, read the output's numbers now (while it is surely alive)."""
-        ran_ops = bool(self._ops_before) and len(self.ops) > self._ops_before.pop()
+        ops_before, unwatched_before = self._ops_before.pop() if self._ops_before else (len(self.ops), 0)
+        inside = False  # a call inside a stretch, not its own: never drawn as a box (see enter_module)
+        if self._stretch is not None:
+            inside = self._stretch.depth > 1
+            ran_ops = self._leave_unwatched(self._stretch, output, inside)
+        else:
+            ran_ops = len(self.ops) > ops_before or self.stretches.made > unwatched_before
         if self.drawn is not None and self._scope:
-            alike = self._alike(module) if self.drawn.predicts else []
+            alike = self._specs.alike(module, self._calls) if self.drawn.predicts and not inside else []
             if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops, alike):
                 for t in _tensors(output):
                     self.read_late(t.grad_fn)
         self._scope = self._scope[:-1]
 
-    def _alike(self, module: nn.Module) -> list[object]:
-        """The modules beside ``module`` (children of one parent, as ``blocks.1`` ... ``blocks.11``
-        beside ``blocks.0``) of its class and parameter shapes that have not run yet."""
-        path = self.module_names.get(module)
-        if not path or self._calls.get(module) != 1:
-            return []
-        if self._children is None:
-            self._children = {}
-            for m, p in self.module_names.items():
-                self._children.setdefault(p.rpartition(".")[0], []).append(m)
-        beside = self._children.get(path.rpartition(".")[0], [])
-        if len(beside) < 2:
-            return []
-        spec = self._spec(module)
-        return [m for m in beside if m is not module and m not in self._calls and self._spec(m) == spec]
+    def _leave_unwatched(self, stretch: Stretch, output: object, inside: bool) -> bool:
+        """End a module call of ``stretch``: count its ops for ``drawn``, note the outputs of
+        the stretch's own call (a box may show them), and watch again once that call ends.
+        Whether it ran ops. (``inside``: a call inside the stretch's own.)"""
+        made, own = stretch.leave()
+        assert self.drawn is not None
+        self.drawn.ops_ran(len(self._scope), own)
+        for t in [] if inside else _tensors(output):
+            fn = t.grad_fn
+            if fn is not None and fn not in self.ops and fn._sequence_nr() >= self.first_number:
+                self._made[id(t)] = weakref.ref(t)
+                r = self.ops[fn] = _record_of(t, None, ())  # (the stretch knows its modules)
+                r.unread = weakref.ref(t), t._version, _elements(t)
+        if not stretch.open:
+            self.stretches.close(stretch)
+            self._stretch = None
+            torch._C._push_on_torch_function_stack(self)
+        return made > 0
 
-    def _spec(self, module: nn.Module) -> ModuleSpec:
-        spec = self._specs.get(module)
-        if spec is None:
-            spec = self._specs[module] = _spec(module, self._params)
-        return spec
+    def ran_at(self) -> RanAt:
+        """Where each node ran among this recording's ops (``walk``'s ``ran_at``)."""
+        return RanAt({fn: k for k, fn in enumerate(self.ops)}, self.stretches)
 
     def _pack(self, t: torch.Tensor) -> _Held:
-        held = self.saved.pack(t)
+        # The node saving t is the one made last on this thread: t's own node is made
+        # before it unless t is that node's output.
+        fn = t.grad_fn
+        held = self.saved.pack(t, fn is None or fn._sequence_nr() < next_number() - 1)
         # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
         if size := nbytes(t):
-            name = f"saved[{len(self._packed)}]"  # autograd's own names are read later where it has them
             entry = (
-                SavedTensor(name, tuple(t.shape), dtype_name(t.dtype), size),
+                SavedTensor("saved", tuple(t.shape), dtype_name(t.dtype), size),  # autograd's names: build._name_saved
                 storage_key(t),
             )
-            self._packed.append(entry)
-            self._packed_outside |= not self._in_call
+            if self._in_call or self._stretch is not None:  # by the node made last (see packed_at)
+                self.packed_at.setdefault(next_number() - 1, []).append(entry)
+                if self._stretch is not None:
+                    self.summaries.saw(t)  # its node's device is not read (build._graph_of)
+            else:
+                self._packed.append(entry)
             self._every_pack.append((weakref.ref(held), entry))
         return held
 
@@ -364,18 +375,8 @@ class ForwardRecorder(TorchFunctionMode):
     def _record(self, t: torch.Tensor, op: str | None) -> None:
         fn = t.grad_fn
         if fn is not None and fn not in self.ops:
-            r = self.ops[fn] = OpRecord(
-                op=op,
-                shape=tuple(t.shape),
-                dtype=dtype_name(t.dtype),
-                device=device_name(t.device),
-                value=None,
-                value_stats=None,
-                modules=self._scope,
-                saved=self._packed,
-                packed_by_call=op is not None and not self._packed_outside,
-            )
-            self._packed, self._packed_outside = [], False
+            r = self.ops[fn] = _record_of(t, op, self._scope, self._packed)
+            self._packed = []
             if self.drawn is None or self.drawn.op(len(self._scope)):
                 r.value, r.value_stats = self.summaries.describe(t)
             else:
@@ -386,7 +387,9 @@ class ForwardRecorder(TorchFunctionMode):
         (or what autograd saved of it) is still alive and unchanged since (a module's output,
         or a node drawn after all). False where they are lost."""
         r = self.ops.get(fn)
-        if r is None or r.unread is None:
+        if r is None:  # made unwatched: nothing noted of it (else: its numbers are never read)
+            return self.stretches.of(fn) is None
+        if r.unread is None:
             return True
         ref, version, elements = r.unread
         t = ref()
@@ -398,6 +401,20 @@ class ForwardRecorder(TorchFunctionMode):
         r.value, r.value_stats = self.summaries.describe(t)
         r.unread = None
         return True
+
+
+def _record_of(t: torch.Tensor, op: str | None, modules: tuple[str, ...], saved: list | None = None) -> OpRecord:
+    """The record of the node that made ``t``, its numbers not yet asked for."""
+    return OpRecord(
+        op=op,
+        shape=tuple(t.shape),
+        dtype=dtype_name(t.dtype),
+        device=device_name(t.device),
+        value=None,
+        value_stats=None,
+        modules=modules,
+        saved=saved if saved is not None else [],
+    )
 
 
 def _elements(t: torch.Tensor) -> tuple | None:
@@ -425,27 +442,6 @@ def _is_in_place(name: str) -> bool:
     if name.startswith("__"):
         return name in _IN_PLACE_DUNDERS
     return name.endswith("_") and not name.startswith("_")
-
-
-def _spec(module: nn.Module, made: dict[int, list]) -> ModuleSpec:
-    """What makes two modules the same block: the class and every parameter's name and
-    shape, as ``named_parameters()`` lists them. ``made`` remembers each module's list
-    (id(module) -> (name, shape, id(p)) of its parameters), made once from its children's:
-    asked of every module, ``named_parameters()`` walks each subtree again (GPT-12's 125
-    modules: a tenth of a recording's bookkeeping)."""
-    return ModuleSpec(type(module).__name__, tuple((name, shape) for name, shape, _ in _params(module, made)))
-
-
-def _params(m: nn.Module, made: dict[int, list]) -> list[tuple[str, tuple[int, ...], int]]:
-    listed = made.get(id(m))
-    if listed is None:
-        listed = [(name, tuple(p.shape), id(p)) for name, p in m._parameters.items() if p is not None]
-        for child_name, child in m._modules.items():
-            if child is not None:
-                listed += [(f"{child_name}.{name}", shape, i) for name, shape, i in _params(child, made)]
-        seen: set[int] = set()  # a parameter shared by two children is listed once, as torch does
-        listed = made[id(m)] = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
-    return listed
 
 
 def _tensors(tree: object) -> list[torch.Tensor]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 
@@ -52,7 +52,15 @@ def root_of(t: torch.Tensor) -> AutogradNode:
     return t.grad_fn if t.grad_fn is not None else t
 
 
-def walk(roots: list, ran_at: dict | None = None) -> Walked:
+class Positions(Protocol):
+    """When each recorded node ran (``dict.get``'s way): a dict, or ``unwatched.RanAt``."""
+
+    def get(self, fn: AutogradNode, /) -> float | None: ...
+
+    def __bool__(self) -> bool: ...
+
+
+def walk(roots: list, ran_at: Positions | None = None) -> Walked:
     """Collect every autograd node reachable from ``roots`` in forward topological order.
 
     Iterative post-order DFS over ``next_functions``: a node is emitted after all of its
@@ -65,6 +73,7 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
     visiting: set = set()
     # Each node's next_functions, read once: every read makes a new tuple of new tuples.
     nexts: dict = {}
+    inputs: dict = {}  # and the nodes among them
     for root in roots:
         if root in index:
             continue
@@ -82,11 +91,12 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
             visiting.add(fn)
             stack.append((fn, True))
             nexts[fn] = () if isinstance(fn, torch.Tensor) else fn.next_functions
-            for nxt in reversed(_inputs(nexts[fn])):
+            inputs[fn] = _inputs(nexts[fn])
+            for nxt in reversed(inputs[fn]):
                 if nxt not in index:
                     stack.append((nxt, False))
     if ran_at:
-        order = _as_ran(order, ran_at, nexts)
+        order = _as_ran(order, ran_at, inputs)
         index = {fn: i for i, fn in enumerate(order)}
     edges = [
         (index[nxt], index[fn], slot) for fn in order for slot, (nxt, _) in enumerate(nexts[fn]) if nxt is not None
@@ -94,18 +104,18 @@ def walk(roots: list, ran_at: dict | None = None) -> Walked:
     return Walked(fns=order, edges=edges, index=index)
 
 
-def _as_ran(order: list, ran_at: dict, nexts: dict) -> list:
+def _as_ran(order: list, ran_at: Positions, inputs: dict) -> list:
     """Re-sort a topological order by when each op ran; unrecorded nodes (leaves, the inner
-    nodes of composite calls) go just before their first consumer. ``nexts``: each node's
-    ``next_functions``."""
+    nodes of composite calls) go just before their first consumer. ``inputs``: each node's
+    input nodes."""
     consumers: dict = {}
-    inputs = {fn: _inputs(nexts[fn]) for fn in order}
     for fn in order:
         for nxt in inputs[fn]:
             consumers.setdefault(nxt, []).append(fn)
     when: dict = {}
     for fn in reversed(order):  # consumers before their inputs
-        when[fn] = ran_at.get(fn, min((when[c] for c in consumers.get(fn, ())), default=float("inf")))
+        at = ran_at.get(fn)
+        when[fn] = at if at is not None else min((when[c] for c in consumers.get(fn, ())), default=float("inf"))
     pending = {fn: len(inputs[fn]) for fn in order}
     position = {fn: i for i, fn in enumerate(order)}
     ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]

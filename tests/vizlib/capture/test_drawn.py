@@ -48,6 +48,12 @@ def assert_same_picture(target, *args, depth=None, max_nodes=150):
     torch.manual_seed(0)
     now = vz.graph(target, *args, depth=depth, max_nodes=max_nodes)
     assert [(n.id, n.name, n.kind) for n in now.nodes] == [(n.id, n.name, n.kind) for n in before.nodes]
+    # What a node says besides its numbers, from records or, where the function mode was
+    # off (capture/unwatched.py), from autograd's numbering of the nodes:
+    described = ("shape", "dtype", "device", "modules", "module", "saved_bytes", "members", "repeats", "is_output")
+    for a, b in zip(now.nodes, before.nodes, strict=True):
+        assert [getattr(a, f) for f in described] == [getattr(b, f) for f in described], a.name
+    assert now.saved_bytes == before.saved_bytes and now.notes == before.notes
     for a, b in zip(now.nodes, before.nodes, strict=True):
         for field in ("value", "grad"):
             assert same_number(getattr(a, field), getattr(b, field)), (a.name, field)
@@ -229,14 +235,32 @@ class Saved(nn.Module):
         return (a * a).sin().norm()
 
 
+class SavedByItself(nn.Module):
+    """Ops whose results are never used come first; then exp, whose result only exp's own
+    node saves (held detached, so no tensor of the forward's is left of it)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(12):
+            (x * 3).exp()
+        return x.exp().sum()
+
+
 def test_a_value_passed_over_is_read_from_what_autograd_saved_of_it(monkeypatch):
+    x = torch.randn(5)
+    assert recordings(lambda: vz.graph(Saved(), x, max_nodes=10), monkeypatch) == 1
+    g = assert_same_picture(Saved(), x, max_nodes=10)
+    assert len(g.nodes) == 5 and all(n.value is not None for n in g.nodes)
+
+
+def test_a_value_only_its_own_node_saved_is_read_from_that_node(monkeypatch):
     from vizlib.capture.record import ForwardRecorder
 
     x = torch.randn(5)
-    assert recordings(lambda: vz.graph(Saved(), x, max_nodes=10), monkeypatch) == 1
+    assert recordings(lambda: vz.graph(SavedByItself(), x, max_nodes=4), monkeypatch) == 1
     asked = []
     saved = ForwardRecorder._saved
     monkeypatch.setattr(ForwardRecorder, "_saved", lambda self: asked.append(1) or saved(self))
-    g = assert_same_picture(Saved(), x, max_nodes=10)
-    assert asked, "the values were read some other way"
-    assert len(g.nodes) == 5 and all(n.value is not None for n in g.nodes)
+    g = assert_same_picture(SavedByItself(), x, max_nodes=4)
+    assert asked, "the value was read some other way"
+    exp = next(n for n in g.nodes if n.name == "ExpBackward0")
+    assert exp.value == pytest.approx(x.exp().tolist())

@@ -1,0 +1,78 @@
+"""The global module hooks a recording uses: one pair, there only while some thread
+records, that hands each module call to the recorder of the thread it runs on, so two
+threads drawing at once never see each other's modules."""
+
+from __future__ import annotations
+
+import threading
+from typing import Protocol
+
+import torch
+from torch import nn
+from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
+from torch.utils.hooks import RemovableHandle
+
+
+class Recorder(Protocol):
+    """What the hooks hand each module call to (``record.ForwardRecorder``)."""
+
+    def enter_module(self, module: nn.Module, args: object) -> None: ...
+
+    def leave_module(self, module: nn.Module, output: object) -> None: ...
+
+
+class ModuleHooks:
+    """The global module hooks, installed while at least one thread records, each call
+    handed to the innermost recorder of the thread it runs on (none: ignored)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._users = 0
+        self._handles: list[RemovableHandle] = []
+        self._local = threading.local()  # .recorders: this thread's recorders, innermost last
+
+    def push(self, rec: Recorder) -> None:
+        with self._lock:
+            if self._users == 0:
+                self._handles = [
+                    register_module_forward_pre_hook(self._pre),
+                    register_module_forward_hook(self._post, always_call=True),
+                ]
+            self._users += 1
+        self._stack().append(rec)
+
+    def pop(self, rec: Recorder) -> None:
+        stack = self._stack()
+        if rec in stack:
+            stack.remove(rec)
+        with self._lock:
+            self._users -= 1
+            if self._users == 0:
+                for h in self._handles:
+                    h.remove()
+                self._handles = []
+
+    def _stack(self) -> list[Recorder]:
+        stack = getattr(self._local, "recorders", None)
+        if stack is None:
+            stack = self._local.recorders = []
+        return stack
+
+    # The hooks run where the recorder's function mode is on: without DisableTorchFunction,
+    # every tensor property they read (a parameter's .grad, a buffer's shape) and every op
+    # that reads an output's numbers would be one more call of the mode (a third of a
+    # recording's bookkeeping, GPT-12's first module noting every parameter and buffer).
+    def _pre(self, module: nn.Module, args: object) -> None:
+        stack = getattr(self._local, "recorders", None)
+        if stack:
+            with torch._C.DisableTorchFunction():
+                stack[-1].enter_module(module, args)
+
+    def _post(self, module: nn.Module, args: object, output: object) -> None:
+        stack = getattr(self._local, "recorders", None)
+        if stack:
+            with torch._C.DisableTorchFunction():
+                stack[-1].leave_module(module, output)
+
+
+MODULE_HOOKS = ModuleHooks()

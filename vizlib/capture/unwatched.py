@@ -1,0 +1,149 @@
+"""Stretches of a recording run with the function mode off: modules whose ops no picture
+can draw as nodes of their own.
+
+A folded picture of a transformer draws each block as one box: of the thousands of ops
+inside, it shows the number of ops, the bytes they saved and the output of each box. The
+function mode costs every torch call some microseconds of Python (a GPU's host pays them
+on top of each launch), so once ``Drawn`` says that no op at a module's depth can be
+drawn, the recorder takes its mode off for the length of that module call (a
+``Stretch``), and keeps only what the mode would have told the picture:
+
+- which module each node ran in: autograd numbers its nodes in the order a thread makes
+  them (``_sequence_nr``), so a module call made the nodes numbered from where the count
+  stood when it began to where it stood when it ended, its children's calls included;
+- where each node goes in the order the ops ran (``Stretch.key``);
+- what each node saved, as for every op (``ForwardRecorder.packed_at``);
+- how many ops each depth ran, for ``Drawn``'s counts;
+- the output of each module call, for a box that shows it (the recorder notes it).
+
+The module hooks still run: scopes, buffers kept for the user, ``Drawn``'s expectations.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import torch
+
+
+def next_number() -> int:
+    """The sequence number autograd gives the next node made on this thread."""
+    return torch._C._autograd._get_sequence_nr()
+
+
+class Stretch:
+    """One module call run unwatched, and the module calls inside it."""
+
+    def __init__(self, position: int) -> None:
+        self.position = position  # ops the recorder had recorded when the stretch began
+        self.first = next_number()  # the sequence number of the first node made in it
+        self.end: int | None = None  # one past the last, once it has ended
+        # (first, end, scope) of each module call in it, the stretch's own first; ``end``
+        # is None while the call runs. Calls inside a call come after it.
+        self._calls: list[list] = []
+        self._open: list[tuple[int, list[int]]] = []  # open calls: (index in _calls, [nodes their children made])
+        self._scopes: list[tuple[str, ...]] | None = None  # number - first -> scope, made once asked
+
+    def enter(self, scope: tuple[str, ...]) -> None:
+        """A module call begins, ``scope`` its chain of modules."""
+        self._calls.append([next_number(), None, scope])
+        self._open.append((len(self._calls) - 1, [0]))
+
+    def leave(self) -> tuple[int, int]:
+        """The innermost open call ends: how many nodes it made, and how many of them its
+        own ops made (not its children's). Ends the stretch when it is the stretch's own."""
+        index, children = self._open.pop()
+        call = self._calls[index]
+        call[1] = now = next_number()
+        made = now - call[0]
+        if self._open:
+            self._open[-1][1][0] += made
+        else:
+            self.end = now
+        return made, made - children[0]
+
+    @property
+    def open(self) -> bool:
+        return bool(self._open)
+
+    @property
+    def depth(self) -> int:
+        """How many of its module calls are running (1: only the stretch's own)."""
+        return len(self._open)
+
+    def holds(self, number: int) -> bool:
+        return self.end is not None and self.first <= number < self.end
+
+    def scope_of(self, number: int) -> tuple[str, ...]:
+        """The chain of modules the node numbered ``number`` ran in: the innermost call
+        that was running when it was made."""
+        if self._scopes is None:  # each number's, once: a call inside a call overwrites its part
+            assert self.end is not None
+            self._scopes = [()] * (self.end - self.first)
+            for first, end, scope in self._calls:
+                self._scopes[first - self.first : end - self.first] = [scope] * (end - first)
+        return self._scopes[number - self.first]
+
+    def key(self, number: int) -> float:
+        """Where the node numbered ``number`` ran among the recorder's ops: after the
+        ``position`` ops recorded before the stretch, before the next, in number order."""
+        assert self.end is not None
+        return self.position - 1 + (number - self.first + 1) / (self.end - self.first + 1)
+
+
+class Stretches:
+    """Every stretch of one recording."""
+
+    def __init__(self) -> None:
+        self.done: list[Stretch] = []  # in the order they ran: their numbers increase
+        self._firsts: list[int] = []
+        self.made = 0  # nodes made in all of them
+        self._found: dict = {}  # autograd node -> what ``of`` said of it (``forget`` lets go)
+
+    def close(self, stretch: Stretch) -> None:
+        assert stretch.end is not None
+        self.done.append(stretch)
+        self._firsts.append(stretch.first)
+        self.made += stretch.end - stretch.first
+
+    def of(self, fn: object) -> tuple[Stretch, int] | None:
+        """The stretch autograd node ``fn`` was made in, and its number (None: made watched,
+        a leaf's node, or a leaf tensor itself). Asked of every node several times."""
+        if not self.done:
+            return None
+        try:
+            return self._found[fn]
+        except KeyError:
+            pass
+        found = None
+        number = getattr(fn, "_sequence_nr", None)  # (a tensor has none)
+        if number is not None:
+            number = number()
+            k = bisect.bisect_right(self._firsts, number) - 1
+            if k >= 0 and self.done[k].holds(number):  # (a leaf's AccumulateGrad is numbered past any)
+                found = self.done[k], number
+        self._found[fn] = found
+        return found
+
+    def forget(self) -> None:
+        """Let go of the nodes ``of`` was asked about."""
+        self._found.clear()
+
+
+class RanAt:
+    """Where each node ran among a recording's ops, for ``walk``: the position of a watched
+    op's record, a number between two of them for a node made unwatched."""
+
+    def __init__(self, positions: dict, stretches: Stretches) -> None:
+        self._positions = positions
+        self._stretches = stretches
+
+    def __bool__(self) -> bool:
+        return bool(self._positions) or bool(self._stretches.done)
+
+    def get(self, fn: object) -> float | None:
+        found = self._stretches.of(fn)
+        if found is not None:
+            stretch, number = found
+            return stretch.key(number)
+        return self._positions.get(fn)
