@@ -13,8 +13,7 @@
   it folded (``vz.graph`` then ``to_svg``), and recording every op.
 - GPT-12 where a step is the host's work alone (width 48, batch 2 × 8, one thread): its
   arithmetic is next to nothing, as a GPU's is to its host, so the ratio is what the
-  recording's Python costs beside PyTorch's own; and how many torch calls the recorder's
-  function mode sees one by one, folded and with every op drawn (capture/unwatched.py).
+  recording's Python costs beside PyTorch's own.
 
 Writes bench/results/scale.md.
 
@@ -129,9 +128,7 @@ def memory_and_reads(n_layer: int) -> dict:
 
 def host_bound(repeats: int) -> dict:
     """GPT-12 where a step is the host's work alone: CPU time of recording over plain, the
-    median of ``10 * repeats`` pairs; torch calls the function mode saw, folded and not."""
-    from vizlib.capture.record import ForwardRecorder
-
+    median of ``10 * repeats`` pairs."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -148,29 +145,12 @@ def host_bound(repeats: int) -> dict:
             plain()
             record()
         runs = [(clocked(plain)[1], clocked(record)[1]) for _ in range(10 * repeats)]
-        seen = [0]
-        original = ForwardRecorder.__torch_function__
-
-        def counted(self: ForwardRecorder, *args: object, **kwargs: object) -> object:
-            seen[0] += 1
-            return original(self, *args, **kwargs)  # type: ignore[arg-type]
-
-        calls = {}
-        ForwardRecorder.__torch_function__ = counted  # type: ignore[method-assign]
-        try:
-            for name, max_nodes in (("folded", 150), ("every op", None)):
-                seen[0] = 0
-                vz.graph(model, *batch, max_nodes=max_nodes)
-                calls[name] = seen[0]
-        finally:
-            ForwardRecorder.__torch_function__ = original  # type: ignore[method-assign]
     finally:
         torch.set_num_threads(threads)
     return {
         "plain": statistics.median(p for p, _ in runs),
         "record": statistics.median(r for _, r in runs),
         "ratio": statistics.median(r / p for p, r in runs),
-        "calls": calls,
     }
 
 
@@ -230,12 +210,10 @@ def report(ops: list[dict], gpts: dict[str, dict], mem: dict | None, big: dict |
             "Target: drawn in under 10 s."
         )
     if host:
-        c = host["calls"]
         body += (
             f"\n\nGPT-12 where a step is the host's work alone (width 48, batch 2 × 8, one thread): plain step "
             f"{host['plain'] * 1e3:.1f} ms, recording {host['record'] * 1e3:.1f} ms of CPU time, "
-            f"{host['ratio']:.2f}× (the median of the pairs' ratios). Torch calls the recorder's function mode "
-            f"saw one by one: {c['folded']} folded (the default picture), {c['every op']} with every op drawn."
+            f"{host['ratio']:.2f}× (the median of the pairs' ratios)."
         )
     body += (
         "\n\nOn a GPU the same recording's cost is its host reads (each waits for the device) and its "
