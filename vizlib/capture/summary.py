@@ -85,8 +85,10 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
 
 def _readable(t: torch.Tensor) -> torch.Tensor:
     """``t`` detached, a sparse tensor as the dense one it stands for (whose values can be
-    summed up), a strided or nested one as it is."""
-    t = t.detach()
+    summed up), a strided or nested one as it is. (A gradient in backward needs no
+    ``detach``: each is a dispatcher call, which a GPU's host pays hundreds of times.)"""
+    if t.requires_grad:
+        t = t.detach()
     return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
 
 
@@ -341,22 +343,24 @@ class Summaries:
             self._batch(p, flat_copy(x), k, gradient)
             return p
         whole = gradient and x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO
+        # A contiguous tensor of one piece is read as it is: its 1-D view would only cost a
+        # dispatcher call (the reductions read every element whatever the shape).
         if whole and _BY_FOREACH.get(x.device.type, True):
-            self._hold(p, pieces(x, k)[0], k)
+            self._hold(p, x if x.is_contiguous() else pieces(x, k)[0], k)
             return p
         limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
-        for piece in pieces(x, limit):
+        for piece in [x] if k <= limit and x.is_contiguous() else pieces(x, limit):
             k = piece.numel()
             if k <= batched:
                 self._batch(p, flat_copy(piece), k, gradient)
             elif not gradient and _BY_MOMENTS.get(piece.device.type, True):
-                self._add_moments(p, moments(piece.reshape(-1)), k)
+                self._add_moments(p, moments(piece), k)  # (over all its elements, whatever its shape)
             else:
                 self._add_row(p, piece_row(piece, gradient), k)
         return p
 
     def _hold(self, p: Pending, grad: torch.Tensor, count: int) -> None:
-        """Hold a gradient (a 1-D view of its memory) for ``_norms``: its row of ``p`` is
+        """Hold a gradient (its memory, as one block) for ``_norms``: its row of ``p`` is
         filled in when the held gradients of its device and dtype are read together."""
         key = (grad.device, grad.dtype)
         self._held.setdefault(key, []).append((p, len(p.rows), grad))

@@ -12,13 +12,14 @@ import math
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import vizlib as vz
 from bench.llama import LlamaConfig, meta_llama
 from bench.probes import HostReads, PeakMemory, count_host_reads
 from coursekit.models import GPTConfig, make_gpt
 from vizlib.capture import reductions, summary
-from vizlib.capture.summary import stats
+from vizlib.capture.summary import Summaries, stats
 
 
 def small_gpt(n_layer: int, width: int = 32, batch: int = 2):
@@ -173,3 +174,33 @@ def test_a_graph_on_two_devices_says_where_each_tensor_moved():
         assert any("2 devices (cpu, meta)" in note for note in g.notes), g.notes
     leaf = next(n for n in vz.graph(f, x).nodes if n.kind == "leaf")
     assert leaf.value_stats is not None and math.isfinite(leaf.value_stats.norm), "the CPU side keeps its values"
+
+
+def test_a_device_reads_a_tensor_of_one_piece_by_its_reductions_alone(monkeypatch):
+    """On a GPU every call through PyTorch's dispatcher costs the host some microseconds,
+    hundreds of times a recording: a contiguous value of one piece is read by ``var_mean``
+    and ``aminmax`` alone (no view of it, no detach of a tensor that needs none), and a
+    gradient is held for one multi-tensor norm without a call at all. (The CPU is made
+    to take a GPU's path here.)"""
+    monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
+    value, grad = torch.randn(64, 1024), torch.randn(64, 1024)
+    s = Summaries()
+    with Calls() as calls:
+        s.describe(value)
+        s.describe(grad, gradient=True)
+    assert sorted(calls.names) == ["aminmax.default", "var_mean.correction"], calls.names
+    s.fetch()
+    assert s.result(s.stats(value)).mean == pytest.approx(value.double().mean().item(), abs=1e-6)
+
+
+class Calls(TorchDispatchMode):
+    """The ops that reach the dispatcher's backends while it is on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.names.append(func.__name__)
+        return func(*args, **(kwargs or {}))
