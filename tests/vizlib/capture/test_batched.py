@@ -145,7 +145,7 @@ def test_an_accelerators_reduction_launches_two_kernels_per_piece(monkeypatch):
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
     tensors = [torch.randn(5000) for _ in range(50)]
     m = Summaries()
-    with _Ops() as ops:
+    with DispatchedOps() as ops:
         pending = [m.stats(t) for t in tensors]
         m.fetch()
     kernels = [name.split(".")[0] for name in ops.names if not name.startswith(("detach.", "view."))]
@@ -177,7 +177,7 @@ def test_held_gradients_cost_one_norm_per_batch_and_stay_bounded(monkeypatch):
     grads = [torch.randn(5000) for _ in range(60)]
     m = Summaries()
     most = 0
-    with _Ops() as ops:
+    with DispatchedOps() as ops:
         pending = []
         for t in grads:
             pending.append(m.stats(t, gradient=True))
@@ -246,7 +246,9 @@ def test_many_batches_each_bounded(monkeypatch):
     assert len(reduced) > 100 and max(reduced) < 64 + 40, reduced
 
 
-class _Ops(TorchDispatchMode):
+class DispatchedOps(TorchDispatchMode):
+    """The ops that reach the dispatcher's backends while it is on."""
+
     def __init__(self) -> None:
         super().__init__()
         self.names: list[str] = []
@@ -260,7 +262,7 @@ def test_small_tensors_cost_one_copy_each_and_a_few_reductions_in_all():
     """3,000 tensors of 8 elements: a copy each, then a handful of reductions per batch,
     and one read to the host for all of them."""
     tensors = [torch.randn(8) for _ in range(3000)]
-    with _Ops() as ops:
+    with DispatchedOps() as ops:
         m = Summaries()
         pending = [m.describe(t) for t in tensors]
         m.fetch()
@@ -318,7 +320,7 @@ def test_a_small_gradient_asked_for_its_norm_then_its_value_is_copied_once(monke
     copy serves both, whether its batch was reduced in between (bound 1) or not."""
     monkeypatch.setattr(summary, "_BATCH_ELEMENTS", bound)
     g = torch.randn(2, 3)
-    with _Ops() as ops:
+    with DispatchedOps() as ops:
         m = Summaries()
         norm = m.norm(g)
         value, st = m.describe(g.view(6), gradient=True)

@@ -12,7 +12,6 @@ import math
 
 import pytest
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 import vizlib as vz
 from bench.llama import LlamaConfig, meta_llama
@@ -20,6 +19,8 @@ from bench.probes import HostReads, PeakMemory, count_host_reads
 from coursekit.models import GPTConfig, make_gpt
 from vizlib.capture import reductions, summary
 from vizlib.capture.summary import Summaries, stats
+
+from .test_batched import DispatchedOps
 
 
 def small_gpt(n_layer: int, width: int = 32, batch: int = 2):
@@ -186,21 +187,9 @@ def test_a_device_reads_a_tensor_of_one_piece_by_its_reductions_alone(monkeypatc
     monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
     value, grad = torch.randn(64, 1024), torch.randn(64, 1024)
     s = Summaries()
-    with Calls() as calls:
+    with DispatchedOps() as calls:
         s.describe(value)
         s.describe(grad, gradient=True)
     assert sorted(calls.names) == ["aminmax.default", "var_mean.correction"], calls.names
     s.fetch()
     assert s.result(s.stats(value)).mean == pytest.approx(value.double().mean().item(), abs=1e-6)
-
-
-class Calls(TorchDispatchMode):
-    """The ops that reach the dispatcher's backends while it is on."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.names: list[str] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.names.append(func.__name__)
-        return func(*args, **(kwargs or {}))
