@@ -116,8 +116,15 @@ def _as_ran(order: list, ran_at: Positions, inputs: dict) -> list:
     for fn in reversed(order):  # consumers before their inputs
         at = ran_at.get(fn)
         when[fn] = at if at is not None else min((when[c] for c in consumers.get(fn, ())), default=float("inf"))
-    pending = {fn: len(inputs[fn]) for fn in order}
     position = {fn: i for i, fn in enumerate(order)}
+    # Nearly always the nodes sorted by (when, position) already put every input before its
+    # consumers: then the heap below would take them in that very order (the least left is
+    # always ready), so a sort does, in a fraction of the time.
+    ranked = sorted(order, key=lambda fn: (when[fn], position[fn]))
+    place = {fn: i for i, fn in enumerate(ranked)}
+    if all(place[nxt] < place[fn] for fn in ranked for nxt in inputs[fn]):
+        return ranked
+    pending = {fn: len(inputs[fn]) for fn in order}
     ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]
     heapq.heapify(ready)
     result = []
