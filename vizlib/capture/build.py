@@ -393,7 +393,7 @@ def _graph_of(
                 shape=shape,
                 dtype=dtype,
                 device=device,
-                modules=stretch.scope_of(number),
+                modules=stretch.scope,
             )
             attach_saved(node, rec.packed_at.get(number, []))
             placed.add(i)

@@ -185,6 +185,9 @@ class ForwardRecorder(TorchFunctionMode):
         """Enter a module's scope; unwatched (its ops not seen one by one) where ``drawn``
         says that no op of its could be drawn as a node of its own (see unwatched.py)."""
         self.state.keep_module(module)  # before it runs: its buffers as the user left them
+        if self._stretch is not None:  # a call inside one run unwatched (see unwatched.py)
+            self._stretch.nested += 1
+            return
         # A module run several times (an RNN cell) is a separate box per call: one box for
         # all calls would draw a cycle.
         path = self.module_names.get(module) or type(module).__name__
@@ -196,12 +199,9 @@ class ForwardRecorder(TorchFunctionMode):
         if self.drawn is None:
             return
         self.drawn.module_entered(module)
-        if self._stretch is not None:
-            self._stretch.enter(self._scope)
-        elif not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
-            self._stretch = Stretch(len(self.ops))
+        if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
+            self._stretch = Stretch(len(self.ops), self._scope)
             torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
-            self._stretch.enter(self._scope)
 
     def _may_unwatch(self, args: object) -> bool:
         """Whether a module called on ``args`` can run unwatched: this mode is the innermost
@@ -230,37 +230,36 @@ class ForwardRecorder(TorchFunctionMode):
     def leave_module(self, module: nn.Module, output: object) -> None:
         """Leave a module's scope; if it may be drawn as a box, whose numbers are those of
         its output, read the output's numbers now (while it is surely alive)."""
+        if self._stretch is not None and self._stretch.nested:
+            self._stretch.nested -= 1
+            return
         ops_before, unwatched_before = self._ops_before.pop() if self._ops_before else (len(self.ops), 0)
-        inside = False  # a call inside a stretch, not its own: never drawn as a box (see enter_module)
         if self._stretch is not None:
-            inside = self._stretch.depth > 1
-            ran_ops = self._leave_unwatched(self._stretch, output, inside)
+            ran_ops = self._leave_unwatched(self._stretch, output)
         else:
             ran_ops = len(self.ops) > ops_before or self.stretches.made > unwatched_before
         if self.drawn is not None and self._scope:
-            alike = self._specs.alike(module, self._calls) if self.drawn.predicts and not inside else []
+            alike = self._specs.alike(module, self._calls) if self.drawn.predicts else []
             if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops, alike):
                 for t in _tensors(output):
                     self.read_late(t.grad_fn)
         self._scope = self._scope[:-1]
 
-    def _leave_unwatched(self, stretch: Stretch, output: object, inside: bool) -> bool:
-        """End a module call of ``stretch``: count its ops for ``drawn``, note the outputs of
-        the stretch's own call (a box may show them), and watch again once that call ends.
-        Whether it ran ops. (``inside``: a call inside the stretch's own.)"""
-        made, own = stretch.leave()
+    def _leave_unwatched(self, stretch: Stretch, output: object) -> bool:
+        """End the module call run unwatched: count its ops for ``drawn``, note its outputs
+        (a box may show them), and watch again. Whether it ran ops."""
+        made = stretch.leave()
         assert self.drawn is not None
-        self.drawn.ops_ran(len(self._scope), own)
-        for t in [] if inside else _tensors(output):
+        self.drawn.ops_ran(len(self._scope), made)
+        for t in _tensors(output):
             fn = t.grad_fn
             if fn is not None and fn not in self.ops and fn._sequence_nr() >= self.first_number:
                 self._made[id(t)] = weakref.ref(t)
                 r = self.ops[fn] = _record_of(t, None, ())  # (the stretch knows its modules)
                 r.unread = weakref.ref(t), t._version, _elements(t)
-        if not stretch.open:
-            self.stretches.close(stretch)
-            self._stretch = None
-            torch._C._push_on_torch_function_stack(self)
+        self.stretches.close(stretch)
+        self._stretch = None
+        torch._C._push_on_torch_function_stack(self)
         return made > 0
 
     def ran_at(self) -> RanAt:

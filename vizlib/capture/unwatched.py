@@ -9,14 +9,14 @@ drawn, the recorder takes its mode off for the length of that module call (a
 ``Stretch``), and keeps only what the mode would have told the picture:
 
 - which module each node ran in: autograd numbers its nodes in the order a thread makes
-  them (``_sequence_nr``), so a module call made the nodes numbered from where the count
-  stood when it began to where it stood when it ended, its children's calls included;
+  them (``_sequence_nr``), so the call made the nodes numbered from where the count stood
+  when it began to where it stood when it ended. The calls inside it are not told apart:
+  a picture that folds at the stretch's module or above cannot show them, so the
+  recorder does not even note them (their module hooks return at once);
 - where each node goes in the order the ops ran (``Stretch.key``);
 - what each node saved, as for every op (``ForwardRecorder.packed_at``);
-- how many ops each depth ran, for ``Drawn``'s counts;
-- the output of each module call, for a box that shows it (the recorder notes it).
-
-The module hooks still run: scopes, buffers kept for the user, ``Drawn``'s expectations.
+- how many ops it ran, for ``Drawn``'s counts;
+- its output, for a box that shows it (the recorder notes it).
 """
 
 from __future__ import annotations
@@ -32,57 +32,22 @@ def next_number() -> int:
 
 
 class Stretch:
-    """One module call run unwatched, and the module calls inside it."""
+    """One module call run unwatched."""
 
-    def __init__(self, position: int) -> None:
+    def __init__(self, position: int, scope: tuple[str, ...]) -> None:
         self.position = position  # ops the recorder had recorded when the stretch began
+        self.scope = scope  # the module call's chain of modules, outermost first
         self.first = next_number()  # the sequence number of the first node made in it
         self.end: int | None = None  # one past the last, once it has ended
-        # (first, end, scope) of each module call in it, the stretch's own first; ``end``
-        # is None while the call runs. Calls inside a call come after it.
-        self._calls: list[list] = []
-        self._open: list[tuple[int, list[int]]] = []  # open calls: (index in _calls, [nodes their children made])
-        self._scopes: list[tuple[str, ...]] | None = None  # number - first -> scope, made once asked
+        self.nested = 0  # module calls inside it still running
 
-    def enter(self, scope: tuple[str, ...]) -> None:
-        """A module call begins, ``scope`` its chain of modules."""
-        self._calls.append([next_number(), None, scope])
-        self._open.append((len(self._calls) - 1, [0]))
-
-    def leave(self) -> tuple[int, int]:
-        """The innermost open call ends: how many nodes it made, and how many of them its
-        own ops made (not its children's). Ends the stretch when it is the stretch's own."""
-        index, children = self._open.pop()
-        call = self._calls[index]
-        call[1] = now = next_number()
-        made = now - call[0]
-        if self._open:
-            self._open[-1][1][0] += made
-        else:
-            self.end = now
-        return made, made - children[0]
-
-    @property
-    def open(self) -> bool:
-        return bool(self._open)
-
-    @property
-    def depth(self) -> int:
-        """How many of its module calls are running (1: only the stretch's own)."""
-        return len(self._open)
+    def leave(self) -> int:
+        """The call ends: how many nodes it made."""
+        self.end = next_number()
+        return self.end - self.first
 
     def holds(self, number: int) -> bool:
         return self.end is not None and self.first <= number < self.end
-
-    def scope_of(self, number: int) -> tuple[str, ...]:
-        """The chain of modules the node numbered ``number`` ran in: the innermost call
-        that was running when it was made."""
-        if self._scopes is None:  # each number's, once: a call inside a call overwrites its part
-            assert self.end is not None
-            self._scopes = [()] * (self.end - self.first)
-            for first, end, scope in self._calls:
-                self._scopes[first - self.first : end - self.first] = [scope] * (end - first)
-        return self._scopes[number - self.first]
 
     def key(self, number: int) -> float:
         """Where the node numbered ``number`` ran among the recorder's ops: after the
