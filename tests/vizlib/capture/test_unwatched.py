@@ -12,6 +12,7 @@ import threading
 
 import pytest
 import torch
+import torch.utils.checkpoint
 from torch import nn
 
 import vizlib as vz
@@ -219,3 +220,90 @@ def test_threads_drawing_folded_models_at_once_get_the_pictures_of_one_thread():
         for g in drawn[k]:
             assert [(n.id, n.name, n.modules, n.saved_bytes, n.value_stats) for n in g.nodes] == expected
             assert g.backward_order == alone[k].backward_order
+
+
+class NormBlock(nn.Module):
+    """A layer, then a BatchNorm in training mode (its running statistics change)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer, self.norm = nn.Linear(4, 4), nn.BatchNorm1d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.norm(self.layer(x)))
+
+
+class KeywordBlock(nn.Module):
+    """Called with keywords only, as Hugging Face's layers are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer, self.inner = nn.Linear(4, 4), nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+
+    def forward(self, *, hidden_states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.inner(self.layer(hidden_states)) * mask
+
+
+class FunctionalBlock(nn.Module):
+    """Its layer called through torch.func.functional_call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.func.functional_call(self.layer, dict(self.layer.named_parameters()), (x,)).tanh()
+
+
+class Users(nn.Module):
+    """Eight residual blocks of one kind, run as a user's model runs them."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        make = {"keywords": KeywordBlock, "functional_call": lambda: nn.Sequential(FunctionalBlock(), nn.Linear(4, 4))}
+        self.blocks = nn.ModuleList(make.get(kind, NormBlock)() for _ in range(8))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            if self.kind == "keywords":
+                h = block(hidden_states=x, mask=mask)
+            elif self.kind == "checkpoint":
+                h = torch.utils.checkpoint.checkpoint(block, x, use_reentrant=False)
+            else:
+                h = block(x)
+            x = h + x
+        return x.sum()
+
+
+class Looped(nn.Module):
+    """A cell called 20 times after six layers, as an RNN's is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pre = nn.ModuleList(nn.Linear(4, 4) for _ in range(6))
+        self.cell = nn.Linear(4, 4)
+
+    def forward(self, xs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(4)
+        for layer in self.pre:
+            h = torch.tanh(layer(h))
+        for x in xs:
+            h = torch.tanh(self.cell(h) + x)
+        return (h * mask).sum()
+
+
+@pytest.mark.parametrize("kind", ["batchnorm", "checkpoint", "keywords", "functional_call", "a cell in a loop"])
+@pytest.mark.parametrize("max_nodes", [6, 30])
+def test_users_models_folded_get_the_picture_every_op_watched_gives(kind, max_nodes, monkeypatch):
+    """Models as users write them, folded enough that modules run unwatched: the picture
+    every op watched would give (test_drawn's comparison), and the model as it was."""
+    torch.manual_seed(0)
+    model = Looped() if kind == "a cell in a loop" else Users(kind)
+    x = torch.randn(20, 4) if kind == "a cell in a loop" else torch.randn(5, 4)
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    assert_same_picture(model, x, torch.ones(4), max_nodes=max_nodes)
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+    assert calls_seen(lambda: vz.graph(model, x, torch.ones(4), max_nodes=6), monkeypatch) < calls_seen(
+        lambda: vz.graph(model, x, torch.ones(4), max_nodes=None), monkeypatch
+    ), "some modules ran unwatched"
