@@ -262,14 +262,8 @@ class DrawnNumbers:
 
     def op(self, level: int) -> bool:
         """Note an op run ``level`` modules deep; False when no picture could draw it as a node."""
-        if self.depth is not None:
-            return level <= self.depth
-        if self.max_nodes is None:
-            return True
-        _add(self._ops, level, 1)
-        if self._too_deep is None or level < self._too_deep:  # else it only adds to depths already too deep
-            self._update()
-        return self._may_draw(level)
+        self.ops_ran(level, 1)
+        return self.may_draw(level)
 
     def may_draw(self, level: int) -> bool:
         """Whether an op run ``level`` modules deep could still be drawn as a node of its own
@@ -279,12 +273,12 @@ class DrawnNumbers:
         return self.max_nodes is None or self._may_draw(level)
 
     def ops_ran(self, level: int, k: int) -> None:
-        """Note ``k`` ops run ``level`` modules deep that ``op`` was not asked about (the
-        recorder did not watch them, knowing they could not be drawn)."""
+        """Note ``k`` ops run ``level`` modules deep: one for ``op``, or all those of a
+        module call the recorder did not watch, knowing none of them could be drawn."""
         if self.depth is not None or self.max_nodes is None or k <= 0:
             return
         _add(self._ops, level, k)
-        if self._too_deep is None or level < self._too_deep:
+        if self._too_deep is None or level < self._too_deep:  # else it only adds to depths already too deep
             self._update()
 
     def module_entered(self, key: object) -> None:

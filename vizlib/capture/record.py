@@ -185,13 +185,14 @@ class ForwardRecorder(TorchFunctionMode):
         """Enter a module's scope; unwatched (its ops not seen one by one) where ``drawn``
         says that no op of its could be drawn as a node of its own (see unwatched.py)."""
         self.state.keep_module(module)  # before it runs: its buffers as the user left them
+        # A module run several times (an RNN cell) is a separate box per call: one box for
+        # all calls would draw a cycle. Counted inside a stretch too: a later call outside
+        # it is named by its place among all of them, and has run for ``alike``.
+        calls = self._calls[module] = self._calls.get(module, 0) + 1
         if self._stretch is not None:  # a call inside one run unwatched (see unwatched.py)
             self._stretch.nested += 1
             return
-        # A module run several times (an RNN cell) is a separate box per call: one box for
-        # all calls would draw a cycle.
         path = self.module_names.get(module) or type(module).__name__
-        calls = self._calls[module] = self._calls.get(module, 0) + 1
         if calls == 1:
             self._entered[path] = module
         self._scope += (path if calls == 1 else f"{path} (call {calls})",)
