@@ -132,7 +132,7 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
         # Only the numbers the folded picture draws are read (transform.DrawnNumbers).
         numbers = DrawnNumbers(o["depth"], o["max_nodes"])
         data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"], numbers)
-        drawn = Graph.of(simplify(data, o["depth"], o["max_nodes"]))
+        drawn = Graph.of(numbers.picture(data))
         # Let go of the unfolded graph while the collector is off: once on, its first
         # collection would walk every one of its objects (seconds for 50,000 nodes).
         del data

@@ -14,6 +14,7 @@ thousands whose edges from one shared weight made its time grow with the square 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .data import GraphData, ModuleSpec, Node
@@ -31,7 +32,7 @@ class _Run:
     paths: tuple[str, ...]
 
 
-def collapse(g: GraphData, depth: int) -> GraphData:
+def collapse(g: GraphData, depth: int, drawn_as: dict[int, int] | None = None) -> GraphData:
     """Draw every module nested ``depth`` levels deep as one box (0: the outermost module).
 
     Nodes outside such modules (inputs, ops written in the outer function) stay as they
@@ -39,7 +40,7 @@ def collapse(g: GraphData, depth: int) -> GraphData:
     the member whose output leaves the box, and the sum of their saved bytes. Boxes of
     consecutive siblings (``blocks.0``, ``blocks.1``, ... or the calls of one module) with
     the same class and parameter shapes, each feeding the next, become a single box with
-    ``repeats`` set to their number.
+    ``repeats`` set to their number. ``drawn_as`` (see ``fold``) follows each node into its box.
     """
     path_of = {n.id: n.modules[depth] for n in g.nodes if len(n.modules) > depth}
     if not path_of:
@@ -68,16 +69,22 @@ def collapse(g: GraphData, depth: int) -> GraphData:
         elif kind == "box":
             spec = _spec(g, name)
             boxes[k] = _box(name, ms, depth, leaving, spec.type if spec else None, 1)
-    return _merge(g, group, boxes)
+    return _merge(g, group, boxes, drawn_as)
 
 
-def _merge(g: GraphData, group: dict[int, tuple], boxes: dict[tuple, Node]) -> GraphData:
+def _merge(
+    g: GraphData, group: dict[int, tuple], boxes: dict[tuple, Node], drawn_as: dict[int, int] | None
+) -> GraphData:
     """``g`` with each group of nodes drawn as its box (``group[id]`` is ("node", id) for a
-    node that stays as it is); edges between groups kept once, in order."""
+    node that stays as it is); edges between groups kept once, in order. ``drawn_as``: each
+    node of the graph ``g`` was folded from -> the id it has in ``g``, moved on to its box."""
     new_id = {k: box.id for k, box in boxes.items()}
     nodes = [n for n in g.nodes if group[n.id] not in boxes] + list(boxes.values())
     for n in g.nodes:
         new_id.setdefault(group[n.id], n.id)
+    if drawn_as is not None:
+        for first, now in drawn_as.items():
+            drawn_as[first] = new_id[group[now]]
     nodes.sort(key=lambda n: n.id)
 
     edges, edge_grads, seen = [], [], set()
@@ -176,20 +183,30 @@ def _leaves_and_returns(g: GraphData, path_of: dict[int, str], paths: set[str]) 
 def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphData:
     """Apply ``depth``; without one, collapse as little as needed to fit ``max_nodes``:
     modules first, deepest level first; then runs of repeated ops (loops) folded."""
+    return fold(g, depth, max_nodes)[0]
+
+
+def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphData, dict[int, int]]:
+    """``simplify(g, depth, max_nodes)``, and the id of the node each of ``g``'s nodes is
+    drawn as (its own, or its box's): what a second picture of the same structure with
+    other numbers needs (``DrawnNumbers.picture``) to skip folding again."""
+    drawn_as = {n.id: n.id for n in g.nodes}
     if depth is not None:
-        return collapse(g, depth)
+        return collapse(g, depth, drawn_as), drawn_as
     if max_nodes is None or len(g.nodes) <= max_nodes:
-        return g
+        return g, drawn_as
     small, how = g, ""
     for d in _depths_worth_trying(g, max_nodes):
-        small = collapse(g, d)
+        drawn_as = {n.id: n.id for n in g.nodes}
+        small = collapse(g, d, drawn_as)
         how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
         if len(small.nodes) <= max_nodes:
             break
     if len(small.nodes) > max_nodes:
-        folded = fold_repeats(small, max_nodes)
+        folded_as = dict(drawn_as)
+        folded = fold_repeats(small, max_nodes, folded_as)
         if len(folded.nodes) < len(small.nodes):
-            small = folded
+            small, drawn_as = folded, folded_as
             how = f"{how} and " if how else ""
             how += "ops repeated in a row (a loop) are drawn as one box each"
     if not how:
@@ -198,7 +215,7 @@ def simplify(g: GraphData, depth: int | None, max_nodes: int | None) -> GraphDat
         f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, so {how} ({len(small.nodes)} nodes); "
         "pass depth= to choose, or max_nodes=None to see every op"
     )
-    return small
+    return small, drawn_as
 
 
 def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
@@ -234,9 +251,10 @@ class DrawnNumbers:
     ``max_nodes`` for every depth from ``d`` on, ``simplify`` picks a shallower one (or
     depth 0 and folds loops, whose boxes show ops run outside any module, always read).
     What modules yet to run will add is expected too: ``blocks.1`` to ``blocks.11``, of
-    ``blocks.0``'s class and parameters, as many ops and boxes as ``blocks.0`` ran (GPT-12
-    is then known too big to draw its blocks' insides once its first block has run, not
-    after five). Each such guess gives way to the count of what the module really runs.
+    ``blocks.0``'s class and parameters, as many ops and boxes as ``blocks.0`` ran, counted
+    as ``blocks.0`` runs them (GPT-12 is then known too big to draw its blocks' insides a
+    few ops into its first block, not after five blocks). Each such guess gives way to the
+    count of what the module really runs.
 
     A guess can be wrong: an op run for nothing (its result never reaches the output)
     counts, and a module expected may never run. Then the picture may draw a node whose
@@ -252,8 +270,13 @@ class DrawnNumbers:
         self._ops, self._boxes = [0], [0]
         self._expected_ops, self._expected_boxes = [0], [0]
         self._expected: dict[object, tuple[list[int], list[int]]] = {}  # module key -> its share
-        self._starts: list[tuple[list[int], list[int]]] = []  # counts when each open module began
+        # Each open module: the counts when it began, and its twins (modules yet to run
+        # expected to do as it does); ``_twins`` of all open modules, each of whose ops and
+        # boxes is expected that many times more.
+        self._starts: list[tuple[list[int], list[int], list[object]]] = []
+        self._twins = 0
         self._too_deep: int | None = None  # from this depth on, no collapse fits
+        self._plan: _Plan | None = None  # what ``of`` folded, for ``picture``
 
     @property
     def predicts(self) -> bool:
@@ -278,43 +301,55 @@ class DrawnNumbers:
         if self.depth is not None or self.max_nodes is None or k <= 0:
             return
         _add(self._ops, level, k)
+        if self._twins:
+            _add(self._expected_ops, level, k * self._twins)
         if self._too_deep is None or level < self._too_deep:  # else it only adds to depths already too deep
             self._update()
 
-    def module_entered(self, key: object) -> None:
-        """A module starts: what was expected of it gives way to what it runs."""
+    def module_entered(self, key: object, alike: Sequence[object] = ()) -> None:
+        """A module starts: what was expected of it gives way to what it runs. ``alike``
+        are modules yet to run beside it with the same class and parameters, expected to
+        run as many ops as it does: each op it runs is expected of them too."""
         if not self.predicts:
             return
         share = self._expected.pop(key, None)
+        if share is None:  # a twin of a module still running (it calls its sibling)?
+            share = self._twin_of_open(key)
         if share is not None:
             self._expect(share, -1)
             self._update()
-        self._starts.append((list(self._ops), list(self._boxes)))
+        twins = [k for k in alike if k not in self._expected]
+        self._starts.append((list(self._ops), list(self._boxes), twins))
+        self._twins += len(twins)
 
-    def module_left(self, level: int, path: str, ran_ops: bool, alike: list[object]) -> bool:
+    def module_left(self, level: int, path: str, ran_ops: bool) -> bool:
         """A module run ``level`` modules deep (0: the outermost) ends, having recorded ops or
-        not; ``alike`` are modules yet to run beside it with the same class and parameters,
-        expected to run as many ops as it did. Whether it may be drawn as a box, which shows
-        its output's numbers."""
+        not. Whether it may be drawn as a box, which shows its output's numbers."""
         if self.depth is not None:
             return ran_ops and level == self.depth
         if self.max_nodes is None:
             return False  # nothing is collapsed: every op is drawn as itself
-        start = self._starts.pop() if self._starts else ([], [])
-        changed = False  # (else the depth too deep to draw stays where it is)
+        start, boxes, twins = self._starts.pop() if self._starts else ([], [], [])
+        self._twins -= len(twins)
+        if twins:  # expected of them as it ran (ops_ran): now each has its share to give way
+            share = (_minus(self._ops, start), _minus(self._boxes, boxes))
+            self._expected.update(dict.fromkeys(twins, share))
         if ran_ops and not _INDEX.fullmatch(path) and not _CALL.fullmatch(path):
             _add(self._boxes, level, 1)
-            changed = True
-        if alike:
-            share = (_minus(self._ops, start[0]), _minus(self._boxes, start[1]))
-            for key in alike:
-                if key not in self._expected:
-                    self._expected[key] = share
-                    self._expect(share, +1)
-                    changed = True
-        if changed:
+            if self._twins:
+                _add(self._expected_boxes, level, self._twins)
             self._update()
         return ran_ops and self._may_draw(level)
+
+    def _twin_of_open(self, key: object) -> tuple[list[int], list[int]] | None:
+        """What was expected so far of ``key`` as the twin of an open module, taken out of
+        that module's twins; None where it is none's."""
+        for start, boxes, twins in self._starts:
+            if key in twins:
+                twins.remove(key)
+                self._twins -= 1
+                return _minus(self._ops, start), _minus(self._boxes, boxes)
+        return None
 
     def _may_draw(self, level: int) -> bool:
         return level == 0 or self._too_deep is None or level < self._too_deep
@@ -358,8 +393,10 @@ class DrawnNumbers:
             n.grad = n.id
         try:
             positions: list[float | None] = list(range(len(g.edges)))
-            small = simplify(replace(g, edge_grads=positions, notes=[]), self.depth, self.max_nodes)
-            ids = {n.grad for n in small.nodes if isinstance(n.grad, int)}
+            small, drawn_as = fold(replace(g, edge_grads=positions, notes=[]), self.depth, self.max_nodes)
+            shows = {n.id: n.grad for n in small.nodes if isinstance(n.grad, int)}
+            self._plan = _Plan(g, small, shows, drawn_as)
+            ids = set(shows.values())
             own = {n.grad for n in small.nodes if isinstance(n.grad, int) and n.kind != "module"}
             boxes = [n for n in small.nodes if n.kind == "module"]
             depth = (
@@ -371,6 +408,46 @@ class DrawnNumbers:
         finally:
             for n in g.nodes:
                 n.grad = None
+
+    def picture(self, g: GraphData) -> GraphData:
+        """``simplify(g, self.depth, self.max_nodes)``. Where ``of`` was asked about this
+        very graph, its structure is folded already (only numbers came since, and the
+        bytes autograd's names gave what each drawn node saved): those are put into that
+        fold, not folded again (a tenth of a recording's bookkeeping for GPT-12)."""
+        plan, self._plan = self._plan, None
+        if plan is None or plan.graph is not g or plan.small.nodes is g.nodes:  # (the last: nothing folded)
+            return simplify(g, self.depth, self.max_nodes)
+        saved_bytes: dict[int, int] = {}
+        for n in g.nodes:
+            k = plan.drawn_as[n.id]
+            saved_bytes[k] = saved_bytes.get(k, 0) + n.saved_bytes
+        by_id = {n.id: n for n in g.nodes}
+        for n in plan.small.nodes:
+            shown = by_id.get(plan.shows.get(n.id, -1))
+            if shown is None or shown is n:  # a node drawn as itself: its numbers are in place
+                continue
+            n.value, n.value_stats, n.grad, n.grad_stats = shown.value, shown.value_stats, shown.grad, shown.grad_stats
+            n.saved_bytes = saved_bytes[n.id]
+        return replace(
+            g,
+            nodes=plan.small.nodes,
+            edges=plan.small.edges,
+            edge_grads=[None if k is None else g.edge_grads[int(k)] for k in plan.small.edge_grads],
+            backward_order=list(dict.fromkeys(plan.drawn_as[i] for i in g.backward_order)),
+            notes=g.notes + plan.small.notes,
+        )
+
+
+@dataclass
+class _Plan:
+    """What ``DrawnNumbers.of`` folded: the graph, its fold (each node holding the id of
+    the node whose numbers it shows in place of its gradient, ``shows``), and the id each
+    node of the graph is drawn as."""
+
+    graph: GraphData
+    small: GraphData
+    shows: dict[int, int]
+    drawn_as: dict[int, int]
 
 
 def _add(counts: list[int], level: int, k: int) -> None:
@@ -393,7 +470,7 @@ LOOP = "loop"  # the module_type of a box that stands for ops repeated in a row
 _MAX_UNIT = 64  # the longest run of ops recognised as one turn of a loop
 
 
-def fold_repeats(g: GraphData, max_nodes: int) -> GraphData:
+def fold_repeats(g: GraphData, max_nodes: int, drawn_as: dict[int, int] | None = None) -> GraphData:
     """Fold runs of the same ops again and again (a loop's turns, a recurrent cell called
     in a loop) into one box each, the run saving most nodes first, until ``g`` fits
     ``max_nodes`` or nothing repeats. Box ``mul → tanh`` with ``repeats=300`` stands for
@@ -401,12 +478,13 @@ def fold_repeats(g: GraphData, max_nodes: int) -> GraphData:
 
     The ops of a run are consecutive in a topological order (leaves aside, which have no
     inputs), so no path leaves the box and comes back: folding never draws a cycle.
+    ``drawn_as`` (see ``fold``) follows each node into its box.
     """
     while len(g.nodes) > max_nodes:
         found = _best_repeat(g)
         if found is None:
             break
-        g = _fold(g, *found)
+        g = _fold(g, *found, drawn_as)
     return g
 
 
@@ -435,7 +513,7 @@ def _best_repeat(g: GraphData) -> tuple[list[Node], int] | None:
     return ops[start : start + size * turns], turns
 
 
-def _fold(g: GraphData, run: list[Node], turns: int) -> GraphData:
+def _fold(g: GraphData, run: list[Node], turns: int, drawn_as: dict[int, int] | None) -> GraphData:
     """``g`` with the ops of ``run`` (and the leaves only they use) drawn as one loop box."""
     inside = {n.id for n in run}
     consumers: dict[int, set[int]] = {}
@@ -465,7 +543,7 @@ def _fold(g: GraphData, run: list[Node], turns: int) -> GraphData:
         is_output=any(n.is_output for n in members),
     )
     group: dict[int, tuple] = {n.id: ("loop", box.id) if n.id in ids else ("node", n.id) for n in g.nodes}
-    return _merge(g, group, {("loop", box.id): box})
+    return _merge(g, group, {("loop", box.id): box}, drawn_as)
 
 
 def _signature(n: Node) -> tuple:

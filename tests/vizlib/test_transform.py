@@ -9,6 +9,8 @@ from torch import nn
 
 import vizlib as vz
 from coursekit.models import GPTConfig, make_gpt
+from vizlib import transform
+from vizlib.transform import fold, simplify
 
 from .graph_checks import acyclic
 
@@ -121,3 +123,36 @@ def test_blocks_are_not_folded_where_that_would_draw_a_cycle():
     torch.manual_seed(0)
     g = vz.graph(SkipOver(), torch.ones(1, 3), depth=1)
     assert boxes(g) == [("blocks.0", "Mix", 1), ("blocks.1", "Mix", 1), ("blocks.2", "Mix", 1)] and acyclic(g)
+
+
+@pytest.mark.parametrize("depth, max_nodes", [(1, 150), (None, 20), (None, 8)])
+def test_fold_says_which_node_each_node_is_drawn_as(gpt, depth, max_nodes):
+    """``fold`` is ``simplify`` and where every node went: its own id, or its box's."""
+    _, _, full = gpt
+    small, drawn_as = fold(full, depth, max_nodes)
+    assert small == simplify(full, depth, max_nodes)
+    assert set(drawn_as) == {n.id for n in full.nodes} and set(drawn_as.values()) == {n.id for n in small.nodes}
+    for box in small.nodes:
+        inside = [n for n in full.nodes if drawn_as[n.id] == box.id]
+        assert box.members == sum(n.members for n in inside) and box.id == min(n.id for n in inside)
+
+
+def test_a_recording_folds_its_graph_once(gpt, monkeypatch):
+    """The picture is folded when the recording asks which numbers it draws; the same
+    fold, with the numbers put in, is the picture (not a second fold of the graph)."""
+    model, batch, _ = gpt
+    calls = []
+    real = transform.collapse
+    monkeypatch.setattr(transform, "collapse", lambda g, *a: calls.append(len(g.nodes)) or real(g, *a))
+    g = vz.graph(model, *batch, depth=1)
+    assert len(calls) == 1 and boxes(g)[2] == ("blocks.0-5", "Block", 6)
+
+
+def test_numbers_fold_anew_a_graph_they_did_not_plan(gpt):
+    """``DrawnNumbers.picture`` of a graph its ``of`` never saw (the call ran again reading
+    every number) is that graph's own fold."""
+    _, _, full = gpt
+    other = vz.graph(lambda x: (x * 2).sum(), torch.ones(3), max_nodes=None)
+    numbers = transform.DrawnNumbers(None, 20)
+    numbers.of(other)
+    assert numbers.picture(full) == simplify(full, None, 20)

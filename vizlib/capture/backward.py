@@ -39,15 +39,16 @@ class SavedForBackward:
     caller made before the call, and their saved tensors must survive for the caller's own
     backward. Without this, everything saved inside the call would stay alive until
     backward ends: for a GPT-2-sized model, hundreds of MB above a plain training step.
-    While ``in_backward``, each holder unpacked is noted, and a hook that runs after a
-    node calls ``node_done`` to let go of what that node and the nodes before it on its
-    thread unpacked (the engine runs each device's nodes on its own thread, one at a time,
-    a node's unpacking and its hook on one): so not every node needs a hook. ``all_done``
+    While ``in_backward``, each holder unpacked is noted with the node unpacking it. The
+    engine runs each device's nodes on its own thread, one at a time, so once another node
+    unpacks on that thread, or a hook that runs after a node calls ``node_done``, what the
+    nodes before it there unpacked is let go of: no node needs a hook for it. ``all_done``
     lets go of the rest once backward has ended.
     """
 
     def __init__(self) -> None:
-        self._local = threading.local()  # .unpacked: holders the thread's nodes unpacked
+        # .unpacked: holders the thread's nodes unpacked; .node: the id of the node that unpacked last
+        self._local = threading.local()
         self._lists: list[list[_Held]] = []  # every thread's .unpacked, for all_done
         self.in_backward = False  # False: unpacked by vizlib naming saved tensors, kept
 
@@ -71,10 +72,15 @@ class SavedForBackward:
                 "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph."
             )
         if self.in_backward:
-            unpacked = getattr(self._local, "unpacked", None)
+            local = self._local
+            unpacked = getattr(local, "unpacked", None)
             if unpacked is None:
-                unpacked = self._local.unpacked = []
+                unpacked = local.unpacked = []
                 self._lists.append(unpacked)
+            node = id(torch._C._current_autograd_node())  # (its id: a device's thread outlives the graph)
+            if node != getattr(local, "node", None):  # the nodes before it on this thread are done
+                self.node_done()
+                local.node = node
             unpacked.append(held)
         return held.tensor
 
@@ -187,19 +193,28 @@ def first_in_backward(g: GraphData, depth: int) -> set[int]:
     """The op nodes whose place in backward's order a picture of ``g`` with the modules
     ``depth`` deep drawn as boxes needs: the first of a box's nodes to run is one whose
     every consumer is outside it (a node waits for its consumers' gradients), so at most
-    the nodes with a consumer in another box, or none; and the consumers of leaves, after
-    whose last one a leaf's gradient is placed (``with_leaves``)."""
+    the nodes with a consumer in another box, or none; and the consumers of a leaf drawn
+    apart from one of them, after whose last one its gradient is placed (``with_leaves``).
+    A leaf in the box of all its consumers (a block's weight) comes after one of them, so
+    never first in its box: where it goes changes nothing drawn, and its consumers need
+    no hook for it (GPT-12: a hook less for every weight of the blocks)."""
 
     def box(n: Node) -> object:
         return n.modules[depth] if len(n.modules) > depth else n.id
 
-    needed, consumed = set(), set()
+    needed: set[int] = set()
+    consumed: set[int] = set()
+    consumers: dict[int, list[int]] = {}  # of each leaf
+    apart: set[int] = set()  # leaves with a consumer in another box
     for s, d in g.edges:
         consumed.add(s)
+        leaf = g.nodes[s].kind == "leaf"
+        if leaf:
+            consumers.setdefault(s, []).append(d)
         if box(g.nodes[s]) != box(g.nodes[d]):
-            needed.add(s)
-        if g.nodes[s].kind == "leaf":
-            needed.add(d)
+            (apart if leaf else needed).add(s)
+    for s in apart:
+        needed.update(consumers[s])
     return needed | {n.id for n in g.nodes if n.id not in consumed}
 
 

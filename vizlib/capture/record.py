@@ -73,13 +73,12 @@ class Drawn(Protocol):
         """Whether what modules yet to run are expected to do can rule anything out."""
         ...
 
-    def module_entered(self, key: object) -> None:
-        """A module starts."""
+    def module_entered(self, key: object, alike: Sequence[object] = ()) -> None:
+        """A module starts (``alike``: modules yet to run that are expected to do as it does)."""
         ...
 
-    def module_left(self, level: int, path: str, ran_ops: bool, alike: list[object]) -> bool:
-        """A module ends (``alike``: modules yet to run that are expected to do as it did);
-        whether it may be drawn as a box showing its output."""
+    def module_left(self, level: int, path: str, ran_ops: bool) -> bool:
+        """A module ends; whether it may be drawn as a box showing its output."""
         ...
 
     def of(self, g: GraphData) -> tuple[set[int], set[int], set[int], int | None]:
@@ -199,7 +198,7 @@ class ForwardRecorder(TorchFunctionMode):
         self._ops_before.append((len(self.ops), self.stretches.made))
         if self.drawn is None:
             return
-        self.drawn.module_entered(module)
+        self.drawn.module_entered(module, self._specs.alike(module, self._calls) if self.drawn.predicts else ())
         if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
             self._stretch = Stretch(len(self.ops), self._scope)
             torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
@@ -240,8 +239,7 @@ class ForwardRecorder(TorchFunctionMode):
         else:
             ran_ops = len(self.ops) > ops_before or self.stretches.made > unwatched_before
         if self.drawn is not None and self._scope:
-            alike = self._specs.alike(module, self._calls) if self.drawn.predicts else []
-            if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops, alike):
+            if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops):
                 for t in _tensors(output):
                     self.read_late(t.grad_fn)
         self._scope = self._scope[:-1]

@@ -14,6 +14,7 @@ class ModuleSpecs:
     def __init__(self, module_names: dict) -> None:
         self._names = module_names  # nn.Module -> path
         self._children: dict[str, list[nn.Module]] | None = None  # parent path -> its modules (see alike)
+        self._kin: dict[nn.Module, list[nn.Module]] = {}  # module -> its parent's children of its spec
         self._params: dict[int, list] = {}  # what ``of`` has listed of each module
         self._specs: dict[nn.Module, ModuleSpec] = {}
 
@@ -32,15 +33,23 @@ class ModuleSpecs:
         path = self._names.get(module)
         if not path or calls.get(module) != 1:
             return []
+        if module not in self._kin:
+            self._group(path.rpartition(".")[0])
+        kin = self._kin[module]
+        return [m for m in kin if m is not module and m not in calls] if len(kin) > 1 else []
+
+    def _group(self, parent: str) -> None:
+        """The children of the module at path ``parent``, each with those of its spec (itself
+        included): grouped once, since every module's first call asks (comparing each
+        sibling's spec anew cost a tenth of GPT-12's module hooks)."""
         if self._children is None:
             self._children = {}
             for m, p in self._names.items():
                 self._children.setdefault(p.rpartition(".")[0], []).append(m)
-        beside = self._children.get(path.rpartition(".")[0], [])
-        if len(beside) < 2:
-            return []
-        spec = self.of(module)
-        return [m for m in beside if m is not module and m not in calls and self.of(m) == spec]
+        groups: dict[ModuleSpec, list[nn.Module]] = {}
+        for m in self._children.get(parent, []):
+            self._kin[m] = groups.setdefault(self.of(m), [])
+            self._kin[m].append(m)
 
 
 def _params(m: nn.Module, made: dict[int, list]) -> list[tuple[str, tuple[int, ...], int]]:

@@ -26,7 +26,10 @@ rows.py turns the rows, once on the host, into each tensor's numbers.
 
 from __future__ import annotations
 
+import functools
 import weakref
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 import torch
 
@@ -34,6 +37,9 @@ from ..data import Stats, Value
 from .layout import dense, flat_copy, memory_key, pieces, unexpanded
 from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
 from .rows import UNREDUCED, Pending, finish, finish_one, sum_and_squares
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # Tensors with at most this many elements are copied exactly into the Graph.
 SMALL_NUMEL = 16
@@ -84,12 +90,33 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
 
 
 def _readable(t: torch.Tensor) -> torch.Tensor:
-    """``t`` detached, a sparse tensor as the dense one it stands for (whose values can be
-    summed up), a strided or nested one as it is. (A gradient in backward needs no
-    ``detach``: each is a dispatcher call, which a GPU's host pays hundreds of times.)"""
-    if t.requires_grad:
+    """A sparse tensor as the dense one it stands for (whose values can be summed up), a
+    strided or nested one as it is. Read with autograd off (``_grad_off``), so not
+    detached: a ``detach`` is a dispatcher call, which a GPU's host pays for every value
+    a forward shows. A torch.func wrapper that outlived its transform is the one tensor
+    ``detach`` still unwraps (its storage cannot be read)."""
+    if t.requires_grad and torch._C._functorch.is_functorch_wrapped_tensor(t):
         t = t.detach()
     return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
+
+
+def _grad_off(method: Callable[P, R]) -> Callable[P, R]:
+    """``method`` run with autograd off: what it reads of a tensor that requires grad
+    makes no node (nor a number in autograd's count, which ``unwatched`` reads), and it
+    needs no ``detach`` first. (In backward, where every gradient is read, autograd is
+    off already.)"""
+
+    @functools.wraps(method)
+    def reading(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not torch.is_grad_enabled():
+            return method(*args, **kwargs)
+        torch._C._set_grad_enabled(False)
+        try:
+            return method(*args, **kwargs)
+        finally:
+            torch._C._set_grad_enabled(True)
+
+    return reading
 
 
 def _small(t: torch.Tensor) -> bool:
@@ -183,6 +210,7 @@ class Summaries:
         self._devices.add(t.device)
 
     # -- asking: each returns at once, the numbers stay on the device --
+    @_grad_off
     def describe(self, t: torch.Tensor, gradient: bool = False) -> tuple[Pending | None, Pending | None]:
         """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
         for both."""
@@ -192,6 +220,7 @@ class Summaries:
             return self._small_plain(t, n, gradient, True)
         return self.value(t), self._summarise(t, n, gradient)
 
+    @_grad_off
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
         t = _readable(t)
@@ -200,6 +229,7 @@ class Summaries:
             return self._small_plain(t, n, gradient, False)[1]
         return self._summarise(t, n, gradient)
 
+    @_grad_off
     def norm(self, g: torch.Tensor) -> Pending | None:
         """L2 norm of the gradient going down an edge (``result(...).norm``).
 
@@ -217,11 +247,12 @@ class Summaries:
             return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)
         return self._queue(Pending("norms", g.numel()), [(torch.linalg.vector_norm(g).view(1), g.numel())])
 
+    @_grad_off
     def value(self, t: torch.Tensor) -> Pending | None:
         """An exact copy of a small tensor (see ``small_value``), else None."""
         if not _small(t):
             return None
-        copy = t.detach().clone(memory_format=torch.contiguous_format).view(-1)
+        copy = t.clone(memory_format=torch.contiguous_format).view(-1)
         return self._queue(Pending("value", t.numel(), shape=tuple(t.shape)), [(copy, t.numel())])
 
     # -- reading: once, at the end --

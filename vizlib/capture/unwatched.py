@@ -56,6 +56,9 @@ class Stretch:
         return self.position - 1 + (number - self.first + 1) / (self.end - self.first + 1)
 
 
+_UNASKED = object()
+
+
 class Stretches:
     """Every stretch of one recording."""
 
@@ -76,10 +79,9 @@ class Stretches:
         a leaf's node, or a leaf tensor itself). Asked of every node several times."""
         if not self.done:
             return None
-        try:
-            return self._found[fn]
-        except KeyError:
-            pass
+        found = self._found.get(fn, _UNASKED)  # (a KeyError raised and caught costs more)
+        if found is not _UNASKED:
+            return found
         found = None
         number = getattr(fn, "_sequence_nr", None)  # (a tensor has none)
         if number is not None:

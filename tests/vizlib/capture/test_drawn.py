@@ -130,6 +130,35 @@ def test_repeated_calls_tuples_unused_ops_and_sequentials_keep_their_numbers(dep
     assert_same_picture(Unrolled(), torch.randn(3, 6), depth=depth, max_nodes=max_nodes)
 
 
+class Scaled(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        return self.lin(x * scale)
+
+
+class HandsItsWeightDown(nn.Module):
+    """A parameter of the model used inside a child's box (handed to it as an argument):
+    drawn apart from the op that uses it, which is not the first of its box to run in
+    backward (the box's Linear is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.mid, self.last = nn.Linear(3, 3), Scaled(), nn.Linear(3, 3)
+        self.scale = nn.Parameter(torch.full((3,), 2.0))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.last(self.mid(self.first(x), self.scale)).sum()
+
+
+def test_a_leaf_drawn_apart_from_its_consumer_keeps_its_place_in_backward():
+    g = assert_same_picture(HandsItsWeightDown(), torch.randn(2, 3), depth=1)
+    order = [g.node(i).name for i in g.backward_order]
+    assert order.index("mid") < order.index("scale") < order.index("first"), order
+
+
 def test_drawing_every_op_reads_every_number():
     model, batch = tiny_gpt(2)
     g = assert_same_picture(model, *batch, max_nodes=None)
@@ -169,25 +198,36 @@ def test_ruling_out_is_only_where_no_depth_fits():
     assert drawn.op(0)  # outside any module: always
     drawn.module_entered("blocks")
     assert not drawn.op(2)
-    assert not drawn.module_left(1, "blocks", True, [])
+    assert not drawn.module_left(1, "blocks", True)
     drawn.module_entered("model")
-    assert drawn.module_left(0, "model", True, [])
+    assert drawn.module_left(0, "model", True)
     assert DrawnNumbers(1, None).op(1) and not DrawnNumbers(1, None).op(2)
-    assert DrawnNumbers(1, None).module_left(1, "x", True, []) and not DrawnNumbers(1, None).module_left(
-        0, "x", True, []
-    )
-    assert not DrawnNumbers(1, None).module_left(1, "x", False, [])  # no ops: no box
-    assert DrawnNumbers(None, None).op(7) and not DrawnNumbers(None, None).module_left(0, "x", True, [])
+    assert DrawnNumbers(1, None).module_left(1, "x", True) and not DrawnNumbers(1, None).module_left(0, "x", True)
+    assert not DrawnNumbers(1, None).module_left(1, "x", False)  # no ops: no box
+    assert DrawnNumbers(None, None).op(7) and not DrawnNumbers(None, None).module_left(0, "x", True)
 
 
-def test_modules_yet_to_run_are_expected_to_do_as_their_twin_did():
+def test_modules_yet_to_run_are_expected_to_do_as_their_twin_does():
+    twins = ["blocks.1", "blocks.2", "blocks.3", "blocks.4"]
     drawn = DrawnNumbers(None, 10)
-    drawn.module_entered("blocks.0")
-    assert drawn.op(2) and drawn.op(2)
-    assert drawn.module_left(1, "blocks.0", True, ["blocks.1", "blocks.2", "blocks.3", "blocks.4"])
-    assert not drawn.op(2)  # 3 ops two deep and 8 expected: depth 2 cannot fit any more
+    drawn.module_entered("blocks.0", twins)
+    assert drawn.op(2) and drawn.op(2)  # 2 ops two deep and 8 expected of the twins: 10 fit
+    assert drawn.module_left(1, "blocks.0", True)
     drawn.module_entered("blocks.1")  # what it was expected to run gives way to what it runs
-    assert drawn.op(2)  # 4 and 6 expected
+    assert drawn.op(2) and drawn.op(2)  # 4 and 6 expected
+    assert not drawn.op(2)  # 5 and 6
+    early = DrawnNumbers(None, 10)
+    early.module_entered("blocks.0", twins)
+    assert early.op(2) and early.op(2) and not early.op(2), "known while the first block runs"
+
+
+def test_a_twin_called_inside_its_sibling_is_expected_no_more():
+    drawn = DrawnNumbers(None, 10)
+    drawn.module_entered("a", ["b"])
+    assert drawn.op(2) and drawn.op(2) and drawn.op(2)  # 3 ops, and 3 expected of b
+    drawn.module_entered("b")  # b runs inside a: the 3 expected of it are taken back
+    assert all(drawn.op(3) for _ in range(7))  # 10 ops two or three deep
+    assert not drawn.op(3)
 
 
 def recordings(fn, monkeypatch) -> int:

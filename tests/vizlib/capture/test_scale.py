@@ -18,6 +18,7 @@ from bench.llama import LlamaConfig, meta_llama
 from bench.probes import HostReads, PeakMemory, count_host_reads
 from coursekit.models import GPTConfig, make_gpt
 from vizlib.capture import reductions, summary
+from vizlib.capture.backward import SavedForBackward
 from vizlib.capture.summary import Summaries, stats
 
 from .test_batched import DispatchedOps
@@ -88,6 +89,29 @@ def test_a_recording_needs_no_more_memory_than_a_plain_step(n_layer, max_nodes):
         peaks[name] = m.extra
     assert peaks["plain"] > 1 << 20, peaks
     assert peaks["recording"] <= 1.1 * peaks["plain"], peaks
+
+
+def test_what_a_node_unpacked_goes_once_the_next_node_unpacks_with_no_hook_at_all():
+    """A backward node without a hook of vizlib's lets go of what it unpacked as soon as
+    the next node on its thread unpacks (the engine runs a thread's nodes one at a time),
+    not only at the next hook or once backward ends."""
+    saved, holders = SavedForBackward(), []
+
+    def pack(t):
+        holders.append(saved.pack(t, t.grad_fn is None))
+        return holders[-1]
+
+    x = torch.randn(4, requires_grad=True)
+    with torch.autograd.graph.saved_tensors_hooks(pack, saved.unpack):
+        w = x.sin().exp().cos()  # sin saves x, exp its own result, cos exp's result
+    assert len(holders) == 3
+    saved.in_backward = True
+    torch.autograd.grad(w.sum(), x, retain_graph=True)  # cos, then exp, then sin unpack
+    assert [h.tensor is None for h in holders] == [False, True, True], (
+        "sin's held (its node unpacked last), exp's and cos's let go of"
+    )
+    saved.all_done()
+    assert all(h.tensor is None for h in holders)
 
 
 def test_statistics_of_a_big_half_precision_tensor_copy_a_piece_not_the_tensor():
@@ -180,16 +204,18 @@ def test_a_graph_on_two_devices_says_where_each_tensor_moved():
 def test_a_device_reads_a_tensor_of_one_piece_by_its_reductions_alone(monkeypatch):
     """On a GPU every call through PyTorch's dispatcher costs the host some microseconds,
     hundreds of times a recording: a contiguous value of one piece is read by ``var_mean``
-    and ``aminmax`` alone (no view of it, no detach of a tensor that needs none), and a
-    gradient is held for one multi-tensor norm without a call at all. (The CPU is made
-    to take a GPU's path here.)"""
+    and ``aminmax`` alone (no view of it, and no detach: a value that requires grad is
+    read with autograd off), and a gradient is held for one multi-tensor norm without a
+    call at all. (The CPU is made to take a GPU's path here.)"""
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
     monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
-    value, grad = torch.randn(64, 1024), torch.randn(64, 1024)
+    value, grad = torch.randn(64, 1024, requires_grad=True), torch.randn(64, 1024)
     s = Summaries()
+    made = torch._C._autograd._get_sequence_nr()
     with DispatchedOps() as calls:
         s.describe(value)
         s.describe(grad, gradient=True)
     assert sorted(calls.names) == ["aminmax.default", "var_mean.correction"], calls.names
+    assert torch._C._autograd._get_sequence_nr() == made and torch.is_grad_enabled(), "no autograd node was made"
     s.fetch()
     assert s.result(s.stats(value)).mean == pytest.approx(value.double().mean().item(), abs=1e-6)
