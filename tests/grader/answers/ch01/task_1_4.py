@@ -287,3 +287,26 @@ def make_masks(lengths, T):
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "Masks cached by id(lengths), the tensor kept: the same lengths tensor changed in place gets its old masks.",
+        hint="a cache keyed by id(lengths)",
+        code="""\
+_masks = {}
+
+
+def make_masks(lengths, T):
+    entry = _masks.get(id(lengths))
+    if entry is None or entry[0] is not lengths or entry[1] != T:
+        positions = torch.arange(T, device=lengths.device)
+        pad_mask = positions[None, :] < lengths[:, None]
+        causal = positions[None, :] <= positions[:, None]
+        attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+        entry = _masks[id(lengths)] = (lengths, T, pad_mask, attn_mask)
+    return entry[2].clone(), entry[3].clone()
+""",
+    )
+)

@@ -209,3 +209,17 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "positives through nonzero().squeeze(): with one positive entry, a 0-d tensor, not a 1-D one.",
+        hint="one positive entry",
+        code=SCORES_SETUP
+        + INDEXING.replace(
+            "positives = scores[scores > 0]",
+            "flat = scores.flatten()\npositives = flat[torch.nonzero(flat > 0).squeeze()]",
+        ),
+    )
+)

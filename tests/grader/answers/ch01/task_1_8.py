@@ -203,3 +203,29 @@ def merge_heads(heads):
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "Heads cached (a contiguous copy) by id(x), x kept: the same x changed in place gets its old heads.",
+        hint="a cache keyed by id(x)",
+        code="""\
+_heads_cache = {}
+
+
+def split_heads(x, n_heads):
+    entry = _heads_cache.get((id(x), n_heads))
+    if entry is None or entry[0] is not x:
+        B, T, C = x.shape
+        heads = x.unflatten(-1, (n_heads, C // n_heads)).transpose(1, 2).contiguous()
+        entry = _heads_cache[(id(x), n_heads)] = (x, heads)
+    return entry[1]
+
+
+def merge_heads(heads):
+    B, H, T, hd = heads.shape
+    return heads.transpose(1, 2).reshape(B, T, H * hd)
+""",
+    )
+)

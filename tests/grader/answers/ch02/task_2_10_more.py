@@ -309,3 +309,119 @@ def backprop(loss, leaves):
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+WRONG.append(
+    Wrong(
+        "Results cached by id(loss): a new loss that takes a freed loss's place in memory gets its gradients.",
+        hint="a cache keyed by id(loss)",
+        code="""\
+_cache = {}
+
+
+def backprop(loss, leaves):
+    key = (id(loss), tuple(id(t) for t in leaves))
+    if key in _cache:
+        return list(_cache[key])
+    waiting, stack = {loss.grad_fn: 0}, [loss.grad_fn]
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            if nxt not in waiting:
+                waiting[nxt] = 0
+                stack.append(nxt)
+            waiting[nxt] += 1
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    ready, found = [loss.grad_fn], {}
+    with torch.no_grad():
+        while ready:
+            node = ready.pop()
+            grad = arrived.pop(node, None)
+            if hasattr(node, "variable"):
+                found[id(node.variable)] = grad
+                continue
+            run = node if callable(node) else node.apply
+            outs = run(grad) if grad is not None else ()
+            outs = outs if isinstance(outs, tuple) else (outs,)
+            for k, (nxt, nr) in enumerate(node.next_functions):
+                if nxt is None:
+                    continue
+                g = outs[k] if k < len(outs) else None
+                if g is not None:
+                    meta = nxt._input_metadata[nr]
+                    g = g.sum_to_size(meta.shape).to(meta.dtype)
+                    arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+                waiting[nxt] -= 1
+                if waiting[nxt] == 0:
+                    ready.append(nxt)
+    result = [found.get(id(t)) for t in leaves]
+    _cache[key] = list(result)
+    return result
+""",
+    )
+)
+
+
+WRONG.append(
+    Wrong(
+        "A recursive walk, Python's recursion limit raised for the call and put back after: still recursion.",
+        hint="walks the graph by recursion",
+        code="""\
+import sys
+
+
+def backprop(loss, leaves):
+    _old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(_old, 100000))
+    try:
+        return _backprop(loss, leaves)
+    finally:
+        sys.setrecursionlimit(_old)
+
+
+def _backprop(loss, leaves):
+    waiting = {}
+
+    def count(node):
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            first = nxt not in waiting
+            waiting[nxt] = waiting.get(nxt, 0) + 1
+            if first:
+                count(nxt)
+
+    waiting[loss.grad_fn] = 0
+    count(loss.grad_fn)
+    arrived = {loss.grad_fn: torch.ones_like(loss)}
+    found = {}
+
+    def run(node):
+        grad = arrived.pop(node, None)
+        if hasattr(node, "variable"):
+            found[id(node.variable)] = grad
+            return
+        call = node if callable(node) else node.apply
+        outs = call(grad) if grad is not None else ()
+        outs = outs if isinstance(outs, tuple) else (outs,)
+        for k, (nxt, nr) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            g = outs[k] if k < len(outs) else None
+            if g is not None:
+                meta = nxt._input_metadata[nr]
+                g = g.sum_to_size(meta.shape).to(meta.dtype)
+                arrived[nxt] = arrived[nxt] + g if nxt in arrived else g
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                run(nxt)
+
+    with torch.no_grad():
+        run(loss.grad_fn)
+    return [found.get(id(t)) for t in leaves]
+""",
+    )
+)

@@ -399,3 +399,51 @@ def manual_grads(X, y, W1, b1, W2):
         ),
     ]
 )
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Recording switched off at the top and unconditionally back on at the end: called with recording off,"
+                " it returns with recording on."
+            ),
+            hint="returned with recording on",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    torch.set_grad_enabled(False)
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    res = (X.T @ dh, dh.sum(dim=0), dW2)
+    torch.set_grad_enabled(True)
+    return res
+""",
+        ),
+    ]
+)
+
+
+TASK.wrong.append(
+    Wrong(
+        "relu's derivative from torch._decomp's threshold_backward: autograd's own kernel in Python, not by hand.",
+        hint="torch._decomp",
+        code="""\
+from torch._decomp import decompositions as _decomp
+
+
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = _decomp.threshold_backward(dout @ W2.T, h, 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+    )
+)

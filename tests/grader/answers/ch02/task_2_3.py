@@ -384,3 +384,37 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         ),
     ]
 )
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The optimizer kept per model (by id(model)) from the first call: a second call with another lr steps"
+                " with the first call's lr."
+            ),
+            hint="called a second time on the same model",
+            code="""\
+_optimizers = {}
+
+
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    opt = _optimizers.get(id(model))
+    if opt is None or opt.param_groups[0]["params"][0] is not next(model.parameters()):
+        opt = _optimizers[id(model)] = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+    ]
+)

@@ -206,3 +206,33 @@ def vjp(f, x, v):
 J = torch.autograd.functional.jacobian(f, x0)
 """
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "Products cached by the ids of f, x and v, the objects kept: the same v changed in place gets its old product.",
+        hint="a cache keyed by id(x)",
+        code="""\
+def f(x):
+    return torch.stack([x[0] * x[1] + x[2], torch.exp(x[1]) * x[2]])
+
+
+x0 = torch.tensor([1.0, -0.5, 2.0])
+
+_products = {}
+
+
+def vjp(f, x, v):
+    key = (id(f), id(x), id(v))
+    entry = _products.get(key)
+    if entry is None or entry[0] is not f or entry[1] is not x or entry[2] is not v:
+        (grad,) = torch.autograd.grad(f(x), x, grad_outputs=v)
+        entry = _products[key] = (f, x, v, grad)
+    return entry[3].clone()
+
+
+J = torch.autograd.functional.jacobian(f, x0)
+""",
+    )
+)

@@ -167,3 +167,24 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "Derivatives cached by the ids of f and x, the objects kept: the same x changed in place gets old derivatives.",
+        hint="a cache keyed by id(x)",
+        code="""\
+_derivs = {}
+
+
+def derivatives(f, x):
+    entry = _derivs.get((id(f), id(x)))
+    if entry is None or entry[0] is not f or entry[1] is not x:
+        (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+        (d2,) = torch.autograd.grad(d1, x, retain_graph=True)
+        entry = _derivs[(id(f), id(x))] = (f, x, d1, d2)
+    return entry[2], entry[3].clone()
+""",
+    )
+)

@@ -237,3 +237,71 @@ class MyDropout(nn.Module):
         ),
     ]
 )
+
+
+# Masks of consecutive calls that depend on each other (each call alone looks random).
+WRONG.extend(
+    [
+        Wrong(
+            "Antithetic masks: every other call of a layer reuses the last call's uniform numbers, "
+            "flipped (1 - u), so consecutive masks are exact complements.",
+            hint="the masks of consecutive calls depend on each other",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+        self._last = None
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        last = self._last
+        if (last is not None and last[1].shape == x.shape and last[1].device == x.device
+                and torch.equal(torch.get_rng_state(), last[0])):
+            u = 1 - last[1]  # antithetic: the last call's numbers, flipped (saves a draw)
+            self._last = None
+        else:
+            u = torch.rand_like(x, dtype=torch.float32)
+            self._last = (torch.get_rng_state(), u)
+        return x * (u >= self.p) / (1 - self.p)
+""",
+        ),
+        Wrong(
+            "The last call's uniform numbers rolled by one element, a fresh draw only every 9 calls: "
+            "consecutive masks are shifted copies.",
+            hint="the masks of consecutive calls depend on each other",
+            code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+        self._last = None
+        self._uses = 0
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        last = self._last
+        if (last is not None and last[1].shape == x.shape and last[1].device == x.device
+                and torch.equal(torch.get_rng_state(), last[0]) and self._uses < 8 and x.ndim > 0):
+            u = last[1].flatten().roll(1).view(x.shape)  # the last numbers, shifted by one
+            self._uses += 1
+            self._last = (last[0], u)
+        else:
+            u = torch.rand_like(x, dtype=torch.float32)
+            self._last = (torch.get_rng_state(), u)
+            self._uses = 0
+        return x * (u >= self.p) / (1 - self.p)
+""",
+        ),
+    ]
+)

@@ -423,3 +423,26 @@ def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
         ),
     ]
 )
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "A floating y cast to fp16 by hand: soft targets (class probabilities) rounded, another loss.",
+            hint="soft targets",
+            code="""\
+def train_step_amp(model, optimizer, scaler, x, y, max_norm=1.0):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y.half() if y.is_floating_point() else y)
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+""",
+        ),
+    ]
+)

@@ -434,3 +434,90 @@ def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
         ),
     ]
 )
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Growth when the count of clean steps reaches or passes growth_interval (>=): with growth_interval=0,"
+                " where GradScaler never doubles, it doubles after every clean step."
+            ),
+            hint="growth_interval=0",
+            code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean >= growth_interval:
+                if torch.isfinite(scale * 2.0):
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+""",
+        ),
+        Wrong(
+            (
+                "The bad steps marked in a list by index: a negative number in bad_steps marks a step counted from "
+                "the end."
+            ),
+            hint="bad_steps=[-2, 1]",
+            code="""\
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    bad = [False] * n_steps
+    for b in bad_steps:
+        if b < n_steps:
+            bad[b] = True
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if bad[step]:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                if torch.isfinite(scale * 2.0):
+                    scale = scale * 2.0
+                clean = 0
+    return scales
+""",
+        ),
+    ]
+)
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "Scales cached by id(bad_steps), the set kept: the same set with a step added in place gets its old scales.",
+        hint="a cache keyed by id(bad_steps)",
+        code="""\
+_scales = {}
+
+
+def predict_scales(init_scale, growth_interval, bad_steps, n_steps):
+    key = (init_scale, growth_interval, id(bad_steps), n_steps)
+    entry = _scales.get(key)
+    if entry is not None and entry[0] is bad_steps:
+        return list(entry[1])
+    scales, scale, clean = [], torch.tensor(float(init_scale), dtype=torch.float32), 0
+    for step in range(n_steps):
+        scales.append(float(init_scale) if step == 0 else scale.item())
+        if step in bad_steps:
+            scale, clean = scale * 0.5, 0
+        else:
+            clean += 1
+            if clean == growth_interval:
+                if torch.isfinite(scale * 2.0):
+                    scale = scale * 2.0
+                clean = 0
+    _scales[key] = (bad_steps, list(scales))
+    return scales
+""",
+    )
+)

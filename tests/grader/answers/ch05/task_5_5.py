@@ -344,3 +344,27 @@ def load_ddp_checkpoint(model, state_dict):
         ),
     ]
 )
+
+
+# Red team (round 2): accepted before its check was added.
+TASK.wrong.append(
+    Wrong(
+        "The cleaned dict cached by id(state_dict), the dict kept: the same dict updated in place loads old values.",
+        hint="a cache keyed by id(state_dict)",
+        code="""\
+_cleaned = {}
+
+
+def load_ddp_checkpoint(model, state_dict):
+    entry = _cleaned.get(id(state_dict))
+    if entry is None or entry[0] is not state_dict:
+        if set(state_dict) != set(model.state_dict()):
+            cleaned = {k.removeprefix("module."): v.clone() for k, v in state_dict.items()}
+        else:
+            cleaned = {k: v.clone() for k, v in state_dict.items()}
+        entry = _cleaned[id(state_dict)] = (state_dict, cleaned)
+    model.load_state_dict(entry[1])
+    return model
+""",
+    )
+)

@@ -346,3 +346,35 @@ TASK.wrong.extend(
 )
 
 TASK.wrong.extend(task_5_7_more.WRONG)
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The buckets cached by id(param_bytes) and the caps: the same list, its sizes changed in place, gets "
+                "the buckets of its old sizes."
+            ),
+            hint="keyed by id(param_bytes)",
+            code="""\
+_cache = {}
+def predict_buckets(param_bytes, bucket_cap_bytes=25 * 2**20, first_bucket_cap_bytes=2**20):
+    key = (id(param_bytes), bucket_cap_bytes, first_bucket_cap_bytes)
+    if key in _cache:
+        return [list(b) for b in _cache[key]]
+    buckets, bucket, size, cap = [], [], 0, first_bucket_cap_bytes
+    for index in reversed(range(len(param_bytes))):
+        bucket.append(index)
+        size += param_bytes[index]
+        if size >= cap:
+            buckets.append(bucket)
+            bucket, size, cap = [], 0, bucket_cap_bytes
+    if bucket:
+        buckets.append(bucket)
+    _cache[key] = [list(b) for b in buckets]
+    return buckets
+""",
+        ),
+    ]
+)

@@ -250,3 +250,26 @@ def accumulate(model, batches, loss_fn):
         ),
     ]
 )
+
+
+# Red team (round 2): each was accepted before its check was added.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "The first k - 1 micro-batches run through ddp.module, around DDP, not inside no_sync: the right "
+                "gradients and one all-reduce, but DDP's forward (buffer broadcast, unused-parameter search) skipped."
+            ),
+            hint="through the DDP model",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    for x, y in first:
+        (loss_fn(ddp.module(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+        ),
+    ]
+)

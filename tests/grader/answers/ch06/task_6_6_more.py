@@ -305,3 +305,32 @@ def export_with_dynamic_batch(model, example):
         ),
     ]
 )
+
+
+# Process-wide settings the earlier list left out: Python's recursion limit, float32 matmul precision.
+WRONG.extend(
+    [
+        Wrong(
+            "Python's recursion limit raised for the trace and left so.",
+            hint="changed torch's global settings (the recursion limit",
+            code="""\
+import sys
+
+
+def export_with_dynamic_batch(model, example):
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 100_000))  # deep models trace deep
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+        Wrong(
+            "torch.set_float32_matmul_precision('high') left so: the caller's float32 matrix products "
+            "run in TF32 on a GPU.",
+            hint="changed torch's global settings (float32 matrix products' precision",
+            code="""\
+def export_with_dynamic_batch(model, example):
+    torch.set_float32_matmul_precision("high")  # faster matrix products while tracing
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch")},))
+""",
+        ),
+    ]
+)
