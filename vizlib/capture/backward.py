@@ -47,8 +47,8 @@ class SavedForBackward:
     """
 
     def __init__(self) -> None:
-        # .unpacked: holders the thread's nodes unpacked; .node: the id of the node that unpacked last
-        self._local = threading.local()
+        self._local = threading.local()  # .unpacked: holders the thread's nodes unpacked
+        self._running: dict[int, object] = {}  # thread -> the node that unpacked last there
         self._lists: list[list[_Held]] = []  # every thread's .unpacked, for all_done
         self.in_backward = False  # False: unpacked by vizlib naming saved tensors, kept
 
@@ -77,10 +77,12 @@ class SavedForBackward:
             if unpacked is None:
                 unpacked = local.unpacked = []
                 self._lists.append(unpacked)
-            node = id(torch._C._current_autograd_node())  # (its id: a device's thread outlives the graph)
-            if node != getattr(local, "node", None):  # the nodes before it on this thread are done
+            # The node itself, held (``all_done`` lets go): its Python object is made anew
+            # for each ask unless one is alive, so a new node's may take a dead one's id.
+            node, thread = torch._C._current_autograd_node(), threading.get_ident()
+            if self._running.get(thread) is not node:  # the nodes before it on this thread are done
                 self.node_done()
-                local.node = node
+                self._running[thread] = node
             unpacked.append(held)
         return held.tensor
 
@@ -98,6 +100,7 @@ class SavedForBackward:
             for held in unpacked:
                 held.tensor = None
             unpacked.clear()
+        self._running.clear()
 
 
 @dataclass
