@@ -197,7 +197,7 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
         return g, drawn_as
     small, how = g, ""
     for d in _depths_worth_trying(g, max_nodes):
-        drawn_as = {n.id: n.id for n in g.nodes}
+        drawn_as = {n.id: n.id for n in g.nodes}  # (each depth is collapsed from g)
         small = collapse(g, d, drawn_as)
         how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
         if len(small.nodes) <= max_nodes:

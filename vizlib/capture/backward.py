@@ -47,9 +47,11 @@ class SavedForBackward:
     """
 
     def __init__(self) -> None:
-        self._local = threading.local()  # .unpacked: holders the thread's nodes unpacked
-        self._running: dict[int, object] = {}  # thread -> the node that unpacked last there
-        self._lists: list[list[_Held]] = []  # every thread's .unpacked, for all_done
+        # Each thread (by its ident): the holders its nodes unpacked, and the node that
+        # unpacked last there (held, not its id: a node's Python object is made anew for
+        # each ask unless one is alive, so a new node's could take a dead one's id).
+        self._unpacked: dict[int, list[_Held]] = {}
+        self._running: dict[int, object] = {}
         self.in_backward = False  # False: unpacked by vizlib naming saved tensors, kept
 
     def pack(self, t: torch.Tensor, made_before: bool) -> _Held:
@@ -72,35 +74,26 @@ class SavedForBackward:
                 "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph."
             )
         if self.in_backward:
-            local = self._local
-            unpacked = getattr(local, "unpacked", None)
-            if unpacked is None:
-                unpacked = local.unpacked = []
-                self._lists.append(unpacked)
-            # The node itself, held (``all_done`` lets go): its Python object is made anew
-            # for each ask unless one is alive, so a new node's may take a dead one's id.
             node, thread = torch._C._current_autograd_node(), threading.get_ident()
             if self._running.get(thread) is not node:  # the nodes before it on this thread are done
-                self.node_done()
+                self._let_go(thread)
                 self._running[thread] = node
-            unpacked.append(held)
+            self._unpacked.setdefault(thread, []).append(held)
         return held.tensor
 
     def node_done(self) -> None:
         """The node running on this thread is done, and so is every node before it there."""
-        unpacked = getattr(self._local, "unpacked", None)
-        if unpacked:
-            for held in unpacked:
-                held.tensor = None
-            unpacked.clear()
+        self._let_go(threading.get_ident())
 
     def all_done(self) -> None:
         """Backward has ended: let go of what every thread's nodes unpacked."""
-        for unpacked in self._lists:
-            for held in unpacked:
-                held.tensor = None
-            unpacked.clear()
+        for thread in list(self._unpacked):
+            self._let_go(thread)
         self._running.clear()
+
+    def _let_go(self, thread: int) -> None:
+        for held in self._unpacked.pop(thread, ()):
+            held.tensor = None
 
 
 @dataclass
