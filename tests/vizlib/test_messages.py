@@ -84,6 +84,16 @@ def test_integer_inputs_are_told_to_be_floats():
         vz.graph(lambda a: (a * 2).sum(), torch.tensor([1, 2]))
 
 
+def test_an_integer_result_is_told_it_has_no_gradient_whatever_it_came_from():
+    with pytest.raises(vz.VizlibError, match=r"returned int64 tensors only.*x.max\(\) rather than x.argmax\(\)"):
+        vz.graph(lambda x: x.argmax(), torch.randn(3))
+    with pytest.raises(vz.VizlibError, match="returned bool tensors only"):
+        vz.graph(lambda x: x > 0, torch.randn(3))
+    with pytest.raises(vz.VizlibError, match="does not depend on any tensor requiring grad") as info:
+        vz.graph(lambda x: (x > 0, x.detach()), torch.randn(3))  # a float beside it: detached, not integer
+    assert "tensors only" not in str(info.value)
+
+
 def test_the_suggested_grad_output_for_several_results_works():
     torch.manual_seed(0)
     gru, x = nn.GRU(3, 4), torch.randn(2, 1, 3)
@@ -92,6 +102,43 @@ def test_the_suggested_grad_output_for_several_results_works():
     suggested = str(info.value).split("(grad_output=", 1)[1].split("), or", 1)[0]
     g = vz.graph(gru, x, grad_output=eval(suggested, {"torch": torch}))  # the advice, followed as written
     assert len([n for n in g.nodes if n.is_output]) == 2
+
+
+class LossAndLogits(nn.Module):
+    """Returns what a Hugging Face model returns given labels: its loss beside its logits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.head = nn.Linear(3, 4)
+
+    def forward(self, x: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+        logits = self.head(x)
+        return {"loss": nn.functional.cross_entropy(logits, labels), "logits": logits}
+
+
+def test_a_result_holding_its_loss_beside_other_tensors_names_the_loss_to_draw():
+    torch.manual_seed(0)
+    model, x, labels = LossAndLogits(), torch.randn(2, 3), torch.tensor([0, 3])
+    with pytest.raises(vz.VizlibError, match=r"the result's \['loss'\] is one") as info:
+        vz.graph(model, x, labels=labels)
+    message = str(info.value)
+    suggested = message.split("(grad_output=", 1)[1].split("), or", 1)[0]
+    assert suggested == "[torch.ones(()), torch.ones(2, 4)]", "a 0-d result's ones are torch.ones(()), which runs"
+    assert vz.graph(model, x, labels=labels, grad_output=eval(suggested, {"torch": torch})).nodes
+    drawn = message.split("vz.graph(", 1)[1].split(", ...", 1)[0]
+    assert drawn == "lambda *a, **kw: model(*a, **kw)['loss']"
+    g = vz.graph(eval(drawn, {"model": model}), x, labels=labels, params=model)  # the advice, followed as written
+    assert g.find("head.weight")[0].grad is not None
+
+
+def test_a_function_returning_a_tuple_is_told_which_item_is_a_single_number():
+    def step(w):
+        y = w * 2
+        return y, y.sum()
+
+    with pytest.raises(vz.VizlibError, match=r"the result's \[1\] is one") as info:
+        vz.graph(step, torch.ones(3))
+    assert "vz.graph(lambda *a, **kw: step(*a, **kw)[1], ...)" in str(info.value)
 
 
 def test_the_suggested_grad_output_for_one_result_works():

@@ -29,7 +29,7 @@ from .backward import BackwardRecord, first_in_backward, hook_backward, with_lea
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
-from .inputs import Params, grad_outputs, param_names, prepare_inputs, why_no_graph
+from .inputs import Params, grad_outputs, param_names, prepare_inputs, single_numbers, why_no_graph
 from .placement import attach_saved, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
 from .rows import Pending
@@ -202,11 +202,13 @@ def _record_call(
         with ForwardRecorder(module_names, state, save_hooks, copies, drawn, handed) as rec:
             result = fn(*args, **kwargs)
         outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+        if not outs:
+            raise VizlibValueError(why_no_graph(fn, user_args, result))
+        # (only for the advice a result of several tensors gets: every recording would pay for the walk)
+        singles = single_numbers(result) if grad_output is None and len(outs) > 1 else None
         del result  # from here on only outs holds the graph, for _let_go to free it
         rec.adopt(*outs)
-        if not outs:
-            raise VizlibValueError(why_no_graph(fn, user_args))
-        seeds = grad_outputs(outs, grad_output)
+        seeds = grad_outputs(outs, grad_output, fn, singles)
         w = walk([root_of(t) for t in outs], rec.ran_at())
         try:
             return _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import torch
 from torch import nn
-from torch.utils._pytree import tree_leaves, tree_map
+from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dtype_name
@@ -61,11 +61,11 @@ def param_names(params: Params) -> dict[int, str]:
 
 
 def _ones(shape: list[int]) -> str:
-    return f"torch.ones({', '.join(map(str, shape))})"
+    return f"torch.ones({', '.join(map(str, shape))})" if shape else "torch.ones(())"  # (torch.ones() is an error)
 
 
-def why_no_graph(fn: Callable, user_args: tuple) -> str:
-    """Why a recorded call's result has no graph behind it, in the terms of what the user did."""
+def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
+    """Why a recorded call's ``result`` has no graph behind it, in the terms of what the user did."""
     name = name_of(fn)
     if torch.is_inference_mode_enabled():
         return (
@@ -94,6 +94,15 @@ def why_no_graph(fn: Callable, user_args: tuple) -> str:
             "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
             "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
         )
+    made = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+    if made and not any(t.is_floating_point() or t.is_complex() for t in made):
+        kinds = " and ".join(sorted({dtype_name(t.dtype) for t in made}))
+        return (
+            f"{name} returned {kinds} tensors only, and autograd follows gradients only through floating-point "
+            "numbers: an integer or boolean result (argmax, a comparison, a count) has no graph behind it, "
+            "whatever it was computed from. Return a float tensor computed from the inputs: x.max() rather "
+            "than x.argmax(), or the loss itself."
+        )
     return (
         f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
         "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
@@ -112,7 +121,37 @@ def name_of(fn: object) -> str:
     return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
 
 
-def grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Tensor]:
+def single_numbers(result: object) -> list[str]:
+    """Where a call's result keeps the single numbers that depend on its inputs, as Python
+    reaches them from the result (``['loss']``, ``[0]``, ``.loss``): a Hugging Face model's
+    output holds its loss beside its logits, and the advice for a result of several
+    tensors names the one to draw."""
+    return [
+        keystr(path)
+        for path, t in tree_flatten_with_path(result)[0]
+        if isinstance(t, torch.Tensor) and t.requires_grad and t.numel() == 1
+    ]
+
+
+def _draw_one(fn: object, part: str) -> str:
+    """The advice to draw the single number at ``part`` of ``fn``'s result (see ``single_numbers``)."""
+    if isinstance(fn, nn.Module):
+        call, params = "model", ", params=model"  # (through a lambda, its parameters need naming)
+    else:
+        name = getattr(fn, "__name__", "")
+        call, params = (name if name.isidentifier() else "f"), ""
+    return (
+        f"the result's {part} is one, so vz.graph(lambda *a, **kw: {call}(*a, **kw){part}, ...{params}), "
+        "with your inputs in place of ..., draws the graph behind it."
+    )
+
+
+def grad_outputs(
+    outs: list[torch.Tensor], grad_output: object, fn: object = None, singles: list[str] | None = None
+) -> list[torch.Tensor]:
+    """The gradients backward starts from: ``grad_output`` checked against the result
+    tensors ``outs``, or ones for a single number. ``fn`` and ``singles`` (its result's
+    single numbers, ``single_numbers``) word the advice when the result is not one number."""
     if grad_output is None:
         shapes = [list(t.shape) for t in outs]
         if len(outs) == 1 and outs[0].numel() != 1:
@@ -127,8 +166,8 @@ def grad_outputs(outs: list[torch.Tensor], grad_output: object) -> list[torch.Te
                 f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
                 f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
                 "gradient. Pass grad_output= one tensor per result tensor, in order "
-                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one "
-                "scalar, e.g. vz.graph(lambda x: f(x)[0].sum(), x).",
+                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one scalar: "
+                + (_draw_one(fn, singles[0]) if singles else "e.g. vz.graph(lambda x: f(x)[0].sum(), x)."),
                 shapes,
             )
         return [torch.ones_like(t) for t in outs]
