@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import accumulate
+from operator import add
 
 from .data import GraphData, ModuleSpec, Node
 
@@ -368,10 +370,9 @@ class DrawnNumbers:
         levels = max(map(len, counts))
         for c in counts:
             c += [0] * (levels - len(c))
-        ops, least = 0, []
-        for op, expected_op, box, expected_box in zip(*counts, strict=True):
-            ops += op + expected_op
-            least.append(ops + box + expected_box)
+        # (asked after nearly every op and module a forward runs: sums made by map, not a loop)
+        ops = accumulate(map(add, self._ops, self._expected_ops))  # ops at most d deep, each depth d
+        least = list(map(add, ops, map(add, self._boxes, self._expected_boxes)))
         self._too_deep = None
         for d in range(levels - 1, -1, -1):
             if least[d] <= self.max_nodes:

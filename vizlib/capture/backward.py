@@ -109,7 +109,7 @@ class BackwardRecord:
 
 def hook_backward(
     fns: list,
-    edges_of: dict[int, list[tuple[int, int]]],
+    edges: list[tuple[int, int, int]],
     saved: SavedForBackward,
     summaries: Summaries,
     drawn: tuple[set[int], set[tuple[int, int, int]]] | None = None,
@@ -117,12 +117,13 @@ def hook_backward(
 ) -> tuple[BackwardRecord, list[RemovableHandle]]:
     """Put a hook on op nodes, run after each; return the record and the handles.
 
-    ``edges_of[i]`` lists ``(slot, input position)`` for node i's next_functions, so the
-    hook can say which gradient went down which edge. Each hook also tells ``saved`` that
-    its node is done, so that it can let go of what the node has used. ``summaries``
-    reduces each gradient's memory once, however many nodes and edges it passes through
-    as a view. ``drawn`` (None: all) names the nodes whose gradients and the edges
-    ``(src, dst, slot)`` whose norms the picture draws: only those are read. One hook per
+    ``edges`` are the graph's ``(input position, node position, slot in the node's
+    next_functions)``, so that each hook can say which gradient went down which edge.
+    Each hook also tells ``saved`` that its node is done, so that it can let go of what
+    the node has used. ``summaries`` reduces each gradient's memory once, however many
+    nodes and edges it passes through as a view. ``drawn`` (None: all) names the nodes
+    whose gradients and the edges ``(src, dst, slot)`` whose norms the picture draws: only
+    those are read. One hook per
     node, not a hook before and one after: the engine runs a thread's nodes one at a time,
     so the order they end in is the order they ran in. ``order_of`` (None: all) names the
     nodes whose place in that order is needed; the others with no number drawn get no hook
@@ -132,19 +133,20 @@ def hook_backward(
     rec = BackwardRecord()
     done = saved.node_done
     handles = []
+    nodes, wanted = drawn if drawn is not None else (None, None)
+    into: dict[int, list[tuple[int, int]]] = {}  # node -> (slot, input position) of its edges read, by slot
+    for src, dst, slot in edges if wanted is None else sorted(wanted, key=lambda e: e[2]):
+        into.setdefault(dst, []).append((slot, src))
     for i, fn in enumerate(fns):
         if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
             continue
-        edges = edges_of.get(i, [])
-        if drawn is not None:
-            nodes, wanted = drawn
-            edges = [(slot, src) for slot, src in edges if (src, i, slot) in wanted]
-            if i not in nodes and not edges:
-                if order_of is None or i in order_of:
-                    handles.append(fn.register_hook(_only_order(i, rec.order, done)))
-                continue
-        read = drawn is None or i in drawn[0]
-        handles.append(fn.register_hook(_numbers_hook(i, edges, read, rec, summaries, done)))
+        read_edges = into.get(i, [])
+        if nodes is not None and i not in nodes and not read_edges:
+            if order_of is None or i in order_of:
+                handles.append(fn.register_hook(_only_order(i, rec.order, done)))
+            continue
+        read = nodes is None or i in nodes
+        handles.append(fn.register_hook(_numbers_hook(i, read_edges, read, rec, summaries, done)))
     return rec, handles
 
 

@@ -24,13 +24,13 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
-from ..text import dtype_name
+from ..text import device_name, dtype_name
 from .backward import BackwardRecord, first_in_backward, hook_backward, with_leaves
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
 from .inputs import Params, grad_outputs, param_names, prepare_inputs, single_numbers, why_no_graph
-from .placement import attach_saved, inherit_modules, place_params, total_saved
+from .placement import attach_saved, consumers_of, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
 from .rows import Pending
 from .summary import Summaries
@@ -243,12 +243,9 @@ def _run_backward(
     parameters: set[str],
     drawn: Drawn | None,
 ) -> GraphData:
-    leaf_pos = [i for i in range(len(w.fns)) if w.leaf_tensor(i) is not None]
-    edges_of: dict[int, list[tuple[int, int]]] = {}
-    for src, dst, slot in w.edges:
-        edges_of.setdefault(dst, []).append((slot, src))
+    leaves = {i: t for i in range(len(w.fns)) if (t := w.leaf_tensor(i)) is not None}
+    leaf_pos = list(leaves)
     kept = _kept_for_backward(w, rec)
-    leaves = {i: t for i in leaf_pos if (t := w.leaf_tensor(i)) is not None}  # every one of leaf_pos
     # A tensor on the meta device has a shape and a dtype but no values: no gradient to
     # compute (a copy back to the CPU could not even run), so backward is left out.
     summaries = rec.summaries
@@ -262,7 +259,7 @@ def _run_backward(
     shown, depth = (None, None) if drawn is None else _drawn_part(g, w, rec, drawn)
     _name_saved(g, w, rec, None if shown is None else shown[0])
     order_of = None if depth is None else first_in_backward(g, depth)
-    back, handles = hook_backward([] if on_meta else w.fns, edges_of, rec.saved, summaries, shown, order_of)
+    back, handles = hook_backward([] if on_meta else w.fns, w.edges, rec.saved, summaries, shown, order_of)
     rec.saved.in_backward = True
     try:
         leaf_grads = [None] * len(leaves) if on_meta else _leaf_gradients(w, outs, seeds, list(leaves.values()), rec)
@@ -417,8 +414,9 @@ def _graph_of(
             attach_saved(node, _packed_by(fn, rec) + r.saved)
             placed.add(i)
         nodes.append(node)
-    inherit_modules(nodes, w, placed)
-    place_params(nodes, w.edges, parameters)
+    consumers = consumers_of(w.edges)
+    inherit_modules(nodes, consumers, placed)
+    place_params(nodes, consumers, parameters)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
     return GraphData(
@@ -476,7 +474,12 @@ def _norm(st: Stats | None) -> float | None:
 def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:
     name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
     return Node(
-        id=i, kind="leaf", name=name, shape=tuple(leaf.shape), dtype=dtype_name(leaf.dtype), device=str(leaf.device)
+        id=i,
+        kind="leaf",
+        name=name,
+        shape=tuple(leaf.shape),
+        dtype=dtype_name(leaf.dtype),
+        device=device_name(leaf.device),
     )
 
 

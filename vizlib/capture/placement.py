@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..data import Node, SavedTensor
-from .walk import Walked
 
 
 def attach_saved(node: Node, saved: list) -> None:
-    node.saved = [s for s, _ in saved]
-    node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
+    if saved:  # (most nodes of a model saved nothing: they keep the defaults)
+        node.saved = [s for s, _ in saved]
+        node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
 
 
 def total_saved(saved: Iterable[tuple[SavedTensor, tuple]]) -> int:
@@ -19,31 +19,34 @@ def total_saved(saved: Iterable[tuple[SavedTensor, tuple]]) -> int:
     return sum({key: s.bytes for s, key in saved}.values())
 
 
-def inherit_modules(nodes: list[Node], w: Walked, recorded: set[int]) -> None:
-    """Ops created inside a composite call (no record of their own) belong to their consumer's module."""
+def consumers_of(edges: list[tuple[int, int, int]]) -> dict[int, list[int]]:
+    """Each node's consumers, by position, from ``Walked.edges``."""
     consumers: dict[int, list[int]] = {}
-    for s, d, _ in w.edges:
+    for s, d, _ in edges:
         consumers.setdefault(s, []).append(d)
+    return consumers
+
+
+def inherit_modules(nodes: list[Node], consumers: dict[int, list[int]], recorded: set[int]) -> None:
+    """Ops created inside a composite call (no record of their own) belong to their consumer's
+    module (``consumers``: ``consumers_of`` the graph's edges)."""
     for n in reversed(nodes):
         if n.kind == "op" and n.id not in recorded:
             n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
 
 
-def place_params(nodes: list[Node], edges: list[tuple[int, int, int]], param_names: set[str]) -> None:
+def place_params(nodes: list[Node], consumers: dict[int, list[int]], param_names: set[str]) -> None:
     """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
     'blocks.0.attn.c_attn', a parameter of the model itself to the model. A parameter
     used outside its owner (a tied weight: registered under the head, used first by the
     embedding) goes to the innermost module holding its owner and every op that uses it,
     so that no collapsed box feeds a box that feeds it back."""
     chains: dict[str, tuple[str, ...]] = {}
-    for n in nodes:
-        for k in range(len(n.modules)):
-            chains.setdefault(n.modules[k], n.modules[: k + 1])
+    for modules in dict.fromkeys(n.modules for n in nodes):  # each chain once, in order (most nodes share one)
+        for k in range(len(modules)):
+            chains.setdefault(modules[k], modules[: k + 1])
     if not chains:
         return
-    consumers: dict[int, list[int]] = {}
-    for s, d, _ in edges:
-        consumers.setdefault(s, []).append(d)
     root = next(iter(chains.values()))[:1]
     for n in nodes:
         if n.kind != "leaf" or n.name not in param_names:

@@ -37,7 +37,7 @@ from .rows import Pending
 from .specs import ModuleSpecs
 from .summary import Summaries
 from .unwatched import RanAt, Stretch, Stretches, next_number
-from .walk import nbytes, storage_key
+from .walk import saved_entry
 
 # Calls that change their first argument in place but return nothing useful (the name as
 # recorded: dunders stripped of their underscores).
@@ -268,16 +268,13 @@ class ForwardRecorder(TorchFunctionMode):
     def _pack(self, t: torch.Tensor) -> _Held:
         # The node saving t is the one made last on this thread: t's own node is made
         # before it unless t is that node's output.
-        fn = t.grad_fn
-        held = self.saved.pack(t, fn is None or fn._sequence_nr() < next_number() - 1)
+        fn, last = t.grad_fn, next_number() - 1
+        held = self.saved.pack(t, fn is None or fn._sequence_nr() < last)
         # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
-        if size := nbytes(t):
-            entry = (
-                SavedTensor("saved", tuple(t.shape), dtype_name(t.dtype), size),  # autograd's names: build._name_saved
-                storage_key(t),
-            )
+        # "saved" until build._name_saved gives autograd's names.
+        if entry := saved_entry(t, "saved"):
             if self._in_call or self._stretch is not None:  # by the node made last (see packed_at)
-                self.packed_at.setdefault(next_number() - 1, []).append(entry)
+                self.packed_at.setdefault(last, []).append(entry)
                 if self._stretch is not None:
                     self.summaries.saw(t)  # its node's device is not read (build._graph_of)
             else:

@@ -46,9 +46,6 @@ class Stretch:
         self.end = next_number()
         return self.end - self.first
 
-    def holds(self, number: int) -> bool:
-        return self.end is not None and self.first <= number < self.end
-
     def key(self, number: int) -> float:
         """Where the node numbered ``number`` ran among the recorder's ops: after the
         ``position`` ops recorded before the stretch, before the next, in number order."""
@@ -86,8 +83,9 @@ class Stretches:
         number = getattr(fn, "_sequence_nr", None)  # (a tensor has none)
         if number is not None:
             number = number()
-            k = bisect.bisect_right(self._firsts, number) - 1
-            if k >= 0 and self.done[k].holds(number):  # (a leaf's AccumulateGrad is numbered past any)
+            k = bisect.bisect_right(self._firsts, number) - 1  # the last stretch begun at or before it
+            # (ended: it is done; a leaf's AccumulateGrad is numbered past any)
+            if k >= 0 and number < self.done[k].end:
                 found = self.done[k], number
         self._found[fn] = found
         return found

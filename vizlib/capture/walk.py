@@ -73,7 +73,6 @@ def walk(roots: list, ran_at: Positions | None = None) -> Walked:
     visiting: set = set()
     # Each node's next_functions, read once: every read makes a new tuple of new tuples.
     nexts: dict = {}
-    inputs: dict = {}  # and the nodes among them
     for root in roots:
         if root in index:
             continue
@@ -91,12 +90,12 @@ def walk(roots: list, ran_at: Positions | None = None) -> Walked:
             visiting.add(fn)
             stack.append((fn, True))
             nexts[fn] = () if isinstance(fn, torch.Tensor) else fn.next_functions
-            inputs[fn] = _inputs(nexts[fn])
-            for nxt in reversed(inputs[fn]):
-                if nxt not in index:
+            for nxt, _ in reversed(nexts[fn]):
+                if nxt is not None and nxt not in index:
                     stack.append((nxt, False))
     if ran_at:
-        order = _as_ran(order, ran_at, inputs)
+        inputs = [[index[nxt] for nxt, _ in nexts[fn] if nxt is not None] for fn in order]
+        order = [order[i] for i in _as_ran(order, ran_at, inputs)]
         index = {fn: i for i, fn in enumerate(order)}
     edges = [
         (index[nxt], index[fn], slot) for fn in order for slot, (nxt, _) in enumerate(nexts[fn]) if nxt is not None
@@ -104,42 +103,42 @@ def walk(roots: list, ran_at: Positions | None = None) -> Walked:
     return Walked(fns=order, edges=edges, index=index)
 
 
-def _as_ran(order: list, ran_at: Positions, inputs: dict) -> list:
-    """Re-sort a topological order by when each op ran; unrecorded nodes (leaves, the inner
-    nodes of composite calls) go just before their first consumer. ``inputs``: each node's
-    input nodes."""
-    consumers: dict = {}
-    for fn in order:
-        for nxt in inputs[fn]:
-            consumers.setdefault(nxt, []).append(fn)
-    when: dict = {}
-    for fn in reversed(order):  # consumers before their inputs
-        at = ran_at.get(fn)
-        when[fn] = at if at is not None else min((when[c] for c in consumers.get(fn, ())), default=float("inf"))
-    position = {fn: i for i, fn in enumerate(order)}
-    # Nearly always the nodes sorted by (when, position) already put every input before its
-    # consumers: then the heap below would take them in that very order (the least left is
-    # always ready), so a sort does, in a fraction of the time.
-    ranked = sorted(order, key=lambda fn: (when[fn], position[fn]))
-    place = {fn: i for i, fn in enumerate(ranked)}
-    if all(place[nxt] < place[fn] for fn in ranked for nxt in inputs[fn]):
+def _as_ran(order: list, ran_at: Positions, inputs: list[list[int]]) -> list[int]:
+    """The positions of a topological order re-sorted by when each op ran; unrecorded nodes
+    (leaves, the inner nodes of composite calls) go just before their first consumer.
+    ``inputs[i]``: the positions of node i's input nodes. (Lists by position, not dicts by
+    node: a model's graph has thousands of nodes, each looked up several times.)"""
+    n = len(order)
+    consumers: list[list[int]] = [[] for _ in range(n)]
+    for i, ins in enumerate(inputs):
+        for j in ins:
+            consumers[j].append(i)
+    when = [0.0] * n
+    for i in range(n - 1, -1, -1):  # consumers before their inputs
+        at = ran_at.get(order[i])
+        when[i] = at if at is not None else min((when[c] for c in consumers[i]), default=float("inf"))
+    # Nearly always the nodes sorted by when they ran (ties in topological order: the sort is
+    # stable) already put every input before its consumers: then the heap below would take
+    # them in that very order (the least left is always ready), so a sort does, in a fraction
+    # of the time.
+    ranked = sorted(range(n), key=when.__getitem__)
+    place = [0] * n
+    for k, i in enumerate(ranked):
+        place[i] = k
+    if all(place[j] < place[i] for i in range(n) for j in inputs[i]):
         return ranked
-    pending = {fn: len(inputs[fn]) for fn in order}
-    ready = [(when[fn], position[fn], fn) for fn in order if pending[fn] == 0]
+    pending = [len(ins) for ins in inputs]
+    ready = [(when[i], i) for i in range(n) if pending[i] == 0]
     heapq.heapify(ready)
     result = []
     while ready:
-        *_, fn = heapq.heappop(ready)
-        result.append(fn)
-        for c in consumers.get(fn, ()):
+        _, i = heapq.heappop(ready)
+        result.append(i)
+        for c in consumers[i]:
             pending[c] -= 1
             if pending[c] == 0:
-                heapq.heappush(ready, (when[c], position[c], c))
+                heapq.heappush(ready, (when[c], c))
     return result
-
-
-def _inputs(next_functions: tuple) -> list[AutogradNode]:
-    return [nxt for nxt, _ in next_functions if nxt is not None]
 
 
 def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, str | None]:
@@ -161,6 +160,19 @@ def storage_key(t: torch.Tensor) -> tuple:
         s = t.untyped_storage()
         return (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
     return tuple(storage_key(p) for p in _memory_parts(t))
+
+
+def saved_entry(t: torch.Tensor, label: str) -> tuple[SavedTensor, tuple] | None:
+    """A tensor saved for backward as a picture lists it (``label``, shape, dtype, bytes) and
+    the memory it keeps alive (``storage_key``); None where it keeps none (a 0-byte
+    placeholder). Asked of every tensor a forward saves: the storage is looked up once."""
+    if t.layout == torch.strided and not t.is_nested:
+        s = t.untyped_storage()
+        size = s.nbytes()
+        key: tuple = (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), size)
+    else:
+        size, key = nbytes(t), storage_key(t)
+    return (SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), size), key) if size else None
 
 
 def nbytes(t: torch.Tensor) -> int:
@@ -204,14 +216,8 @@ def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
         items = value if isinstance(value, (tuple, list)) else (value,)
         name = attr.removeprefix("_saved_")
         for k, t in enumerate(items):
-            if isinstance(t, torch.Tensor) and nbytes(t):
-                label = name if len(items) == 1 else f"{name}[{k}]"
-                found.append(
-                    (
-                        SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), nbytes(t)),
-                        storage_key(t),
-                    )
-                )
+            if isinstance(t, torch.Tensor) and (entry := saved_entry(t, name if len(items) == 1 else f"{name}[{k}]")):
+                found.append(entry)
     return found
 
 
