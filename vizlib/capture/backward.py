@@ -123,12 +123,11 @@ def hook_backward(
     the node has used. ``summaries`` reduces each gradient's memory once, however many
     nodes and edges it passes through as a view. ``drawn`` (None: all) names the nodes
     whose gradients and the edges ``(src, dst, slot)`` whose norms the picture draws: only
-    those are read. One hook per
-    node, not a hook before and one after: the engine runs a thread's nodes one at a time,
-    so the order they end in is the order they ran in. ``order_of`` (None: all) names the
-    nodes whose place in that order is needed; the others with no number drawn get no hook
-    at all (what they unpacked is let go of at the next hook on their thread, or by
-    ``saved.all_done`` once backward ends).
+    those are read. One hook per node, not a hook before and one after: the engine runs a
+    thread's nodes one at a time, so the order they end in is the order they ran in.
+    ``order_of`` (None: all) names the nodes whose place in that order is needed; the others
+    with no number drawn get no hook at all (what they unpacked is let go of at the next
+    hook on their thread, or by ``saved.all_done`` once backward ends).
     """
     rec = BackwardRecord()
     done = saved.node_done
