@@ -195,16 +195,16 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
     drawn_as = {n.id: n.id for n in g.nodes}
     if depth is not None:
         return collapse(g, depth, drawn_as), drawn_as
-    if max_nodes is None or len(g.nodes) <= max_nodes:
+    if max_nodes is None or _count(g) <= max_nodes:
         return g, drawn_as
     small, how = g, ""
     for d in _depths_worth_trying(g, max_nodes):
         drawn_as = {n.id: n.id for n in g.nodes}  # (each depth is collapsed from g)
         small = collapse(g, d, drawn_as)
         how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
-        if len(small.nodes) <= max_nodes:
+        if _count(small) <= max_nodes:
             break
-    if len(small.nodes) > max_nodes:
+    if _count(small) > max_nodes:
         folded_as = dict(drawn_as)
         folded = fold_repeats(small, max_nodes, folded_as)
         if len(folded.nodes) < len(small.nodes):
@@ -214,10 +214,16 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
     if not how:
         how = "no modules ran and no ops repeat, so nothing could be collapsed"
     small.notes.append(
-        f"{len(g.nodes)} nodes is more than max_nodes={max_nodes}, so {how} ({len(small.nodes)} nodes); "
+        f"{_count(g)} nodes is more than max_nodes={max_nodes}, so {how} ({_count(small)} nodes); "
         "pass depth= to choose, or max_nodes=None to see every op"
     )
     return small, drawn_as
+
+
+def _count(g: GraphData) -> int:
+    """The nodes ``g`` stands for: an op node made of several (the ops of a module call run
+    unwatched, capture.build's ``_Built``) counts as all of them, each drawn as itself."""
+    return sum(n.members if n.kind == "op" else 1 for n in g.nodes)
 
 
 def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
@@ -227,7 +233,7 @@ def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
     levels = max(len(n.modules) for n in g.nodes)
     at_most = [0] * (levels + 1)
     for n in g.nodes:
-        at_most[len(n.modules)] += 1
+        at_most[len(n.modules)] += n.members if n.kind == "op" else 1
     for d in range(1, levels + 1):
         at_most[d] += at_most[d - 1]
     return [d for d in range(levels - 1, 0, -1) if at_most[d] <= max_nodes] + [0] if levels else []

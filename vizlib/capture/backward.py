@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.utils.hooks import RemovableHandle
 
-from ..data import GraphData, Node
+from ..data import Node
 from .rows import Pending
 from .summary import Summaries
 
@@ -186,15 +186,16 @@ def _only_order(i: int, order: list[int], done: Callable[[], None]) -> Callable[
     return post
 
 
-def first_in_backward(g: GraphData, depth: int) -> set[int]:
-    """The op nodes whose place in backward's order a picture of ``g`` with the modules
-    ``depth`` deep drawn as boxes needs: the first of a box's nodes to run is one whose
-    every consumer is outside it (a node waits for its consumers' gradients), so at most
-    the nodes with a consumer in another box, or none; and the consumers of a leaf drawn
-    apart from one of them, after whose last one its gradient is placed (``with_leaves``).
-    A leaf in the box of all its consumers (a block's weight) comes after one of them, so
-    never first in its box: where it goes changes nothing drawn, and its consumers need
-    no hook for it (GPT-12: a hook less for every weight of the blocks)."""
+def first_in_backward(node_at: list[Node], edges: list[tuple[int, int, int]], depth: int) -> set[int]:
+    """The positions of the op nodes whose place in backward's order a picture with the
+    modules ``depth`` deep drawn as boxes needs (``node_at``: the node each position is
+    drawn as; ``edges``: the walk's): the first of a box's nodes to run is one whose every
+    consumer is outside it (a node waits for its consumers' gradients), so at most the
+    nodes with a consumer in another box, or none; and the consumers of a leaf drawn apart
+    from one of them, after whose last one its gradient is placed (``with_leaves``). A leaf
+    in the box of all its consumers (a block's weight) comes after one of them, so never
+    first in its box: where it goes changes nothing drawn, and its consumers need no hook
+    for it (GPT-12: a hook less for every weight of the blocks)."""
 
     def box(n: Node) -> object:
         return n.modules[depth] if len(n.modules) > depth else n.id
@@ -203,16 +204,16 @@ def first_in_backward(g: GraphData, depth: int) -> set[int]:
     consumed: set[int] = set()
     consumers: dict[int, list[int]] = {}  # of each leaf
     apart: set[int] = set()  # leaves with a consumer in another box
-    for s, d in g.edges:
+    for s, d, _ in edges:
         consumed.add(s)
-        leaf = g.nodes[s].kind == "leaf"
+        leaf = node_at[s].kind == "leaf"
         if leaf:
             consumers.setdefault(s, []).append(d)
-        if box(g.nodes[s]) != box(g.nodes[d]):
+        if box(node_at[s]) != box(node_at[d]):
             (apart if leaf else needed).add(s)
     for s in apart:
         needed.update(consumers[s])
-    return needed | {n.id for n in g.nodes if n.id not in consumed}
+    return needed | {i for i in range(len(node_at)) if i not in consumed}
 
 
 def with_leaves(order: list[int], leaf_pos: list[int], edges: list[tuple[int, int, int]]) -> list[int]:

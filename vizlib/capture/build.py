@@ -16,6 +16,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TypeGuard
 
 import torch
@@ -34,6 +35,7 @@ from .placement import attach_saved, consumers_of, inherit_modules, place_params
 from .record import Drawn, ForwardRecorder
 from .rows import Pending
 from .summary import Summaries
+from .unwatched import Stretch
 from .walk import AutogradNode, Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
 
 
@@ -252,14 +254,15 @@ def _run_backward(
     for t in leaves.values():
         summaries.saw(t)
     on_meta = "meta" in summaries.devices
-    g = _graph_of(w, rec, names, leaves, parameters)
-    for t in outs:  # (not in _record_call: a name left holding a result would free its graph last)
-        g.nodes[w.index[root_of(t)]].is_output = True
+    # (the outputs' positions: not in _record_call, where a name left holding a result would free its graph last)
+    built = _graph_of(w, rec, names, leaves, parameters, [w.index[root_of(t)] for t in outs])
+    g = built.graph
+    for t in outs:
         rec.read_late(t.grad_fn)  # a picture draws the results, folded or not
-    shown, depth = (None, None) if drawn is None else _drawn_part(g, w, rec, drawn)
-    _name_saved(g, w, rec, None if shown is None else shown[0])
-    order_of = None if depth is None else first_in_backward(g, depth)
-    back, handles = hook_backward([] if on_meta else w.fns, w.edges, rec.saved, summaries, shown, order_of)
+    ids, read, depth = (None, None, None) if drawn is None else _drawn_part(built, w, rec, drawn)
+    _name_saved(built, w, rec, ids)
+    order_of = None if depth is None else first_in_backward(built.node_at, w.edges, depth)
+    back, handles = hook_backward([] if on_meta else w.fns, w.edges, rec.saved, summaries, read, order_of)
     rec.saved.in_backward = True
     try:
         leaf_grads = [None] * len(leaves) if on_meta else _leaf_gradients(w, outs, seeds, list(leaves.values()), rec)
@@ -269,30 +272,32 @@ def _run_backward(
         for h in handles:
             h.remove()
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
-    _fill_in(summaries, _numbers(g, w, rec, leaves, grads, back, None if shown is None else shown[0]))
-    g.edge_grads = [_norm(Summaries.result(back.edge_norms.get(e))) for e in w.edges]
-    g.backward_order = [] if on_meta else with_leaves(back.order, leaf_pos, w.edges)
+    _fill_in(summaries, _numbers(built, w, rec, leaves, grads, back, ids))
+    g.edge_grads = [_norm(Summaries.result(back.edge_norms.get(w.edges[k]))) for k in built.first_edge]
+    ran = [] if on_meta else with_leaves(back.order, leaf_pos, w.edges)
+    g.backward_order = list(dict.fromkeys(built.node_at[i].id for i in ran))
     g.notes += device_notes(g.nodes, summaries.devices, recorded=True)
     g.saved_bytes = total_saved(kept)
     return g
 
 
-def _drawn_part(
-    g: GraphData, w: Walked, rec: ForwardRecorder, drawn: Drawn
-) -> tuple[tuple[set[int], set[tuple]], int | None]:
-    """The ids of the nodes and the ``w.edges`` entries whose numbers the picture of the whole
-    graph ``g`` draws, and the depth of its module boxes (None: it folds loops); the values
-    of those nodes the forward passed over read now, or, where they are gone, the call run
-    again reading every number (``_NumbersLost``)."""
-    ids, own, positions, depth = drawn.of(g)
+def _drawn_part(built: _Built, w: Walked, rec: ForwardRecorder, drawn: Drawn) -> tuple[set[int], _Read, int | None]:
+    """The ids of the nodes whose numbers the picture of the whole graph draws; what backward
+    reads for it (the positions whose gradients, the ``w.edges`` entries whose norms); and the
+    depth of its module boxes (None: it folds loops). The values of those nodes the forward
+    passed over are read now, or, where they are gone, the call runs again reading every
+    number (``_NumbersLost``)."""
+    ids, own, positions, depth = drawn.of(built.graph)
     for i in ids:
-        if not rec.read_late(w.fns[i]) or (i in own and rec.stretches.of(w.fns[i]) is not None):
-            raise _NumbersLost  # (a node made unwatched, drawn as itself: its op's name is unknown)
-    return (ids, {w.edges[k] for k in positions}), depth
+        # (a node made unwatched, drawn as itself: its op's name is unknown)
+        if not rec.read_late(w.fns[built.shows.get(i, i)]) or (i in own and rec.stretches.of(w.fns[i]) is not None):
+            raise _NumbersLost
+    read = {built.shows.get(i, i) for i in ids}, {w.edges[built.first_edge[k]] for k in positions}
+    return ids, read, depth
 
 
 def _numbers(
-    g: GraphData,
+    built: _Built,
     w: Walked,
     rec: ForwardRecorder,
     leaves: dict[int, torch.Tensor],
@@ -302,13 +307,14 @@ def _numbers(
 ) -> list[tuple[Node, str, Pending | None]]:
     """What the summaries fill into each node (``shown``: only these; None: all) once fetched."""
     later: list[tuple[Node, str, Pending | None]] = []
-    for node in g.nodes:
+    for node in built.graph.nodes:
         i = node.id
         if shown is not None and i not in shown:
             continue
         if i in leaves:
             _leaf_numbers(node, leaves[i], grads[i], rec.summaries, later)
             continue
+        i = built.shows.get(i, i)
         r = rec.ops.get(w.fns[i])
         if r is not None:
             later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
@@ -316,7 +322,7 @@ def _numbers(
     return later
 
 
-def _name_saved(g: GraphData, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> None:
+def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> None:
     """Autograd's own names for what each drawn op node saved ("self", "result", ...; ids:
     the drawn nodes, None: all), read before backward lets the tensors go, in place of the
     pack hook's "saved[0]". Only drawn nodes: a box shows no member's names, and reading
@@ -326,15 +332,24 @@ def _name_saved(g: GraphData, w: Walked, rec: ForwardRecorder, ids: set[int] | N
     outside any call: inside torch.utils.checkpoint (PyTorch 2.12+) the first op takes the
     block's inputs, which checkpoint packed, while its own saved tensors went through
     checkpoint's hooks; reading them would run the block again. The bytes are the same
-    either way (the same storages)."""
+    either way (the same storages).
+
+    A stretch's node lists no names (a box shows none), but the node whose numbers it shows
+    is drawn: what that one saved counts by its names there too, as it would were the
+    stretch's nodes apart."""
     if not rec.save_hooks:  # the nodes named them already (_kept_for_backward)
         return
-    for i in range(len(g.nodes)) if ids is None else ids:
-        fn, node = w.fns[i], g.nodes[i]
+    for i in range(len(w.fns)) if ids is None else ids:
+        k = built.shows.get(i, i)  # the node of the walk drawn: a stretch's, the one it shows
+        fn, node = w.fns[k], built.node_at[k]
         r = rec.ops.get(fn)
-        if node.kind == "op" and node.saved and not (r is not None and r.saved):
-            if named := saved_tensors(fn):
+        if node.kind != "op" or (r is not None and r.saved):
+            continue
+        if i not in built.shows:
+            if node.saved and (named := saved_tensors(fn)):
                 attach_saved(node, named)
+        elif (packed := rec.packed_at.get(fn._sequence_nr())) and (named := saved_tensors(fn)):
+            node.saved_bytes += total_saved(named) - total_saved(packed)
 
 
 def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
@@ -368,63 +383,127 @@ def _leaf_gradients(
         raise
 
 
+_Read = tuple[set[int], set[tuple[int, int, int]]]  # positions whose gradients, w.edges whose norms
+
+
+@dataclass
+class _Built:
+    """A recorded graph before it is folded, and how its nodes stand for the walk's.
+
+    Every autograd node is a node of ``graph``, but for those a stretch made (a module call
+    run unwatched, unwatched.py): one node stands for all of a stretch's, with their count
+    (``members``) and the bytes they saved. No picture draws them apart (that is why they
+    ran unwatched), and GPT-12 made 542 of its 760 nodes so: one node each cost the walk's
+    every later step some µs. ``node_at[i]`` is the node the walk's position ``i`` is drawn
+    as, ``first_edge[k]`` the position in ``w.edges`` of graph edge ``k``, and ``shows[id]``
+    the position whose numbers a stretch's node shows: its output, or its last node feeding
+    another (what a box of its module shows)."""
+
+    graph: GraphData
+    node_at: list[Node]
+    first_edge: list[int]
+    shows: dict[int, int]
+
+
 def _graph_of(
-    w: Walked, rec: ForwardRecorder, names: dict, leaves: dict[int, torch.Tensor], parameters: set[str]
-) -> GraphData:
-    """One node per autograd node, each in its modules, its numbers not yet asked for."""
-    nodes = []
+    w: Walked,
+    rec: ForwardRecorder,
+    names: dict,
+    leaves: dict[int, torch.Tensor],
+    parameters: set[str],
+    outputs: list[int],
+) -> _Built:
+    """One node per autograd node, or per stretch (``_Built``), each in its modules, its
+    numbers not yet asked for; ``outputs``: the positions of the call's results."""
+    nodes: list[Node] = []
+    node_at: list[Node] = []
     placed = set()  # nodes whose modules are known (else: their consumer's)
+    of_stretch: dict[Stretch, Node] = {}
     for i, fn in enumerate(w.fns):
         if i in leaves:
-            nodes.append(_leaf_node(i, leaves[i], names))
-            continue
-        r = rec.ops.get(fn)
-        unwatched = rec.stretches.of(fn)
-        if unwatched is not None:  # made where the function mode was off: the stretch knows its place
-            # Its shape only where the recorder noted it (a module's output, which a box may
-            # show): no other node of a stretch is drawn, and reading a node's metadata costs.
+            node = _leaf_node(i, leaves[i], names)
+        elif (unwatched := rec.stretches.of(fn)) is not None:  # made where the function mode was off
             stretch, number = unwatched
-            shape, dtype, device = (r.shape, r.dtype, r.device) if r is not None else (None, None, None)
-            node = Node(
-                id=i,
-                kind="op",
-                name=type(fn).__name__,
-                shape=shape,
-                dtype=dtype,
-                device=device,
-                modules=stretch.scope,
-            )
-            attach_saved(node, rec.packed_at.get(number, []))
-            placed.add(i)
-        elif r is None:
-            shape, dtype, device = output_meta(fn)
-            node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
-            attach_saved(node, _packed_by(fn, rec))
+            if stretch not in of_stretch:
+                node = of_stretch[stretch] = Node(id=i, kind="op", name=type(fn).__name__, modules=stretch.scope)
+                node.members = 0
+                placed.add(i)
+                nodes.append(node)
+            node = of_stretch[stretch]
+            node.members += 1
+            node.saved_bytes += total_saved(rec.packed_at.get(number, ()))
+            node_at.append(node)
+            continue
         else:
-            node = Node(
-                id=i,
-                kind="op",
-                name=type(fn).__name__,
-                shape=r.shape,
-                dtype=r.dtype,
-                device=r.device,
-                op=r.op,
-                modules=r.modules,
-            )
-            attach_saved(node, _packed_by(fn, rec) + r.saved)
-            placed.add(i)
+            node, recorded = _op_node(i, fn, rec)
+            if recorded:
+                placed.add(i)
         nodes.append(node)
+        node_at.append(node)
+    edges, first_edge, shows = _between(node_at, w.edges, {node.id for node in of_stretch.values()})
+    _mark_results(node_at, outputs, shows)
+    for node in of_stretch.values():  # its shape: the recorder noted that of a stretch's outputs
+        if (r := rec.ops.get(w.fns[shows[node.id]])) is not None:
+            node.shape, node.dtype, node.device = r.shape, r.dtype, r.device
     consumers = consumers_of(w.edges)
-    inherit_modules(nodes, consumers, placed)
-    place_params(nodes, consumers, parameters)
+    inherit_modules(nodes, node_at, consumers, placed)
+    place_params(nodes, node_at, consumers, parameters)
     for n in nodes:
         n.module = n.modules[-1] if n.modules else None
-    return GraphData(
-        nodes=nodes,
-        edges=[(s, d) for s, d, _ in w.edges],
-        edge_grads=[None] * len(w.edges),
-        module_specs=dict(rec.module_specs),
+    graph = GraphData(nodes=nodes, edges=edges, edge_grads=[None] * len(edges), module_specs=dict(rec.module_specs))
+    return _Built(graph, node_at, first_edge, shows)
+
+
+def _mark_results(node_at: list[Node], outputs: list[int], shows: dict[int, int]) -> None:
+    """The nodes of the call's results (positions ``outputs``) marked; a stretch's node shows
+    its result (``_Built.shows``): a box shows a result of the call before anything else."""
+    for i in sorted(outputs):
+        node_at[i].is_output = True
+        if node_at[i].id in shows:
+            shows[node_at[i].id] = i
+
+
+def _op_node(i: int, fn: AutogradNode, rec: ForwardRecorder) -> tuple[Node, bool]:
+    """The node of op ``fn`` at position ``i``, and whether the recorder noted it; where it
+    did not (a node made inside a composite call), from autograd's own metadata, its modules
+    then left for ``inherit_modules``."""
+    r = rec.ops.get(fn)
+    if r is None:
+        shape, dtype, device = output_meta(fn)
+        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
+        attach_saved(node, _packed_by(fn, rec))
+        return node, False
+    node = Node(
+        id=i,
+        kind="op",
+        name=type(fn).__name__,
+        shape=r.shape,
+        dtype=r.dtype,
+        device=r.device,
+        op=r.op,
+        modules=r.modules,
     )
+    attach_saved(node, _packed_by(fn, rec) + r.saved)
+    return node, True
+
+
+def _between(
+    node_at: list[Node], edges: list[tuple[int, int, int]], stretches: set[int]
+) -> tuple[list[tuple[int, int]], list[int], dict[int, int]]:
+    """The graph's edges (those of the walk's ``edges`` between two of its nodes), where each
+    is in ``edges``, and for each stretch's node (ids ``stretches``) the last position of
+    its nodes that feeds another node: what a box of its module shows, unless a result of
+    the call is among them."""
+    between, first_edge = [], []
+    shows = {i: i for i in stretches}
+    for k, (src, dst, _) in enumerate(edges):
+        a, b = node_at[src], node_at[dst]
+        if a is not b:  # (else: inside one stretch)
+            between.append((a.id, b.id))
+            first_edge.append(k)
+            if a.id in shows:
+                shows[a.id] = max(shows[a.id], src)
+    return between, first_edge, shows
 
 
 def _packed_by(fn: AutogradNode, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:

@@ -11,11 +11,12 @@ from ..data import Node, SavedTensor
 def attach_saved(node: Node, saved: list) -> None:
     if saved:  # (most nodes of a model saved nothing: they keep the defaults)
         node.saved = [s for s, _ in saved]
-        node.saved_bytes = sum({key: s.bytes for s, key in saved}.values())
+        node.saved_bytes = total_saved(saved)
 
 
 def total_saved(saved: Iterable[tuple[SavedTensor, tuple]]) -> int:
-    """Bytes kept alive for backward, each storage counted once however many nodes saved it."""
+    """Bytes kept alive for backward, each storage counted once however many nodes (or
+    tensors of one node) saved it."""
     return sum({key: s.bytes for s, key in saved}.values())
 
 
@@ -27,15 +28,20 @@ def consumers_of(edges: list[tuple[int, int, int]]) -> dict[int, list[int]]:
     return consumers
 
 
-def inherit_modules(nodes: list[Node], consumers: dict[int, list[int]], recorded: set[int]) -> None:
+def inherit_modules(
+    nodes: list[Node], node_at: list[Node], consumers: dict[int, list[int]], recorded: set[int]
+) -> None:
     """Ops created inside a composite call (no record of their own) belong to their consumer's
-    module (``consumers``: ``consumers_of`` the graph's edges)."""
+    module (``node_at``: the node each position of the walk is drawn as; ``consumers``:
+    ``consumers_of`` the walk's edges)."""
     for n in reversed(nodes):
         if n.kind == "op" and n.id not in recorded:
-            n.modules = next((nodes[d].modules for d in consumers.get(n.id, ()) if nodes[d].modules), ())
+            n.modules = next((node_at[d].modules for d in consumers.get(n.id, ()) if node_at[d].modules), ())
 
 
-def place_params(nodes: list[Node], consumers: dict[int, list[int]], param_names: set[str]) -> None:
+def place_params(
+    nodes: list[Node], node_at: list[Node], consumers: dict[int, list[int]], param_names: set[str]
+) -> None:
     """A parameter belongs to the module that owns it: 'blocks.0.attn.c_attn.weight' to
     'blocks.0.attn.c_attn', a parameter of the model itself to the model. A parameter
     used outside its owner (a tied weight: registered under the head, used first by the
@@ -58,7 +64,7 @@ def place_params(nodes: list[Node], consumers: dict[int, list[int]], param_names
                 n.modules = chains[path]
                 break
         for d in consumers.get(n.id, ()):
-            n.modules = _common_prefix(n.modules, nodes[d].modules)
+            n.modules = _common_prefix(n.modules, node_at[d].modules)
 
 
 def _common_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
