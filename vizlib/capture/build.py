@@ -426,7 +426,7 @@ def _graph_of(
             stretch, number = unwatched
             if stretch not in of_stretch:
                 node = of_stretch[stretch] = Node(id=i, kind="op", name=type(fn).__name__, modules=stretch.scope)
-                node.members = 0
+                node.members, node.saved_bytes = 0, total_saved(stretch.took)
                 placed.add(i)
                 nodes.append(node)
             node = of_stretch[stretch]

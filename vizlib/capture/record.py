@@ -248,6 +248,8 @@ class ForwardRecorder(TorchFunctionMode):
         """End the module call run unwatched: count its ops for ``drawn``, note its outputs
         (a box may show them), and watch again. Whether it ran ops."""
         made = stretch.leave()
+        if made and self._packed:  # saved before its first op: taken by it, as by a watched op
+            stretch.took, self._packed = self._packed, []
         assert self.drawn is not None
         self.drawn.ops_ran(len(self._scope), made)
         for t in _tensors(output):
@@ -273,10 +275,14 @@ class ForwardRecorder(TorchFunctionMode):
         # A 0-byte storage holds nothing (PyTorch 2.11's checkpoint packs such a placeholder).
         # "saved" until build._name_saved gives autograd's names.
         if entry := saved_entry(t, "saved"):
-            if self._in_call or self._stretch is not None:  # by the node made last (see packed_at)
+            stretch = self._stretch
+            if stretch is not None:
+                self.summaries.saw(t)  # its node's device is not read (build._graph_of)
+            # By the node made last (see packed_at); in a stretch, one the stretch made: what
+            # is packed before its first node (torch.utils.checkpoint's inputs) waits, as
+            # it does outside any torch call, for the next op (see _leave_unwatched).
+            if self._in_call or (stretch is not None and last >= stretch.first):
                 self.packed_at.setdefault(last, []).append(entry)
-                if self._stretch is not None:
-                    self.summaries.saw(t)  # its node's device is not read (build._graph_of)
             else:
                 self._packed.append(entry)
             self._every_pack.append((weakref.ref(held), entry))

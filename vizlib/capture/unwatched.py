@@ -40,6 +40,9 @@ class Stretch:
         self.first = next_number()  # the sequence number of the first node made in it
         self.end: int | None = None  # one past the last, once it has ended
         self.nested = 0  # module calls inside it still running
+        # What was saved outside any op before its first node was made, which that node takes
+        # (ForwardRecorder._pack): (SavedTensor, storage key) each.
+        self.took: list = []
 
     def leave(self) -> int:
         """The call ends: how many nodes it made."""

@@ -159,6 +159,48 @@ def test_a_leaf_drawn_apart_from_its_consumer_keeps_its_place_in_backward():
     assert order.index("mid") < order.index("scale") < order.index("first"), order
 
 
+class CheckpointsItsInside(nn.Module):
+    """A module that checkpoints its inner layer (as a Hugging Face layer with gradient
+    checkpointing on does): run unwatched, it packs its input before its first op, so
+    the pack hook gives that input to the node made last, the embedding's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.utils.checkpoint.checkpoint(self.inner, x, use_reentrant=False)
+
+
+class EmbedsThenCheckpoints(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.layer, self.head = nn.Embedding(10, 8), CheckpointsItsInside(), nn.Linear(8, 1)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.layer(self.embed(ids))).sum()
+
+
+@pytest.mark.parametrize("depth", [None, 0, 1, 2])
+def test_a_box_shows_the_bytes_its_drawn_node_saved_by_autograds_names(depth):
+    """The embedding's box shows its output: that node's bytes are what autograd says it
+    saved (the indices), not the checkpoint's input the pack hook gave it."""
+    g = assert_same_picture(EmbedsThenCheckpoints(), torch.tensor([[1, 2, 3], [4, 5, 6]]), depth=depth)
+    if depth == 1:
+        assert g.find("embed")[0].saved_bytes == 6 * 8  # the int64 indices
+
+
+def test_the_ops_of_a_module_run_unwatched_are_one_node_before_the_picture_folds():
+    """Built one node each, the ops of GPT-12's blocks cost the walk's every later step:
+    each stretch of them (a module call run unwatched) is one node, counting them all."""
+    model, batch = tiny_gpt(12)
+    unfolded = capture(model, batch, drawn=DrawnNumbers(None, 150))
+    every_op = capture(model, batch)
+    assert len(unfolded.nodes) < len(every_op.nodes) / 2, (len(unfolded.nodes), len(every_op.nodes))
+    assert sum(n.members for n in unfolded.nodes) == len(every_op.nodes)
+    assert sum(n.saved_bytes for n in unfolded.nodes) == sum(n.saved_bytes for n in every_op.nodes)
+
+
 def test_drawing_every_op_reads_every_number():
     model, batch = tiny_gpt(2)
     g = assert_same_picture(model, *batch, max_nodes=None)
