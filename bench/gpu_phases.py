@@ -33,7 +33,7 @@ PHASES = {
     "forward (recorded)": ("coursekit/models.py", "forward"),
     "backward (hooked)": ("vizlib/capture/build.py", "_leaf_gradients"),
     "walk": ("vizlib/capture/walk.py", "walk"),
-    "one node per autograd node": ("vizlib/capture/build.py", "_graph_of"),
+    "the graph's nodes (one per autograd node or stretch)": ("vizlib/capture/build.py", "_graph_of"),
     "which numbers are drawn": ("vizlib/capture/build.py", "_drawn_part"),
     "backward hooks put on": ("vizlib/capture/backward.py", "hook_backward"),
     "numbers read (fetch)": ("vizlib/capture/build.py", "_fill_in"),

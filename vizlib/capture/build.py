@@ -390,7 +390,7 @@ _Read = tuple[set[int], set[tuple[int, int, int]]]  # positions whose gradients,
 class _Built:
     """A recorded graph before it is folded, and how its nodes stand for the walk's.
 
-    Every autograd node is a node of ``graph``, but for those a stretch made (a module call
+    Each autograd node is a node of ``graph``, except those a stretch made (a module call
     run unwatched, unwatched.py): one node stands for all of a stretch's, with their count
     (``members``) and the bytes they saved. No picture draws them apart (that is why they
     ran unwatched), and GPT-12 made 542 of its 760 nodes so: one node each cost the walk's
