@@ -221,9 +221,15 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
 
 
 def _count(g: GraphData) -> int:
-    """The nodes ``g`` stands for: an op node made of several (the ops of a module call run
-    unwatched, capture.build's ``_Built``) counts as all of them, each drawn as itself."""
-    return sum(n.members if n.kind == "op" else 1 for n in g.nodes)
+    """The nodes ``g`` stands for (see ``_stands_for``)."""
+    return sum(map(_stands_for, g.nodes))
+
+
+def _stands_for(n: Node) -> int:
+    """How many nodes ``n`` is drawn as where no box holds it: an op node made of several
+    (the ops of a module call run unwatched, capture.build's ``_Built``) as all of them,
+    each as itself; a leaf or a box as one."""
+    return n.members if n.kind == "op" else 1
 
 
 def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
@@ -233,7 +239,7 @@ def _depths_worth_trying(g: GraphData, max_nodes: int) -> list[int]:
     levels = max(len(n.modules) for n in g.nodes)
     at_most = [0] * (levels + 1)
     for n in g.nodes:
-        at_most[len(n.modules)] += n.members if n.kind == "op" else 1
+        at_most[len(n.modules)] += _stands_for(n)
     for d in range(1, levels + 1):
         at_most[d] += at_most[d - 1]
     return [d for d in range(levels - 1, 0, -1) if at_most[d] <= max_nodes] + [0] if levels else []

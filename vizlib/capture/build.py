@@ -424,15 +424,15 @@ def _graph_of(
             node = _leaf_node(i, leaves[i], names)
         elif (unwatched := rec.stretches.of(fn)) is not None:  # made where the function mode was off
             stretch, number = unwatched
-            if stretch not in of_stretch:
-                node = of_stretch[stretch] = Node(id=i, kind="op", name=type(fn).__name__, modules=stretch.scope)
-                node.members, node.saved_bytes = 0, total_saved(stretch.took)
+            one = of_stretch.get(stretch)
+            if one is None:  # its first node: the one that stands for all of them
+                one = of_stretch[stretch] = Node(id=i, kind="op", name=type(fn).__name__, modules=stretch.scope)
+                one.members, one.saved_bytes = 0, total_saved(stretch.took)
                 placed.add(i)
-                nodes.append(node)
-            node = of_stretch[stretch]
-            node.members += 1
-            node.saved_bytes += total_saved(rec.packed_at.get(number, ()))
-            node_at.append(node)
+                nodes.append(one)
+            one.members += 1
+            one.saved_bytes += total_saved(rec.packed_at.get(number, ()))
+            node_at.append(one)
             continue
         else:
             node, recorded = _op_node(i, fn, rec)

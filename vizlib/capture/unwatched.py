@@ -25,6 +25,8 @@ import bisect
 
 import torch
 
+from ..data import SavedTensor
+
 
 def next_number() -> int:
     """The sequence number autograd gives the next node made on this thread."""
@@ -41,8 +43,8 @@ class Stretch:
         self.end: int | None = None  # one past the last, once it has ended
         self.nested = 0  # module calls inside it still running
         # What was saved outside any op before its first node was made, which that node takes
-        # (ForwardRecorder._pack): (SavedTensor, storage key) each.
-        self.took: list = []
+        # (ForwardRecorder._pack), with each one's storage key.
+        self.took: list[tuple[SavedTensor, tuple]] = []
 
     def leave(self) -> int:
         """The call ends: how many nodes it made."""
