@@ -88,15 +88,23 @@ class UserState:
             self._walk(obj, 0, budget)
 
     def keep_module(self, module: nn.Module) -> None:
-        """A module about to run: its buffers' values and its parameters' ``.grad``."""
-        if id(module) in self._modules:
-            return
-        for m in module.modules():
+        """A module about to run: its buffers' values and its parameters' ``.grad``, and
+        those of every module inside it. One walk of the tree, which stops at a module
+        kept already (``modules()``, ``buffers()`` and ``parameters()`` would each walk all
+        of it, on every recording)."""
+        todo = [module]
+        while todo:
+            m = todo.pop()
+            if id(m) in self._modules:
+                continue
             self._modules.add(id(m))
-        for b in module.buffers():
-            self.keep_value(b)
-        for p in module.parameters():
-            self.keep_grad(p)
+            for b in m._buffers.values():
+                if b is not None:
+                    self.keep_value(b)
+            for p in m._parameters.values():
+                if p is not None:
+                    self.keep_grad(p)
+            todo += [child for child in m._modules.values() if child is not None]
 
     def keep_value(self, t: torch.Tensor) -> None:
         """A tensor whose values may change (a buffer, the target of an in-place op)."""
