@@ -206,10 +206,11 @@ def first_in_backward(node_at: list[Node], edges: list[tuple[int, int, int]], de
     apart: set[int] = set()  # leaves with a consumer in another box
     for s, d, _ in edges:
         consumed.add(s)
-        leaf = node_at[s].kind == "leaf"
+        a, b = node_at[s], node_at[d]
+        leaf = a.kind == "leaf"
         if leaf:
             consumers.setdefault(s, []).append(d)
-        if box(node_at[s]) != box(node_at[d]):
+        if a is not b and box(a) != box(b):  # (a is b: an edge inside one stretch)
             (apart if leaf else needed).add(s)
     for s in apart:
         needed.update(consumers[s])

@@ -431,7 +431,8 @@ def _graph_of(
                 placed.add(i)
                 nodes.append(one)
             one.members += 1
-            one.saved_bytes += total_saved(rec.packed_at.get(number, ()))
+            if packed := rec.packed_at.get(number):  # (most of a stretch's nodes saved nothing)
+                one.saved_bytes += total_saved(packed)
             node_at.append(one)
             continue
         else:
