@@ -1,8 +1,8 @@
 """The numbers a recording keeps of a piece of a tensor, computed on its device: of a
 value, [sum, min, max, sum of squares around the piece's mean]; of a gradient, [sum of
 squares]. ``piece_row`` reduces one piece, ``segment_rows`` a batch of small pieces at once,
-``moments`` one piece of a value in two kernels (an accelerator's way). summary.py decides
-what is read and brings the rows to the host.
+``moments`` a batch of values' pieces of one length in two reductions (an accelerator's
+way). summary.py decides what is read and brings the rows to the host.
 """
 
 from __future__ import annotations
@@ -63,21 +63,22 @@ def piece_row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
     return torch.stack([total, lo, hi, squares(d)])
 
 
-def moments(piece: torch.Tensor) -> list[torch.Tensor]:
-    """A value's piece as [mean, min, max, variance around the mean] (0-d tensors on its
-    device), in two kernels and no temporary of the piece's size (but a cast).
+def moments(pieces: torch.Tensor) -> torch.Tensor:
+    """Each row of ``pieces`` (values of one length, one row each, float32 or float64) as
+    [mean, min, max, variance around the mean]: the rows one after another, on the device,
+    by two reductions whatever the number of rows, and no temporary of their size.
 
-    On a GPU every kernel costs a launch on the host, a few microseconds whatever its size,
-    and the host is what a recording waits on: ``piece_row`` launches six (sum, aminmax,
-    the mean, the centring, its squares, the stack), and its centred copy is as big as the
-    piece. ``var_mean`` is one pass (Welford's, as exact as centring first) and ``aminmax``
-    the other. On a CPU ``var_mean`` is many times slower than a sum, so CPUs keep
+    On a GPU every call costs the host a few microseconds whatever its size, and
+    ``var_mean`` and ``aminmax`` several times a plain launch's; the host is what a
+    recording waits on. ``piece_row`` makes six calls per piece (sum, aminmax, the mean,
+    the centring, its squares, the stack), and its centred copy is as big as the piece.
+    ``var_mean`` is one pass (Welford's, as exact as centring first) and ``aminmax`` the
+    other. On a CPU ``var_mean`` is many times slower than a sum, so CPUs keep
     ``piece_row``. ``Summaries`` turns the mean and variance into the row's sum and squares.
     """
-    x = piece if piece.dtype in (torch.float32, torch.float64) else piece.to(torch.float32)
-    var, mean = torch.var_mean(x, correction=0)
-    lo, hi = torch.aminmax(x)
-    return [mean, lo, hi, var]
+    var, mean = torch.var_mean(pieces, dim=1, correction=0)
+    lo, hi = torch.aminmax(pieces, dim=1)
+    return torch.stack([mean, lo, hi, var], dim=1).view(-1)
 
 
 def squares(x: torch.Tensor) -> torch.Tensor:

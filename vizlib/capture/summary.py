@@ -20,7 +20,9 @@ So a small piece is only copied when it is asked for (one call, and the copy is 
 small tensor's exact value), and the copies waiting on one device are reduced together,
 a batch at a time, by segment reductions (``_Batch``); a batch is reduced as soon as it
 holds ``_BATCH_ELEMENTS``, so what waits stays bounded. On a GPU a big gradient's norm is
-likewise one multi-tensor norm per batch of gradients held (``_hold``, ``_HELD_BYTES``).
+likewise one multi-tensor norm per batch of gradients held (``_hold``, ``_HELD_BYTES``), and
+big values of one shape are copied to wait for two reductions per batch (``_wait_alike``,
+``_WAITING_BYTES``).
 rows.py turns the rows, once on the host, into each tensor's numbers.
 """
 
@@ -53,9 +55,13 @@ _DEVICE_PIECE = 1 << 22
 # elements the handful of calls a piece costs on its own is the cheaper; on an
 # accelerator every call waits its turn on the device, and batching always pays.
 _BATCHED = {"cpu": 1024}
-# Devices whose big pieces of values are reduced by ``moments`` (two kernels) rather than
-# ``piece_row`` (six, and a centred copy): all but the CPU, where var_mean is the slower.
+# Devices whose big pieces of values are reduced by ``moments`` (two reductions a batch)
+# rather than ``piece_row`` (six calls a piece, and a centred copy): all but the CPU, where
+# var_mean is the slower.
 _BY_MOMENTS = {"cpu": False}
+# The most bytes the copies of big values waiting for ``moments`` hold, all shapes together.
+# (A GPT-12 of width 768 at batch 8 x 64: five box outputs of 1.5 MiB a batch.)
+_WAITING_BYTES = 8 << 20
 # A batch is reduced once its copies hold this many elements (512 KiB of float64): its
 # temporaries stay a few MiB, whatever the recording's size.
 _BATCH_ELEMENTS = 1 << 16
@@ -164,6 +170,19 @@ class _Batch:
         self.values = []
 
 
+class _Alike:
+    """Copies of big pieces of values of one shape, on one device, waiting to be reduced
+    together by ``moments``; ``targets`` says which row of which ``Pending`` each fills
+    (and of how many elements)."""
+
+    __slots__ = ("copies", "targets", "nbytes")
+
+    def __init__(self) -> None:
+        self.copies: list[torch.Tensor] = []
+        self.targets: list[tuple[Pending, int, int]] = []
+        self.nbytes = 0
+
+
 class Summaries:
     """``stats``, gradient norms and small values for one recording, kept on the device
     until ``fetch``, each statistic computed once per piece of memory.
@@ -192,9 +211,12 @@ class Summaries:
         self._devices: set[torch.device] = set()
         self._limits: dict[torch.device, int] = {}  # see _batched
         self._kept: list[_Batch] = []  # reduced batches whose copies are read at fetch
-        # (device, dtype) -> moments' 0-d results waiting, and the (Pending, row, elements) each
-        # four of them fill: stacked at fetch, so that a piece costs no kernel for its row
-        self._moments: dict[tuple, tuple[list[torch.Tensor], list[tuple[Pending, int, int]]]] = {}
+        # (device, dtype, shape) -> copies of big values' pieces waiting for ``moments``
+        self._alike: dict[tuple, _Alike] = {}
+        self._waiting = 0  # bytes of their copies
+        # (group, offset, elements) of each row ``moments`` gave, whose mean and variance the
+        # host multiplies into a sum and squares
+        self._from_moments: list[tuple[tuple, int, int]] = []
         # (device, dtype) -> gradients held for one multi-tensor norm (see _BY_FOREACH), each
         # with the Pending and row it fills, and the bytes they hold
         self._held: dict[tuple, list[tuple[Pending, int, torch.Tensor]]] = {}
@@ -263,9 +285,10 @@ class Summaries:
             self._reduce(key)
         for key in list(self._held):
             self._norms(key)
-        from_moments = self._stack_moments()
+        for key in list(self._alike):
+            self._reduce_alike(key)
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
-        for group, at, k in from_moments:
+        for group, at, k in self._from_moments:
             sum_and_squares(host[group], at, k)
         for p in self._pending:
             if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
@@ -274,7 +297,7 @@ class Summaries:
             else:
                 p.result = finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
             p.done = True
-        self._groups, self._sizes, self._pending, self._moments = {}, {}, [], {}
+        self._groups, self._sizes, self._pending, self._from_moments = {}, {}, [], []
         for batch in self._kept:  # its copies were read: a later value copies anew
             batch.key = None
         self._kept = []
@@ -385,7 +408,7 @@ class Summaries:
             if k <= batched:
                 self._batch(p, flat_copy(piece), k, gradient)
             elif not gradient and _BY_MOMENTS.get(piece.device.type, True):
-                self._add_moments(p, moments(piece), k)  # (over all its elements, whatever its shape)
+                self._wait_alike(p, piece, k)
             else:
                 self._add_row(p, piece_row(piece, gradient), k)
         return p
@@ -413,25 +436,51 @@ class Summaries:
         for j, (p, slot, _) in enumerate(held):
             p.rows[slot] = (group, offset + j, 1)
 
-    def _add_moments(self, p: Pending, four: list[torch.Tensor], count: int) -> None:
-        """A row of ``p`` that ``moments`` computed: read at fetch (see ``_stack_moments``)."""
-        scalars, targets = self._moments.setdefault((four[0].device, four[0].dtype), ([], []))
-        scalars += four
-        targets.append((p, len(p.rows), count))
-        p.rows.append(UNREDUCED)
-        p.counts.append(count)
+    def _wait_alike(self, p: Pending, piece: torch.Tensor, k: int) -> None:
+        """Copy a big piece of a value (``k`` elements) to wait, beside those of its shape,
+        for ``moments``; its row of ``p`` is filled in when they are reduced.
 
-    def _stack_moments(self) -> list[tuple[tuple, int, int]]:
-        """Stack every waiting moment into the rows ``fetch`` reads, one stack per device and
-        dtype, each ``Pending`` told where its row is; return (group, offset, elements) of
-        each row, whose mean and variance the host multiplies into a sum and squares."""
-        rows = []
-        for group, (scalars, targets) in self._moments.items():
-            offset = self._append(torch.stack(scalars))
-            for j, (p, slot, count) in enumerate(targets):
-                p.rows[slot] = (group, offset + 4 * j, 4)
-                rows.append((group, offset + 4 * j, count))
-        return rows
+        A copy, made now: the value may change in place once read (``relu_``, ``+=``), and
+        a copy costs a GPU's host one call where ``var_mean`` and ``aminmax`` cost it
+        several launches' time each. Half precision and integers are copied as float32.
+        The copies waiting hold at most ``_WAITING_BYTES`` (all are reduced once they
+        reach it); a piece of more than half of that is reduced alone, as it is."""
+        dtype = piece.dtype if piece.dtype in (torch.float32, torch.float64) else torch.float32
+        p.rows.append(UNREDUCED)
+        p.counts.append(k)
+        target = (p, len(p.rows) - 1, k)
+        nbytes = k * dtype.itemsize
+        if 2 * nbytes > _WAITING_BYTES:
+            self._add_moments([target], moments(piece.reshape(1, k).to(dtype)))
+            return
+        key = (piece.device, dtype, piece.shape)
+        batch = self._alike.get(key)
+        if batch is None:
+            batch = self._alike[key] = _Alike()
+        batch.copies.append(piece.to(dtype, memory_format=torch.contiguous_format, copy=True))
+        batch.targets.append(target)
+        batch.nbytes += nbytes
+        self._waiting += nbytes
+        if self._waiting >= _WAITING_BYTES:
+            for other in list(self._alike):
+                self._reduce_alike(other)
+
+    def _reduce_alike(self, key: tuple) -> None:
+        """Reduce the copies of one shape waiting for ``moments``, and let go of them."""
+        batch = self._alike.pop(key)
+        self._waiting -= batch.nbytes
+        copies = batch.copies
+        data = torch.stack(copies) if len(copies) > 1 else copies[0]
+        self._add_moments(batch.targets, moments(data.view(len(copies), -1)))
+
+    def _add_moments(self, targets: list[tuple[Pending, int, int]], rows: torch.Tensor) -> None:
+        """The rows ``moments`` gave, four numbers each, join those read at fetch; each of
+        ``targets`` (a ``Pending``, its row's slot, its elements) learns where its row is."""
+        offset = self._append(rows)
+        group = (rows.device, rows.dtype)
+        for j, (p, slot, count) in enumerate(targets):
+            p.rows[slot] = (group, offset + 4 * j, 4)
+            self._from_moments.append((group, offset + 4 * j, count))
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
         for row, count in rows:

@@ -201,12 +201,12 @@ def test_a_graph_on_two_devices_says_where_each_tensor_moved():
     assert leaf.value_stats is not None and math.isfinite(leaf.value_stats.norm), "the CPU side keeps its values"
 
 
-def test_a_device_reads_a_tensor_of_one_piece_by_its_reductions_alone(monkeypatch):
+def test_a_device_reads_a_tensor_of_one_piece_by_one_copy(monkeypatch):
     """On a GPU every call through PyTorch's dispatcher costs the host some microseconds,
-    hundreds of times a recording: a contiguous value of one piece is read by ``var_mean``
-    and ``aminmax`` alone (no view of it, and no detach: a value that requires grad is
-    read with autograd off), and a gradient is held for one multi-tensor norm without a
-    call at all. (The CPU is made to take a GPU's path here.)"""
+    hundreds of times a recording: a contiguous value of one piece costs one copy, which
+    waits to be reduced with the others of its shape; no view of it, and no detach (a
+    value that requires grad is read with autograd off); a gradient is held for one
+    multi-tensor norm without a call at all. (The CPU is made to take a GPU's path here.)"""
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
     monkeypatch.setitem(summary._BY_FOREACH, "cpu", True)
     value, grad = torch.randn(64, 1024, requires_grad=True), torch.randn(64, 1024)
@@ -215,7 +215,11 @@ def test_a_device_reads_a_tensor_of_one_piece_by_its_reductions_alone(monkeypatc
     with DispatchedOps() as calls:
         s.describe(value)
         s.describe(grad, gradient=True)
-    assert sorted(calls.names) == ["aminmax.default", "var_mean.correction"], calls.names
+    assert calls.names == ["_to_copy.default"], calls.names
+    another = value.detach() * 2
+    with DispatchedOps() as calls:
+        s.describe(another)
+    assert calls.names == ["_to_copy.default"], calls.names
     assert torch._C._autograd._get_sequence_nr() == made and torch.is_grad_enabled(), "no autograd node was made"
     s.fetch()
     assert s.result(s.stats(value)).mean == pytest.approx(value.double().mean().item(), abs=1e-6)
