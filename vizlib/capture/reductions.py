@@ -63,10 +63,10 @@ def piece_row(piece: torch.Tensor, gradient: bool) -> torch.Tensor:
     return torch.stack([total, lo, hi, squares(d)])
 
 
-def moments(pieces: torch.Tensor) -> torch.Tensor:
-    """Each row of ``pieces`` (values of one length, one row each, float32 or float64) as
-    [mean, min, max, variance around the mean]: the rows one after another, on the device,
-    by two reductions whatever the number of rows, and no temporary of their size.
+def moments(pieces: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The mean, min, max and variance around the mean of each row of ``pieces`` (values of
+    one length, one row each, float32 or float64), on the device: two reductions whatever
+    the number of rows, and no temporary of their size.
 
     On a GPU every call costs the host a few microseconds whatever its size, and
     ``var_mean`` and ``aminmax`` several times a plain launch's; the host is what a
@@ -78,7 +78,7 @@ def moments(pieces: torch.Tensor) -> torch.Tensor:
     """
     var, mean = torch.var_mean(pieces, dim=1, correction=0)
     lo, hi = torch.aminmax(pieces, dim=1)
-    return torch.stack([mean, lo, hi, var], dim=1).view(-1)
+    return mean, lo, hi, var
 
 
 def squares(x: torch.Tensor) -> torch.Tensor:

@@ -59,9 +59,13 @@ _BATCHED = {"cpu": 1024}
 # rather than ``piece_row`` (six calls a piece, and a centred copy): all but the CPU, where
 # var_mean is the slower.
 _BY_MOMENTS = {"cpu": False}
-# The most bytes the copies of big values waiting for ``moments`` hold, all shapes together.
-# (A GPT-12 of width 768 at batch 8 x 64: five box outputs of 1.5 MiB a batch.)
+# The most bytes the copies of big values waiting for ``moments`` hold, all shapes together:
+# this much, and a ``_WAITING_SHARE``-th of the bytes of the big values read so far (mostly
+# activations a plain step keeps too), so that a small model's recording grows its peak
+# memory by as small a share as a big one's. (A GPT-12 of width 768 at batch 8 x 64, whose
+# box outputs are 1.5 MiB each: the first 16 reduced alone, then batches that grow to six.)
 _WAITING_BYTES = 8 << 20
+_WAITING_SHARE = 8
 # A batch is reduced once its copies hold this many elements (512 KiB of float64): its
 # temporaries stay a few MiB, whatever the recording's size.
 _BATCH_ELEMENTS = 1 << 16
@@ -214,9 +218,10 @@ class Summaries:
         # (device, dtype, shape) -> copies of big values' pieces waiting for ``moments``
         self._alike: dict[tuple, _Alike] = {}
         self._waiting = 0  # bytes of their copies
-        # (group, offset, elements) of each row ``moments`` gave, whose mean and variance the
-        # host multiplies into a sum and squares
-        self._from_moments: list[tuple[tuple, int, int]] = []
+        self._read = 0  # bytes of the big values read by ``moments`` so far
+        # (device, dtype) -> what ``moments`` gave (four tensors of a number per row each), and
+        # the (Pending, slot, elements) of each row: made rows at fetch, by one stack for all
+        self._moments: dict[tuple, tuple[list[tuple[torch.Tensor, ...]], list[tuple[Pending, int, int]]]] = {}
         # (device, dtype) -> gradients held for one multi-tensor norm (see _BY_FOREACH), each
         # with the Pending and row it fills, and the bytes they hold
         self._held: dict[tuple, list[tuple[Pending, int, torch.Tensor]]] = {}
@@ -287,8 +292,9 @@ class Summaries:
             self._norms(key)
         for key in list(self._alike):
             self._reduce_alike(key)
+        from_moments = self._stack_moments()
         host = {group: torch.cat(rows).cpu().tolist() for group, rows in self._groups.items()}
-        for group, at, k in self._from_moments:
+        for group, at, k in from_moments:
             sum_and_squares(host[group], at, k)
         for p in self._pending:
             if len(p.rows) == 1:  # nearly every tensor: one row, no list of parts to make
@@ -297,7 +303,7 @@ class Summaries:
             else:
                 p.result = finish(p, [host[group][offset : offset + length] for group, offset, length in p.rows])
             p.done = True
-        self._groups, self._sizes, self._pending, self._from_moments = {}, {}, [], []
+        self._groups, self._sizes, self._pending, self._moments = {}, {}, [], {}
         for batch in self._kept:  # its copies were read: a later value copies anew
             batch.key = None
         self._kept = []
@@ -443,14 +449,16 @@ class Summaries:
         A copy, made now: the value may change in place once read (``relu_``, ``+=``), and
         a copy costs a GPU's host one call where ``var_mean`` and ``aminmax`` cost it
         several launches' time each. Half precision and integers are copied as float32.
-        The copies waiting hold at most ``_WAITING_BYTES`` (all are reduced once they
-        reach it); a piece of more than half of that is reduced alone, as it is."""
+        The copies waiting are all reduced once they reach their limit (``_WAITING_BYTES``,
+        ``_WAITING_SHARE``); a piece of more than half of it is reduced alone, as it is."""
         dtype = piece.dtype if piece.dtype in (torch.float32, torch.float64) else torch.float32
         p.rows.append(UNREDUCED)
         p.counts.append(k)
         target = (p, len(p.rows) - 1, k)
         nbytes = k * dtype.itemsize
-        if 2 * nbytes > _WAITING_BYTES:
+        self._read += nbytes
+        limit = min(_WAITING_BYTES, self._read // _WAITING_SHARE)
+        if 2 * nbytes > limit:
             self._add_moments([target], moments(piece.reshape(1, k).to(dtype)))
             return
         key = (piece.device, dtype, piece.shape)
@@ -461,7 +469,7 @@ class Summaries:
         batch.targets.append(target)
         batch.nbytes += nbytes
         self._waiting += nbytes
-        if self._waiting >= _WAITING_BYTES:
+        if self._waiting >= limit:
             for other in list(self._alike):
                 self._reduce_alike(other)
 
@@ -473,14 +481,26 @@ class Summaries:
         data = torch.stack(copies) if len(copies) > 1 else copies[0]
         self._add_moments(batch.targets, moments(data.view(len(copies), -1)))
 
-    def _add_moments(self, targets: list[tuple[Pending, int, int]], rows: torch.Tensor) -> None:
-        """The rows ``moments`` gave, four numbers each, join those read at fetch; each of
-        ``targets`` (a ``Pending``, its row's slot, its elements) learns where its row is."""
-        offset = self._append(rows)
-        group = (rows.device, rows.dtype)
-        for j, (p, slot, count) in enumerate(targets):
-            p.rows[slot] = (group, offset + 4 * j, 4)
-            self._from_moments.append((group, offset + 4 * j, count))
+    def _add_moments(self, targets: list[tuple[Pending, int, int]], four: tuple[torch.Tensor, ...]) -> None:
+        """What ``moments`` gave for ``targets`` (each a ``Pending``, its row's slot, its
+        elements), made rows at fetch (``_stack_moments``)."""
+        parts, waiting = self._moments.setdefault((four[0].device, four[0].dtype), ([], []))
+        parts.append(four)
+        waiting += targets
+
+    def _stack_moments(self) -> list[tuple[tuple, int, int]]:
+        """Make every row ``moments`` gave, [mean, min, max, variance], one stack per device
+        and dtype (a row's own stack would cost a GPU's host a launch per batch), each
+        ``Pending`` told where its row is; return (group, offset, elements) of each row,
+        whose mean and variance the host multiplies into a sum and squares."""
+        made = []
+        for group, (parts, targets) in self._moments.items():
+            columns = [torch.cat(column) for column in zip(*parts, strict=True)]
+            offset = self._append(torch.stack(columns, dim=1).view(-1))
+            for j, (p, slot, count) in enumerate(targets):
+                p.rows[slot] = (group, offset + 4 * j, 4)
+                made.append((group, offset + 4 * j, count))
+        return made
 
     def _queue(self, p: Pending, rows: list[tuple[torch.Tensor, int]]) -> Pending:
         for row, count in rows:
