@@ -113,11 +113,13 @@ def test_nan_and_infinities_read_as_the_per_piece_path_reads_them(monkeypatch, c
 @pytest.mark.parametrize("case", SPECIAL)
 def test_an_accelerators_two_kernel_reduction_reads_nan_and_infinities_as_the_cpu_does(monkeypatch, case):
     """On a GPU a big piece of a value is reduced by ``reductions.moments`` (var_mean and
-    aminmax): NaN, infinities of one sign and of both give the statistics ``piece_row`` gives."""
+    aminmax), alone or in a batch of its shape: NaN, infinities of one sign and of both give
+    the statistics ``piece_row`` gives."""
     big = torch.tensor(SPECIAL[case] * 2000)
-    tensors = [big, big.half(), big.double(), torch.randn(5000)]
+    tensors = [big, big.half(), big.double(), torch.randn(5000), big.clone()]
     by_piece = summarised(tensors)
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    monkeypatch.setattr(summary, "_WAITING_SHARE", 1)  # (all but the first wait: the half one and the last in one batch)
     by_moments = summarised(tensors)
     for t, m, p in zip(tensors, by_moments, by_piece, strict=True):
         want = reference(t)
@@ -271,6 +273,7 @@ def test_a_recording_whose_values_wait_for_their_batch_draws_the_same_numbers(mo
     usual = numbers()
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
     monkeypatch.setattr(summary, "_WAITING_BYTES", 3 * 64 * 300 * 4)
+    monkeypatch.setattr(summary, "_WAITING_SHARE", 1)
     waited = numbers()
     assert len(waited) == len(usual) and sum(b is not None for _, b in usual) > 10
     for (name, a), (other, b) in zip(waited, usual, strict=True):
