@@ -119,7 +119,8 @@ def test_an_accelerators_two_kernel_reduction_reads_nan_and_infinities_as_the_cp
     tensors = [big, big.half(), big.double(), torch.randn(5000), big.clone()]
     by_piece = summarised(tensors)
     monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
-    monkeypatch.setattr(summary, "_WAITING_SHARE", 1)  # (all but the first wait: the half one and the last in one batch)
+    # (all but the first wait: the half one and the last in one batch)
+    monkeypatch.setattr(summary, "_WAITING_SHARE", 1)
     by_moments = summarised(tensors)
     for t, m, p in zip(tensors, by_moments, by_piece, strict=True):
         want = reference(t)
