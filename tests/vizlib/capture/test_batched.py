@@ -284,11 +284,13 @@ def test_a_recording_whose_values_wait_for_their_batch_draws_the_same_numbers(mo
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a GPU machine)")
-def test_on_a_gpu_every_path_gives_torchs_statistics():
-    """Small pieces batched, big values by ``moments``, big gradients held for one
-    multi-tensor norm, on the GPU."""
+def test_on_a_gpu_every_path_gives_torchs_statistics(monkeypatch):
+    """Small pieces batched, big values by ``moments`` (alone, and copied to wait in batches
+    of their shape), big gradients held for one multi-tensor norm, on the GPU."""
+    monkeypatch.setattr(summary, "_WAITING_SHARE", 1)  # (what was read lets the next wait)
     tensors = [t.cuda() for t in mixed()] + [torch.tensor(SPECIAL[case] * 3000).cuda() for case in SPECIAL]
     tensors.append(1000 + 0.01 * torch.randn(300000, device="cuda"))
+    tensors += [t.cuda() for t in (torch.randn(64, 300), torch.randn(64, 300).half(), torch.randn(300, 64).t())]
     for gradient in (False, True):
         for t, st in zip(tensors, summarised(tensors, gradient), strict=True):
             want = reference(t.cpu())
