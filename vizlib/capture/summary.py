@@ -174,19 +174,6 @@ class _Batch:
         self.values = []
 
 
-class _Alike:
-    """Copies of big pieces of values of one shape, on one device, waiting to be reduced
-    together by ``moments``; ``targets`` says which row of which ``Pending`` each fills
-    (and of how many elements)."""
-
-    __slots__ = ("copies", "targets", "nbytes")
-
-    def __init__(self) -> None:
-        self.copies: list[torch.Tensor] = []
-        self.targets: list[tuple[Pending, int, int]] = []
-        self.nbytes = 0
-
-
 class Summaries:
     """``stats``, gradient norms and small values for one recording, kept on the device
     until ``fetch``, each statistic computed once per piece of memory.
@@ -215,8 +202,9 @@ class Summaries:
         self._devices: set[torch.device] = set()
         self._limits: dict[torch.device, int] = {}  # see _batched
         self._kept: list[_Batch] = []  # reduced batches whose copies are read at fetch
-        # (device, dtype, shape) -> copies of big values' pieces waiting for ``moments``
-        self._alike: dict[tuple, _Alike] = {}
+        # (device, dtype, shape) -> copies of big values' pieces waiting for ``moments``, and
+        # the (Pending, slot, elements) of the row each fills
+        self._alike: dict[tuple, tuple[list[torch.Tensor], list[tuple[Pending, int, int]]]] = {}
         self._waiting = 0  # bytes of their copies
         self._read = 0  # bytes of the big values read by ``moments`` so far
         # (device, dtype) -> what ``moments`` gave (four tensors of a number per row each), and
@@ -392,8 +380,9 @@ class Summaries:
         """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
 
         A gradient of float32 or float64 in one block of memory is read whole, by one
-        ``dot`` that makes no copy; anything read through a copy is read in pieces; small
-        pieces wait in a batch.
+        ``dot`` that makes no copy (on a GPU, held for one multi-tensor norm); anything read
+        through a copy is read in pieces; small pieces wait in a batch, and on a GPU so do
+        copies of big pieces of values, by shape (``_wait_alike``).
         """
         p = Pending("squares" if gradient else "values", n)
         self._pending.append(p)
@@ -461,13 +450,9 @@ class Summaries:
         if 2 * nbytes > limit:
             self._add_moments([target], moments(piece.reshape(1, k).to(dtype)))
             return
-        key = (piece.device, dtype, piece.shape)
-        batch = self._alike.get(key)
-        if batch is None:
-            batch = self._alike[key] = _Alike()
-        batch.copies.append(piece.to(dtype, memory_format=torch.contiguous_format, copy=True))
-        batch.targets.append(target)
-        batch.nbytes += nbytes
+        copies, targets = self._alike.setdefault((piece.device, dtype, piece.shape), ([], []))
+        copies.append(piece.to(dtype, memory_format=torch.contiguous_format, copy=True))
+        targets.append(target)
         self._waiting += nbytes
         if self._waiting >= limit:
             for other in list(self._alike):
@@ -475,11 +460,10 @@ class Summaries:
 
     def _reduce_alike(self, key: tuple) -> None:
         """Reduce the copies of one shape waiting for ``moments``, and let go of them."""
-        batch = self._alike.pop(key)
-        self._waiting -= batch.nbytes
-        copies = batch.copies
+        copies, targets = self._alike.pop(key)
+        self._waiting -= sum(c.nbytes for c in copies)
         data = torch.stack(copies) if len(copies) > 1 else copies[0]
-        self._add_moments(batch.targets, moments(data.view(len(copies), -1)))
+        self._add_moments(targets, moments(data.view(len(copies), -1)))
 
     def _add_moments(self, targets: list[tuple[Pending, int, int]], four: tuple[torch.Tensor, ...]) -> None:
         """What ``moments`` gave for ``targets`` (each a ``Pending``, its row's slot, its

@@ -143,7 +143,7 @@ def test_an_accelerators_two_kernel_reduction_gives_torchs_statistics(monkeypatc
             assert same(getattr(st, name), want, 1e-5), (t.dtype, tuple(t.shape), name, getattr(st, name), want)
 
 
-def test_an_accelerators_big_values_of_one_length_cost_one_copy_each_and_two_reductions_a_batch(monkeypatch):
+def test_an_accelerators_big_values_of_one_shape_cost_one_copy_each_and_two_reductions_a_batch(monkeypatch):
     """What a GPU's host pays for big values: a copy each, and one var_mean and one aminmax
     per batch of values of one shape (each of which costs a GPU's host several launches'
     time), not one of each per value. (The first value, read before any other, is
@@ -180,7 +180,7 @@ def test_an_accelerators_waiting_values_are_copies_bounded_in_bytes(monkeypatch)
     for t in tensors:
         pending.append(m.stats(t))
         t.zero_()  # changed in place once read
-        most = max(most, sum(c.nbytes for batch in m._alike.values() for c in batch.copies))
+        most = max(most, sum(c.nbytes for copies, _ in m._alike.values() for c in copies))
     m.fetch()
     assert 0 < most <= summary._WAITING_BYTES and not m._alike
     for t, p, want in zip(tensors, pending, wants, strict=True):
