@@ -13,7 +13,7 @@ import fnmatch
 import math
 from dataclasses import dataclass, field
 
-from .text import fmt, fmt_value, human_bytes
+from .text import dims, fmt, fmt_value, human_bytes
 
 Value = float | int | bool | list | None
 # A tensor's shape: ints, or for a dimension a compiler keeps symbolic its name ("batch", "s0").
@@ -185,12 +185,7 @@ def _describe(value: Value, st: Stats | None, shape: Shape | None, dtype: str | 
         return fmt_value(value)
     if st is not None:
         mean = f", mean {fmt(st.mean)}" if st.mean is not None else ""
-        return f"shape {_dims(shape or ())}{mean}, norm {fmt(st.norm)}"
+        return f"shape {dims(shape or ())}{mean}, norm {fmt(st.norm)}"
     if shape is None:
         return "?"
-    return f"shape {_dims(shape)}" + (f" {dtype}" if dtype else "")
-
-
-def _dims(shape: Shape) -> str:
-    """[2, 3], or [batch, 3] where a dimension is symbolic (no quotes around its name)."""
-    return "[" + ", ".join(map(str, shape)) + "]"
+    return f"shape {dims(shape)}" + (f" {dtype}" if dtype else "")

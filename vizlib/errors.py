@@ -26,6 +26,6 @@ class NotScalarResult(VizlibValueError):
     """A recorded call's result is not one number and no ``grad_output`` was given; each
     entry point says what to do in its own terms (``vz.explore`` takes no grad_output)."""
 
-    def __init__(self, message: str, shapes: list[list[int]]):
+    def __init__(self, message: str, shapes: list[list[int | str]]):
         super().__init__(message)
         self.shapes = shapes

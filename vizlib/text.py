@@ -7,6 +7,7 @@ so every number goes through ``fmt``: four significant digits, never a platform'
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,6 +21,12 @@ def fmt(x: float) -> str:
     if isinstance(x, int):
         return str(x)
     return format(x, ".4g")
+
+
+def dims(shape: Iterable[int | str]) -> str:
+    """[2, 3], or [batch, 3] and [2, j1, 4] where a dimension is symbolic or a nested
+    tensor's ragged one (no quotes around its name)."""
+    return "[" + ", ".join(map(str, shape)) + "]"
 
 
 def fmt_value(v: float | int | bool | list) -> str:

@@ -25,12 +25,13 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
-from ..text import device_name, dtype_name
+from ..text import device_name, dims, dtype_name
 from .backward import BackwardRecord, first_in_backward, hook_backward, with_leaves
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
 from .inputs import Params, grad_outputs, param_names, prepare_inputs, single_numbers, why_no_graph
+from .nested import tensor_shape
 from .placement import attach_saved, consumers_of, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
 from .rows import Pending
@@ -552,12 +553,13 @@ def _norm(st: Stats | None) -> float | None:
 
 
 def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:
-    name = names.get(id(leaf)) or f"tensor{list(leaf.shape)}"
+    shape = tensor_shape(leaf)
+    name = names.get(id(leaf)) or f"tensor{dims(shape)}"
     return Node(
         id=i,
         kind="leaf",
         name=name,
-        shape=tuple(leaf.shape),
+        shape=shape,
         dtype=dtype_name(leaf.dtype),
         device=device_name(leaf.device),
     )

@@ -12,7 +12,8 @@ from torch import nn
 from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
-from ..text import dtype_name
+from ..text import dims, dtype_name
+from .nested import tensor_shape
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
 Params = dict | nn.Module | None
@@ -60,7 +61,9 @@ def param_names(params: Params) -> dict[int, str]:
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
-def _ones(shape: list[int]) -> str:
+def _ones(shape: list[int | str]) -> str:
+    if any(isinstance(d, str) for d in shape):  # a nested tensor's ragged dimension (tensor_shape)
+        return "torch.ones_like(y)"
     return f"torch.ones({', '.join(map(str, shape))})" if shape else "torch.ones(())"  # (torch.ones() is an error)
 
 
@@ -153,10 +156,10 @@ def grad_outputs(
     tensors ``outs``, or ones for a single number. ``fn`` and ``singles`` (its result's
     single numbers, ``single_numbers``) word the advice when the result is not one number."""
     if grad_output is None:
-        shapes = [list(t.shape) for t in outs]
+        shapes = [list(tensor_shape(t)) for t in outs]
         if len(outs) == 1 and outs[0].numel() != 1:
             raise NotScalarResult(
-                f"The result has shape {shapes[0]}, not a single number, so backward has no "
+                f"The result has shape {dims(shapes[0])}, not a single number, so backward has no "
                 "natural starting gradient. Pass grad_output= a tensor of that shape "
                 f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
                 shapes,
@@ -164,7 +167,7 @@ def grad_outputs(
         if any(t.numel() != 1 for t in outs):
             raise NotScalarResult(
                 f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
-                f"{', '.join(map(str, shapes))}, not a single number, so backward has no natural starting "
+                f"{', '.join(map(dims, shapes))}, not a single number, so backward has no natural starting "
                 "gradient. Pass grad_output= one tensor per result tensor, in order "
                 f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one scalar: "
                 + (_draw_one(fn, singles[0]) if singles else "e.g. vz.graph(lambda x: f(x)[0].sum(), x)."),
@@ -173,12 +176,12 @@ def grad_outputs(
         return [torch.ones_like(t) for t in outs]
     given = list(grad_output) if isinstance(grad_output, (list, tuple)) else [grad_output]
     seeds = [s for s in given if isinstance(s, torch.Tensor)]
-    want = ", ".join(str(list(t.shape)) for t in outs)
+    want = ", ".join(dims(tensor_shape(t)) for t in outs)
     if len(seeds) != len(given):
         raise VizlibTypeError(
             f"grad_output must be a tensor (or a list of tensors, one per result tensor) "
             f"of the result's shape ({want}); got {type(grad_output).__name__}."
         )
-    if len(seeds) != len(outs) or any(s.shape != t.shape for s, t in zip(seeds, outs, strict=True)):
+    if len(seeds) != len(outs) or any(tensor_shape(s) != tensor_shape(t) for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     return seeds

@@ -26,13 +26,14 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from ..data import GraphData, ModuleSpec, SavedTensor
+from ..data import GraphData, ModuleSpec, SavedTensor, Shape
 from ..errors import VizlibValueError
 from ..text import device_name, dtype_name
 from .backward import SavedForBackward, _Held
 from .guard import UserState
 from .layout import dense as in_one_block
 from .module_hooks import MODULE_HOOKS
+from .nested import tensor_shape
 from .rows import Pending
 from .specs import ModuleSpecs
 from .summary import Summaries
@@ -93,7 +94,7 @@ class OpRecord:
     """What the forward pass knew about one autograd node's output."""
 
     op: str | None  # None: made outside any torch call we saw (a custom Function)
-    shape: tuple[int, ...]
+    shape: Shape
     dtype: str
     device: str
     value: Pending | None  # Summaries' numbers, read once the recording is over
@@ -408,7 +409,7 @@ def _record_of(t: torch.Tensor, op: str | None, modules: tuple[str, ...], saved:
     """The record of the node that made ``t``, its numbers not yet asked for."""
     return OpRecord(
         op=op,
-        shape=tuple(t.shape),
+        shape=tensor_shape(t),
         dtype=dtype_name(t.dtype),
         device=device_name(t.device),
         value=None,
@@ -421,7 +422,7 @@ def _record_of(t: torch.Tensor, op: str | None, modules: tuple[str, ...], saved:
 def _elements(t: torch.Tensor) -> tuple | None:
     """Which elements of which memory ``t`` holds, in a form a saved copy of the same
     view or of any view of the same block shares (None: not one plain tensor)."""
-    if type(t) is not torch.Tensor or t.layout != torch.strided or t.is_meta:
+    if type(t) is not torch.Tensor or t.layout != torch.strided or t.is_meta or t.is_nested:
         return None
     return t.data_ptr(), t.numel(), t.dtype, None if in_one_block(t) else (tuple(t.shape), t.stride())
 

@@ -37,6 +37,7 @@ import torch
 
 from ..data import Stats, Value
 from .layout import dense, flat_copy, memory_key, pieces, unexpanded
+from .nested import nested_elements
 from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
 from .rows import UNREDUCED, Pending, finish, finish_one, sum_and_squares
 
@@ -101,13 +102,16 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
 
 def _readable(t: torch.Tensor) -> torch.Tensor:
     """A sparse tensor as the dense one it stands for (whose values can be summed up), a
-    strided or nested one as it is. Read with autograd off (``_grad_off``), so not
+    nested one as its elements (``nested_elements``), a strided one as it is. Read with
+    autograd off (``_grad_off``), so not
     detached: a ``detach`` is a dispatcher call, which a GPU's host pays for every value
     a forward shows. A torch.func wrapper that outlived its transform is the one tensor
     ``detach`` still unwraps (its storage cannot be read)."""
     if t.requires_grad and torch._C._functorch.is_functorch_wrapped_tensor(t):
         t = t.detach()
-    return t.to_dense() if t.layout != torch.strided and not t.is_nested else t
+    if t.is_nested:
+        return nested_elements(t)
+    return t.to_dense() if t.layout != torch.strided else t
 
 
 def _grad_off(method: Callable[P, R]) -> Callable[P, R]:
@@ -130,7 +134,7 @@ def _grad_off(method: Callable[P, R]) -> Callable[P, R]:
 
 
 def _small(t: torch.Tensor) -> bool:
-    return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta
+    return t.numel() <= SMALL_NUMEL and not t.is_complex() and not t.is_meta and not t.is_nested
 
 
 class _Batch:
@@ -228,12 +232,13 @@ class Summaries:
     @_grad_off
     def describe(self, t: torch.Tensor, gradient: bool = False) -> tuple[Pending | None, Pending | None]:
         """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
-        for both."""
+        for both. (A nested tensor has no value: its elements read flat are not its value.)"""
+        nested = t.is_nested
         t = _readable(t)
         n = t.numel()
         if n <= SMALL_NUMEL and self._plain(t, n):
-            return self._small_plain(t, n, gradient, True)
-        return self.value(t), self._summarise(t, n, gradient)
+            return self._small_plain(t, n, gradient, not nested)
+        return None if nested else self.value(t), self._summarise(t, n, gradient)
 
     @_grad_off
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 
 import torch
 
-from ..data import SavedTensor
+from ..data import SavedTensor, Shape
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import device_name, dtype_name
+from .nested import tensor_shape
 
 # An autograd graph node (a tensor's grad_fn), or a leaf tensor that has none; autograd's
 # node classes are made in C++ and typed by nothing mypy can read.
@@ -141,11 +142,13 @@ def _as_ran(order: list, ran_at: Positions, inputs: list[list[int]]) -> list[int
     return result
 
 
-def output_meta(fn: AutogradNode) -> tuple[tuple[int, ...] | None, str | None, str | None]:
-    """Shape, dtype and device of an op's (first) forward output, from the node's own metadata."""
+def output_meta(fn: AutogradNode) -> tuple[Shape | None, str | None, str | None]:
+    """Shape, dtype and device of an op's (first) forward output, from the node's own
+    metadata (a jagged nested tensor's ragged dimension by torch's name of it, ``j1``)."""
     try:
         meta = fn._input_metadata[0]
-        return tuple(meta.shape), dtype_name(meta.dtype), str(meta.device)
+        shape = tuple(d if isinstance(d, int) else str(d) for d in meta.shape)
+        return shape, dtype_name(meta.dtype), str(meta.device)
     except (AttributeError, IndexError, RuntimeError):
         return None, None, None
 
@@ -172,7 +175,7 @@ def saved_entry(t: torch.Tensor, label: str) -> tuple[SavedTensor, tuple] | None
         key: tuple = (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), size)
     else:
         size, key = nbytes(t), storage_key(t)
-    return (SavedTensor(label, tuple(t.shape), dtype_name(t.dtype), size), key) if size else None
+    return (SavedTensor(label, tensor_shape(t), dtype_name(t.dtype), size), key) if size else None
 
 
 def nbytes(t: torch.Tensor) -> int:
@@ -185,8 +188,8 @@ def nbytes(t: torch.Tensor) -> int:
 
 def _memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
     """The strided tensors that hold a sparse or nested tensor's memory."""
-    if t.is_nested:
-        return [t.values()] if t.layout == torch.jagged else list(t.unbind())
+    if t.is_nested:  # its elements lie in one tensor underneath (a strided one's components share it)
+        return [t.values()]
     if t.layout == torch.sparse_coo:
         return [t._indices(), t._values()]
     if t.layout in (torch.sparse_csr, torch.sparse_bsr):

@@ -23,7 +23,7 @@ import torch
 from ..api import Graph, graph_of_call
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..render import LayoutCache, to_dot
-from ..text import fmt
+from ..text import dims, fmt
 from .widgets import GRAPH_CLASS, StaticFallback, error_html, svg_for_html
 
 # A bare number x gets a slider over [x - span, x + span] with span = max(2|x|, 1),
@@ -58,7 +58,7 @@ class Explorer(StaticFallback, widgets.VBox):
         try:
             g = graph_of_call(self._fn, kwargs=values)  # values bind to fn's own parameters
         except NotScalarResult as err:  # vz.graph's advice (grad_output=) does not apply here
-            shapes = ", ".join(map(str, err.shapes))
+            shapes = ", ".join(map(dims, err.shapes))
             raise VizlibValueError(
                 f"vz.explore draws a function that returns a single number, but {_name(self._fn)} returned "
                 f"{'a tensor' if len(err.shapes) == 1 else 'tensors'} of shape {shapes}. Return a scalar, "
