@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 import vizlib as vz
+from vizlib.data import Stats
 
 
 def nested(layout: torch.layout, *sizes: tuple[int, ...], requires_grad: bool = True) -> torch.Tensor:
@@ -24,7 +25,7 @@ def elements(t: torch.Tensor) -> torch.Tensor:
     return torch.cat([c.reshape(-1) for c in t.detach().unbind()]).double()
 
 
-def assert_statistics_of(stats: vz.Stats, t: torch.Tensor) -> None:
+def assert_statistics_of(stats: Stats, t: torch.Tensor) -> None:
     ref = elements(t)
     assert stats.numel == ref.numel()
     assert stats.mean == pytest.approx(ref.mean().item(), rel=1e-6)
