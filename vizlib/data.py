@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from .text import dims, fmt, fmt_value, human_bytes
 
 Value = float | int | bool | list | None
-# A tensor's shape: ints, or for a dimension a compiler keeps symbolic its name ("batch", "s0").
+# A tensor's shape: ints, or for a dimension a compiler keeps symbolic its name ("batch", "s0"),
+# and for a nested tensor's ragged one torch's name ("j1") or the range of its lengths ("2..3").
 Shape = tuple[int | str, ...]
 
 

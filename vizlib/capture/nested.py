@@ -9,6 +9,8 @@ tensor underneath (``values()``), and statistics do not care about order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
 
 from ..data import Shape
@@ -21,13 +23,18 @@ def tensor_shape(t: torch.Tensor) -> Shape:
     if not t.is_nested:
         return tuple(t.shape)
     if t.layout == torch.jagged:
-        return tuple(d if isinstance(d, int) else str(d) for d in t.shape)
+        return named_sizes(t.shape)
     sizes = t._nested_tensor_size().tolist()
     dims: list[int | str] = [len(sizes)]
     for lengths in zip(*sizes, strict=True):
         lo, hi = min(lengths), max(lengths)
         dims.append(lo if lo == hi else f"{lo}..{hi}")
     return tuple(dims)
+
+
+def named_sizes(size: Iterable[object]) -> Shape:
+    """A ``torch.Size`` as ints, and a symbolic size (a jagged tensor's ``j1``) by its name."""
+    return tuple(d if isinstance(d, int) else str(d) for d in size)
 
 
 def nested_elements(t: torch.Tensor) -> torch.Tensor:

@@ -103,10 +103,9 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
 def _readable(t: torch.Tensor) -> torch.Tensor:
     """A sparse tensor as the dense one it stands for (whose values can be summed up), a
     nested one as its elements (``nested_elements``), a strided one as it is. Read with
-    autograd off (``_grad_off``), so not
-    detached: a ``detach`` is a dispatcher call, which a GPU's host pays for every value
-    a forward shows. A torch.func wrapper that outlived its transform is the one tensor
-    ``detach`` still unwraps (its storage cannot be read)."""
+    autograd off (``_grad_off``), so not detached: a ``detach`` is a dispatcher call, which
+    a GPU's host pays for every value a forward shows. A torch.func wrapper that outlived
+    its transform is the one tensor ``detach`` still unwraps (its storage cannot be read)."""
     if t.requires_grad and torch._C._functorch.is_functorch_wrapped_tensor(t):
         t = t.detach()
     if t.is_nested:

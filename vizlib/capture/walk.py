@@ -17,7 +17,7 @@ import torch
 from ..data import SavedTensor, Shape
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import device_name, dtype_name
-from .nested import tensor_shape
+from .nested import named_sizes, tensor_shape
 
 # An autograd graph node (a tensor's grad_fn), or a leaf tensor that has none; autograd's
 # node classes are made in C++ and typed by nothing mypy can read.
@@ -147,8 +147,7 @@ def output_meta(fn: AutogradNode) -> tuple[Shape | None, str | None, str | None]
     metadata (a jagged nested tensor's ragged dimension by torch's name of it, ``j1``)."""
     try:
         meta = fn._input_metadata[0]
-        shape = tuple(d if isinstance(d, int) else str(d) for d in meta.shape)
-        return shape, dtype_name(meta.dtype), str(meta.device)
+        return named_sizes(meta.shape), dtype_name(meta.dtype), str(meta.device)
     except (AttributeError, IndexError, RuntimeError):
         return None, None, None
 
