@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from harness.paths import REPO, SCRIPTS
 
@@ -24,21 +27,35 @@ def _with_free_disk(tmp_path: Path, free_mb: int) -> dict[str, str]:
     return {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
+@pytest.mark.parametrize(
+    "build, free_mb, need_mb",
+    [
+        ("cpu", 1024, 2500),
+        pytest.param(
+            "cuda",
+            3000,
+            8000,
+            marks=pytest.mark.skipif(
+                platform.machine() != "x86_64", reason="TORCH=cuda is refused off x86_64 before the disk is asked"
+            ),
+        ),
+    ],
+)
 def test_an_install_the_disk_cannot_hold_stops_before_pip_and_says_what_to_do(
-    tmp_path: Path,
+    tmp_path: Path, build: str, free_mb: int, need_mb: int
 ) -> None:
     venv = tmp_path / "venv"
     done = subprocess.run(
-        ["bash", str(SCRIPTS / "python_env.sh"), str(venv), "course", "cpu"],
+        ["bash", str(SCRIPTS / "python_env.sh"), str(venv), "course", build],
         cwd=REPO,
-        env=_with_free_disk(tmp_path, free_mb=1024),
+        env=_with_free_disk(tmp_path, free_mb=free_mb),
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "the cpu build needs about 2500 MB free" in done.stderr
-    assert "1024 MB are free there" in done.stderr
+    assert f"the {build} build needs about {need_mb} MB free" in done.stderr
+    assert f"{free_mb} MB are free there" in done.stderr
     assert "VENV=" in done.stderr
     assert "Installing" not in done.stdout  # pip never started
     site = subprocess.run(
