@@ -15,6 +15,7 @@ function's argument instead, never silently taken for the option.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
@@ -53,9 +54,14 @@ class Graph(GraphData):
         """The picture as SVG text (needs Graphviz: ``dot``, graphviz-pure or pygraphviz; see ``vz.renderer()``)."""
         return to_svg(self)
 
-    def save(self, path: str | Path) -> Path:
-        """Write the picture to ``path``; the suffix picks the format (.svg .png .pdf .dot)."""
-        return save(self, Path(path))
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the picture to ``path`` (``~`` is the home folder); the suffix picks the
+        format (.svg .png .pdf .dot). Returns the path written."""
+        if not isinstance(path, (str, os.PathLike)):
+            raise VizlibTypeError(
+                f"g.save needs a file name, e.g. g.save('graph.svg'); got {type(path).__name__} {path!r:.40}."
+            )
+        return save(self, Path(path).expanduser())
 
     def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> dict[str, str]:
         # HTML, not image/svg+xml: JupyterLab shows an SVG image as an <img>, which has no
@@ -119,6 +125,12 @@ def graph(
         return Graph.of(simplify(data, depth, max_nodes))
     if callable(target):
         _refuse_clashes(target, args, options)
+    elif grad_output is not None:
+        raise VizlibValueError(
+            "grad_output= seeds the backward vz.graph runs when it records a call; a tensor's graph drawn after "
+            "the fact runs none, so it would be ignored. Leave it out, or record the call that makes the tensor: "
+            "vz.graph(f, x, grad_output=torch.ones(...))."
+        )
     return graph_of_call(target, args, kwargs, options)
 
 

@@ -18,17 +18,28 @@ import torch
 from torch.utils.hooks import RemovableHandle
 
 from ..data import Node
+from ..errors import VizlibValueError
+from ..text import dims, dtype_name
+from .nested import tensor_shape
 from .rows import Pending
 from .summary import Summaries
 
 
 class _Held:
-    """One tensor saved for backward; ``tensor`` is None once it has been let go."""
+    """One tensor saved for backward; ``tensor`` is None once it has been let go.
+    ``version``: its version counter when saved (autograd checks it on unpacking, but not
+    for a tensor saved through hooks: ``SavedForBackward.unpack`` does).
 
-    __slots__ = ("tensor", "__weakref__")
+    Where the caller had saved-tensor hooks of their own around the call (``save_on_cpu``),
+    what their pack hook made of the tensor is held instead (``packed``, unpacked by their
+    ``unpack``), as autograd would have held it without vizlib: ``tensor`` is None then."""
 
-    def __init__(self, tensor: torch.Tensor):
-        self.tensor: torch.Tensor | None = tensor
+    __slots__ = ("tensor", "version", "packed", "unpack", "__weakref__")
+
+    def __init__(self, tensor: torch.Tensor | None, packed: object = None, unpack: Callable | None = None):
+        self.tensor = tensor
+        self.version = tensor._version if tensor is not None else 0
+        self.packed, self.unpack = packed, unpack
 
 
 class SavedForBackward:
@@ -53,6 +64,8 @@ class SavedForBackward:
         self._unpacked: dict[int, list[_Held]] = {}
         self._running: dict[int, object] = {}
         self.in_backward = False  # False: unpacked by vizlib naming saved tensors, kept
+        # The caller's own saved-tensor hooks, (pack, unpack), that vizlib's would hide.
+        self.outer: tuple[Callable, Callable] | None = None
 
     def pack(self, t: torch.Tensor, made_before: bool) -> _Held:
         """Hold ``t`` for its node. ``made_before``: ``t``'s grad_fn (if any) is a node made
@@ -64,11 +77,21 @@ class SavedForBackward:
         unpacked tensor its grad_fn back). Any other tensor is held as it is: its grad_fn is
         one the saving node reaches anyway, and a ``detach`` for each of the hundreds of
         tensors a forward saves is a dispatcher call each, which a GPU's host pays dearly.
+        The caller's own hooks (``outer``) get ``t`` as autograd hands it.
         """
+        if self.outer is not None:
+            pack, unpack = self.outer
+            return _Held(None, pack(t), unpack)
         return _Held(t if made_before else t.detach())
 
     def unpack(self, held: _Held) -> torch.Tensor:
-        if held.tensor is None:
+        if held.unpack is not None:  # the caller's hooks: they check what they choose to
+            t = held.unpack(held.packed)
+        elif held.tensor is not None:
+            t = held.tensor
+            if self.in_backward and t._version != held.version:
+                raise _changed_in_place(t, held.version, torch._C._current_autograd_node())
+        else:
             raise RuntimeError(
                 "vz.graph already ran backward through this graph and let go of the tensors it "
                 "saved, so it cannot be backpropagated again. Compute the result anew outside vz.graph."
@@ -79,7 +102,7 @@ class SavedForBackward:
                 self._let_go(thread)
                 self._running[thread] = node
             self._unpacked.setdefault(thread, []).append(held)
-        return held.tensor
+        return t
 
     def node_done(self) -> None:
         """The node running on this thread is done, and so is every node before it there."""
@@ -93,7 +116,20 @@ class SavedForBackward:
 
     def _let_go(self, thread: int) -> None:
         for held in self._unpacked.pop(thread, ()):
-            held.tensor = None
+            held.tensor = held.packed = held.unpack = None
+
+
+def _changed_in_place(t: torch.Tensor, saved_at: int, node: object) -> VizlibValueError:
+    """The error for a tensor changed in place after autograd saved it for ``node``: the
+    gradient would be computed from the new values, so it would be wrong."""
+    by = f" for {node.name()}" if node is not None else ""  # type: ignore[attr-defined]
+    return VizlibValueError(
+        f"A tensor of shape {dims(tensor_shape(t))} ({dtype_name(t.dtype)}) that autograd saved for backward{by} "
+        f"was changed in place afterwards (its version went from {saved_at} to {t._version}), so its gradient "
+        "would be computed from the wrong values. PyTorch refuses this backward too ('one of the variables "
+        "needed for gradient computation has been modified by an inplace operation'). Change a copy instead "
+        "(y = y.clone() before y.add_(1)), or use the op that makes a new tensor (y = y + 1 for y.add_(1))."
+    )
 
 
 @dataclass

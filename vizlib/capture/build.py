@@ -30,7 +30,7 @@ from .backward import BackwardRecord, first_in_backward, hook_backward, with_lea
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
 from .guard import UserState
-from .inputs import Params, grad_outputs, param_names, prepare_inputs, single_numbers, why_no_graph
+from .inputs import Params, grad_outputs, param_names, prepare_inputs, result_tensors, single_numbers, why_no_graph
 from .nested import tensor_shape
 from .placement import attach_saved, consumers_of, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
@@ -160,7 +160,8 @@ def _recorded(
     fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, drawn: Drawn | None
 ) -> GraphData:
     fn = uncompiled(fn)
-    save_hooks = True
+    # (the caller's torch.autograd.graph.disable_saved_tensors_hooks: drawn as torch.func's calls are)
+    save_hooks = torch._C._autograd._saved_tensors_hooks_is_enabled()  # type: ignore[attr-defined]
     while True:  # at most three runs, each try putting back what it changed (UserState)
         try:
             return _record_call(fn, args, kwargs, params, grad_output, drawn, save_hooks)
@@ -179,6 +180,32 @@ class _NumbersLost(Exception):
     """The picture draws a node whose numbers the forward passed over and can no longer
     read (``Drawn.op`` counted ops whose results were never used): the call runs again,
     reading every number."""
+
+
+# What torch says of an in-place change to a leaf that requires grad, which the recorder
+# cannot refuse first where it does not see the op (inside an autograd.Function's forward).
+_LEAF_IN_PLACE = "leaf Variable that requires grad"
+
+
+# What torch says when a tensor made under torch.inference_mode() is saved for backward.
+_INFERENCE_SAVED = "Inference tensors cannot be saved for backward"
+_INFERENCE_ADVICE = (
+    "The call uses a tensor made under torch.inference_mode() (a model built or loaded there has such "
+    "parameters), and autograd cannot save one for backward, which vz.graph runs to draw the gradients. "
+    "Make the model or tensor outside inference_mode, or give a model ordinary copies of its tensors: "
+    "model.load_state_dict({k: v.clone() for k, v in model.state_dict().items()}, assign=True)."
+)
+
+
+def _copy_changed_in_place(copies: dict[int, str]) -> VizlibValueError:
+    """The error for an input vizlib made require grad that the call changed in place."""
+    names = ", ".join(sorted(set(copies.values())))
+    return VizlibValueError(
+        "The function changed a leaf tensor that requires grad in place, which autograd refuses. If it is "
+        f"one of its inputs ({names}), that is vizlib's doing: vizlib hands the function a copy of each that "
+        "requires grad, to show its gradient. Work on a copy inside the function (x = x.clone() first, for "
+        "an input x), or change the input before calling vz.graph."
+    )
 
 
 # What torch says when a torch.func transform meets saved-tensor hooks (vizlib's, not the user's).
@@ -203,8 +230,15 @@ def _record_call(
     handed = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in copies]
     with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
         with ForwardRecorder(module_names, state, save_hooks, copies, drawn, handed) as rec:
-            result = fn(*args, **kwargs)
-        outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+            try:
+                result = fn(*args, **kwargs)
+            except RuntimeError as err:
+                if copies and _LEAF_IN_PLACE in str(err):
+                    raise _copy_changed_in_place(copies) from err
+                if _INFERENCE_SAVED in str(err):
+                    raise VizlibValueError(_INFERENCE_ADVICE) from err
+                raise
+        outs = [t for t in result_tensors(result) if t.requires_grad]
         if not outs:
             raise VizlibValueError(why_no_graph(fn, user_args, result))
         # (only for the advice a result of several tensors gets: every recording would pay for the walk)
@@ -278,6 +312,12 @@ def _run_backward(
     ran = [] if on_meta else with_leaves(back.order, leaf_pos, w.edges)
     g.backward_order = list(dict.fromkeys(built.node_at[i].id for i in ran))
     g.notes += device_notes(g.nodes, summaries.devices, recorded=True)
+    if _reentrant_checkpoint(w):
+        g.notes.append(
+            "CheckpointFunctionBackward is a block run by torch.utils.checkpoint(use_reentrant=True): autograd "
+            "keeps it as one node and runs the block again inside backward, so its ops, and the parameters it "
+            "uses without being handed them, are not drawn (use_reentrant=False keeps them in the graph)."
+        )
     g.saved_bytes = total_saved(kept)
     return g
 
@@ -369,12 +409,20 @@ def _leaf_gradients(
     w: Walked, outs: list[torch.Tensor], seeds: list[torch.Tensor], leaves: list[torch.Tensor], rec: ForwardRecorder
 ) -> list[torch.Tensor | None]:
     """The leaves' gradients, by ``autograd.grad`` (or ``backward()`` where a reentrant
-    checkpoint needs it), with the message a freed graph deserves."""
+    checkpoint or a multi-grad hook needs it), with the message a freed graph deserves."""
     try:
-        if any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns):
+        if _reentrant_checkpoint(w) or any(map(_multi_grad_hooked, leaves)):
             return _grads_by_backward(outs, leaves, seeds, rec.state)
         return list(torch.autograd.grad(outs, leaves, seeds, retain_graph=True, allow_unused=True))
     except RuntimeError as err:
+        if any(_made_before(fn, rec.first_number) for fn in w.fns):  # an input brought a graph of its own
+            raise_if_freed(
+                err,
+                "This graph's saved tensors were freed by an earlier backward(): inside the call, or before it, "
+                "in the graph that made one of the inputs (an input computed from other tensors brings their "
+                "graph along). Draw from the input on (pass it .detach()ed), call that earlier backward with "
+                "retain_graph=True, or return the result without calling backward() yourself (vizlib runs it).",
+            )
         raise_if_freed(
             err,
             "This graph's saved tensors were freed by an earlier backward() inside the call. "
@@ -382,6 +430,13 @@ def _leaf_gradients(
             "or call backward(retain_graph=True).",
         )
         raise
+
+
+def _made_before(fn: object, first_number: int) -> bool:
+    """Whether ``fn`` is an op node made before the call (its graph came with an input)."""
+    if isinstance(fn, torch.Tensor) or type(fn).__name__ == "AccumulateGrad":
+        return False
+    return fn._sequence_nr() < first_number  # type: ignore[attr-defined]
 
 
 _Read = tuple[set[int], set[tuple[int, int, int]]]  # positions whose gradients, w.edges whose norms
@@ -515,13 +570,27 @@ def _packed_by(fn: AutogradNode, rec: ForwardRecorder) -> list[tuple[SavedTensor
     return rec.packed_at.get(fn._sequence_nr(), [])
 
 
+def _reentrant_checkpoint(w: Walked) -> bool:
+    """Whether the graph holds a block of ``checkpoint(..., use_reentrant=True)``."""
+    return any(type(fn).__name__ == "CheckpointFunctionBackward" for fn in w.fns)
+
+
+def _multi_grad_hooked(leaf: torch.Tensor) -> bool:
+    """Whether ``leaf`` has a hook of ``torch.autograd.graph.register_multi_grad_hook``,
+    which asks the engine what it will run, a question ``autograd.grad`` cannot answer
+    for a leaf (PyTorch raises "_will_engine_execute_node ... not supported")."""
+    hooks = leaf._backward_hooks or {}
+    return any("register_multi_grad_hook" in getattr(h, "__qualname__", "") for h in hooks.values())
+
+
 def _grads_by_backward(
     outs: list[torch.Tensor], leaves: list[torch.Tensor], seeds: list[torch.Tensor], state: UserState
 ) -> list[torch.Tensor | None]:
     """The leaves' gradients from ``backward()`` rather than ``autograd.grad``, which
-    ``checkpoint(..., use_reentrant=True)`` does not support. Backward accumulates into
-    ``.grad`` of every leaf it reaches, inside the checkpointed blocks too: the leaves' and
-    every tensor ``state`` noted have theirs set aside meanwhile, and put back."""
+    ``checkpoint(..., use_reentrant=True)`` and multi-grad hooks on leaves do not support.
+    Backward accumulates into ``.grad`` of every leaf it reaches, inside the checkpointed
+    blocks too: the leaves' and every tensor ``state`` noted have theirs set aside
+    meanwhile, and put back."""
     for t in leaves:
         state.keep_grad(t)
     with state.grads_set_aside():

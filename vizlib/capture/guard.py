@@ -45,7 +45,7 @@ class UserState:
 
     def __init__(self, *objs: object):
         self._objs = objs
-        self._values: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._values: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}  # id -> tensor, copy, version
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
@@ -101,6 +101,8 @@ class UserState:
             for b in m._buffers.values():
                 if b is not None:
                     self.keep_value(b)
+            if isinstance(m, (nn.Embedding, nn.EmbeddingBag)) and m.max_norm is not None:
+                self.keep_value(m.weight)  # its forward rescales rows of it in place
             for p in m._parameters.values():
                 if p is not None:
                     self.keep_grad(p)
@@ -110,7 +112,7 @@ class UserState:
         """A tensor whose values may change (a buffer, the target of an in-place op)."""
         # A meta tensor has no values to change or put back.
         if id(t) not in self._values and t.layout == torch.strided and not t.is_inference() and not t.is_meta:
-            self._values[id(t)] = (t, t.detach().clone())
+            self._values[id(t)] = (t, t.detach().clone(), t._version)
 
     def keep_grad(self, t: torch.Tensor) -> None:
         """A tensor whose ``.grad`` a backward may fill: a leaf, or one that retains its grad
@@ -140,20 +142,29 @@ class UserState:
             self._walk(child, depth + 1, budget)
 
 
-def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    """Copy back each tensor whose values changed (only those: a copy bumps the version
-    counter). Compared on the device and read in one transfer per device: ``torch.equal``
-    per tensor would wait for a GPU once per tensor."""
+def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
+    """Copy back each tensor whose values changed, then give it back the version it had.
+
+    Only those are copied, compared on the device and read in one transfer per device
+    (``torch.equal`` per tensor would wait for a GPU once per tensor). The version counter
+    is put back too: the caller may hold a graph that saved the tensor (a BatchNorm saves
+    its running statistics, which its kernel updates without counting a change), and
+    autograd refuses a backward through a saved tensor whose version moved, though its
+    values are the very ones saved.
+    """
+    kept = [(t, copy, version) for t, copy, version in kept if t.shape == copy.shape and t.dtype == copy.dtype]
     by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
-    for t, copy in kept:
-        if t.shape == copy.shape and t.dtype == copy.dtype:
-            by_device.setdefault(t.device, []).append((t, copy))
+    for t, copy, _ in kept:
+        by_device.setdefault(t.device, []).append((t, copy))
     with torch.no_grad():
         for pairs in by_device.values():
             changed = torch.stack([(t != copy).any() for t, copy in pairs]).tolist()
             for (t, copy), differs in zip(pairs, changed, strict=True):
                 if differs:
                     t.copy_(copy)
+    moved = [(t, version) for t, _, version in kept if t._version != version]
+    if moved:
+        torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
 
 
 def outside_state(fn: object) -> list[tuple[str, object]]:

@@ -5,7 +5,8 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import fields, is_dataclass
 
 import torch
 from torch import nn
@@ -97,7 +98,7 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
             "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
             "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
         )
-    made = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+    made = result_tensors(result)
     if made and not any(t.is_floating_point() or t.is_complex() for t in made):
         kinds = " and ".join(sorted({dtype_name(t.dtype) for t in made}))
         return (
@@ -111,6 +112,21 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
         "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
         "or from .detach()ed tensors has no graph)."
     )
+
+
+def result_tensors(result: object) -> list[torch.Tensor]:
+    """The tensors of a call's result, in order: where torch's pytree finds them (tuples,
+    lists, dicts, named tuples, what a library registered), and inside a dataclass or a
+    mapping pytree does not know (an ``OrderedDict`` subclass, a model's output class)."""
+    found = []
+    for leaf in tree_leaves(result):
+        if isinstance(leaf, torch.Tensor):
+            found.append(leaf)
+        elif isinstance(leaf, Mapping):
+            found += result_tensors(list(leaf.values()))
+        elif is_dataclass(leaf) and not isinstance(leaf, type):
+            found += result_tensors([getattr(leaf, f.name, None) for f in fields(leaf)])
+    return found
 
 
 def _holds_tensors(v: object) -> bool:

@@ -36,7 +36,7 @@ from ..errors import VizlibTypeError, VizlibValueError
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
 from .guard import UserState, outside_state
-from .inputs import prepare_inputs
+from .inputs import prepare_inputs, result_tensors
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -109,7 +109,7 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
     try:
         with UserState(fn, call_args, kwargs), quiet_compiler(), torch.enable_grad():
             result = compiled(*call_args, **kwargs)
-            outs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor) and t.requires_grad]
+            outs = [t for t in result_tensors(result) if t.requires_grad]
             if not outs or "forward" not in graphs:
                 raise VizlibValueError(
                     f"{_name(fn)} returned no tensor that depends on its inputs, so AOTAutograd made no "

@@ -51,6 +51,13 @@ _IN_PLACE_DUNDERS = (
 # Calls that update tensors they are given besides their first argument: the running
 # statistics of a batch norm in training.
 _UPDATES_ARGS = {"batch_norm": (1, 2), "instance_norm": (1, 2)}
+# Calls that rescale rows of their weight (the second argument) in place when given a
+# ``max_norm`` (the fourth): PyTorch does it inside the call, out of this mode's sight.
+_RENORMS = {"embedding", "embedding_bag"}
+# Calls whose result is the tensor they are given, or its memory, under another name
+# (``x.detach()``, ``x.data``, a property's ``__get__``): it is the caller's, not made by the
+# call, where what it names is.
+_ALIASES = {"detach", "alias", "__get__"}
 
 
 class Drawn(Protocol):
@@ -165,6 +172,10 @@ class ForwardRecorder(TorchFunctionMode):
         self.first_number = next_number()
         MODULE_HOOKS.push(self)
         if self.save_hooks:
+            # The caller's own hooks, if any, would be hidden by vizlib's: vizlib's call them.
+            # (Not those of a recording this call runs inside: its graph is that one's own.)
+            outer = torch._C._autograd._top_saved_tensors_default_hooks(False)
+            self.saved.outer = None if outer is None or getattr(outer[0], "__qualname__", "") == _PACK_NAME else outer
             self._saved_hooks.__enter__()
         return super().__enter__()
 
@@ -223,8 +234,7 @@ class ForwardRecorder(TorchFunctionMode):
             fn = t.grad_fn
             if fn is not None and fn._sequence_nr() >= self.first_number:
                 continue  # made by the call
-            ref = self._made.get(id(t))
-            if ref is None or ref() is not t:
+            if not self._made_here(t):
                 self.state.keep_value(t)
         return True
 
@@ -315,9 +325,9 @@ class ForwardRecorder(TorchFunctionMode):
             self.adopt(*_tensors(kwargs))
         raw, name, in_place = _call_name(func)
         in_place = in_place or kwargs.get("out") is not None
-        if in_place and args and id(args[0]) in self.copies and torch.is_grad_enabled():
-            self._refuse_in_place(raw, self.copies[id(args[0])])
-        if in_place or kwargs or name in _UPDATES_ARGS:
+        if in_place and args and torch.is_grad_enabled() and (copied := self._copied_input(args[0])):
+            self._refuse_in_place(raw, copied)
+        if in_place or kwargs or name in _UPDATES_ARGS or name in _RENORMS:
             self._keep_what_changes(name, in_place, args, kwargs)
         self._in_call = True
         try:
@@ -325,8 +335,11 @@ class ForwardRecorder(TorchFunctionMode):
         finally:
             self._in_call = False
         made = _tensors(args[0] if name in _SETITEM and args else out)
+        # (the caller's memory under another name: changing it in place changes theirs)
+        theirs = raw in _ALIASES and bool(args) and isinstance(args[0], torch.Tensor) and not self._made_here(args[0])
         for t in made:
-            self._made[id(t)] = weakref.ref(t)
+            if not theirs:
+                self._made[id(t)] = weakref.ref(t)
             self._record(t, name)
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
                 self._record(t._base, name)
@@ -341,6 +354,13 @@ class ForwardRecorder(TorchFunctionMode):
                 self._saved_as.setdefault(elements, held)
         self._saved_up_to = len(self._every_pack)
         return self._saved_as
+
+    def _copied_input(self, t: object) -> str | None:
+        """The name of the input vizlib copied that ``t`` is, or is a view of (else None)."""
+        if not isinstance(t, torch.Tensor):
+            return None
+        base = t._base if t._base is not None else t
+        return self.copies.get(id(base))
 
     @staticmethod
     def _refuse_in_place(op: str, name: str) -> None:
@@ -363,11 +383,17 @@ class ForwardRecorder(TorchFunctionMode):
         targets = [args[0]] if in_place and args else []
         targets += [kwargs.get("out")]
         targets += [args[k] for k in _UPDATES_ARGS.get(name, ()) if k < len(args)]
+        if name in _RENORMS and kwargs.get("max_norm", args[3] if len(args) > 3 else None) is not None:
+            targets.append(kwargs.get("weight", args[1] if len(args) > 1 else None))
         for t in _tensors(targets):
             base = t._base if t._base is not None else t
-            ref = self._made.get(id(base))
-            if ref is None or ref() is not base:
+            if not self._made_here(base):
                 self.state.keep_value(base)
+
+    def _made_here(self, t: torch.Tensor) -> bool:
+        """Whether ``t`` was made by a call of this recording (else it is the caller's)."""
+        ref = self._made.get(id(t))
+        return ref is not None and ref() is t
 
     def adopt(self, *tensors: torch.Tensor) -> None:
         """Record tensors whose autograd node no call of ours produced (named by its node)."""
@@ -437,6 +463,9 @@ def _weak_pack(rec: ForwardRecorder) -> Callable[[torch.Tensor], _Held]:
         return recorder._pack(t)
 
     return pack
+
+
+_PACK_NAME = "_weak_pack.<locals>.pack"  # how a recorder's pack hook is named (see __enter__)
 
 
 def _is_in_place(name: str) -> bool:

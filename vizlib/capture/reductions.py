@@ -26,7 +26,7 @@ def segment_rows(data: torch.Tensor, lengths: list[int], gradient: bool) -> torc
     read of the lengths on the host, so nothing waits for the device.
     """
     x = data.to(torch.float64)
-    counts = torch.tensor(lengths)
+    counts = torch.tensor(lengths, device="cpu")  # (not the default device: torch.set_default_device)
     if x.device.type == "cuda":  # a pinned copy: a plain one would wait for the device's queue
         counts = counts.pin_memory().to(x.device, non_blocking=True)
     elif x.device.type != "cpu":

@@ -4,6 +4,7 @@ run are expected to do as one that just ran (``DrawnNumbers``' predictions)."""
 from __future__ import annotations
 
 from torch import nn
+from torch.nn.parameter import is_lazy
 
 from ..data import ModuleSpec
 
@@ -23,7 +24,9 @@ class ModuleSpecs:
         spec = self._specs.get(module)
         if spec is None:
             listed = _params(module, self._params)
-            spec = self._specs[module] = ModuleSpec(type(module).__name__, tuple((n, shape) for n, shape, _ in listed))
+            spec = ModuleSpec(type(module).__name__, tuple((n, shape) for n, shape, _ in listed))
+            if id(module) in self._params:  # (not kept while a lazy parameter has no shape yet)
+                self._specs[module] = spec
         return spec
 
     def alike(self, module: nn.Module, calls: dict) -> list[object]:
@@ -59,10 +62,20 @@ def _params(m: nn.Module, made: dict[int, list]) -> list[tuple[str, tuple[int, .
     recording's bookkeeping)."""
     listed = made.get(id(m))
     if listed is None:
-        listed = [(name, tuple(p.shape), id(p)) for name, p in m._parameters.items() if p is not None]
+        # A lazy module's parameters (nn.LazyLinear) have no shape until its first call: listed
+        # as shape (), and not kept, so that the list is made anew once they have one.
+        lazy = any(p is not None and is_lazy(p) for p in m._parameters.values())
+        listed = [(name, _shape(p), id(p)) for name, p in m._parameters.items() if p is not None]
         for child_name, child in m._modules.items():
             if child is not None:
                 listed += [(f"{child_name}.{name}", shape, i) for name, shape, i in _params(child, made)]
+                lazy = lazy or id(child) not in made
         seen: set[int] = set()  # a parameter shared by two children is listed once, as torch does
-        listed = made[id(m)] = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
+        listed = [p for p in listed if not (p[2] in seen or seen.add(p[2]))]  # type: ignore[func-returns-value]
+        if not lazy:
+            made[id(m)] = listed
     return listed
+
+
+def _shape(p: nn.Parameter) -> tuple[int, ...]:
+    return () if is_lazy(p) else tuple(p.shape)

@@ -251,7 +251,8 @@ def test_a_recording_with_held_gradients_draws_the_same_numbers(monkeypatch):
 def test_a_recording_whose_values_wait_for_their_batch_draws_the_same_numbers(monkeypatch):
     """A whole recording with big values copied to wait for ``moments``, as on a GPU, a few
     at a time: the numbers of the usual path, though the model changes its values in place
-    right after they are read (an in-place ReLU, a residual ``+=``)."""
+    right after they are read (an in-place ReLU on a linear layer's output, a residual
+    ``+=``), in the ways autograd allows: no node saved what changes."""
 
     class Residual(torch.nn.Module):
         def __init__(self) -> None:
@@ -259,9 +260,9 @@ def test_a_recording_whose_values_wait_for_their_batch_draws_the_same_numbers(mo
             self.inner = torch.nn.Sequential(torch.nn.Linear(300, 300), torch.nn.ReLU(inplace=True))
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            y = self.inner(x)
-            y += x
-            return y
+            out = x * 1.0  # (a product by a number saves nothing for backward)
+            out += self.inner(x)
+            return out
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(300, 300), *[Residual() for _ in range(3)], torch.nn.Linear(300, 10))

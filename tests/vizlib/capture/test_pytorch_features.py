@@ -52,6 +52,8 @@ def test_reentrant_checkpoint_draws_and_keeps_grads():
     f(reference).backward()  # autograd.grad is what reentrant checkpoint refuses
     assert g.find("x")[0].grad[0] == pytest.approx(reference.grad[0].tolist())
     assert g.find("CheckpointFunctionBackward")
+    # The block's linear layer is not drawn, and the picture says why.
+    assert not g.find("weight") and any("use_reentrant=False keeps them" in note for note in g.notes)
 
 
 @pytest.mark.parametrize("to_sparse", [torch.Tensor.to_sparse, torch.Tensor.to_sparse_csr], ids=["coo", "csr"])

@@ -54,8 +54,9 @@ def test_a_folded_gpt_is_recorded_seeing_a_fraction_of_its_torch_calls(monkeypat
 
 
 class Scales(nn.Module):
-    """Multiplies by a tensor it is handed; the last one doubles that tensor in place first
-    (the caller's, not one the call made)."""
+    """Adds a tensor it is handed; the last one doubles that tensor in place first (the
+    caller's, not one the call made). Added, not multiplied by: a product saves it for
+    backward, and autograd refuses a backward through a saved tensor changed since."""
 
     def __init__(self, doubles: bool) -> None:
         super().__init__()
@@ -64,13 +65,13 @@ class Scales(nn.Module):
     def forward(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
         if self.doubles:
             scale.mul_(2)
-        return x * scale
+        return x + scale
 
 
 class Outer(nn.Module):
     """Once ``scales.0`` has run, ``scales.1`` to ``scales.5`` are expected to be too many to
     open in a picture of 4 nodes: they run unwatched, ``scales.5`` changing the tensor it
-    multiplies by: the one the call was handed (passed on by keyword: a module's pre-hook
+    adds: the one the call was handed (passed on by keyword: a module's pre-hook
     sees no keywords), or, given ``own``, one the model holds (passed on by position)."""
 
     def __init__(self, own: torch.Tensor | None = None) -> None:

@@ -111,6 +111,59 @@ def test_graph_keeps_running_statistics_given_to_functional_batch_norm():
     assert torch.equal(mean, torch.zeros(4)) and torch.equal(var, torch.ones(4))
 
 
+def test_a_graph_the_caller_made_before_drawing_still_runs_backward():
+    """Putting a buffer back leaves its version counter as it was: the caller's own graph
+    saved the running statistics (a batch norm's backward keeps them), and autograd refuses
+    a saved tensor whose version moved."""
+    model = bn_model().train()
+    mean, var, w = torch.zeros(4), torch.ones(4), torch.ones(4, requires_grad=True)
+    x = torch.randn(5, 3)
+    y = model(x)
+    z = nn.functional.batch_norm(torch.randn(5, 4), mean, var, w, training=True)
+    vz.graph(model, x, grad_output=torch.ones(5, 4))
+    vz.graph(lambda a: nn.functional.batch_norm(a, mean, var, w, training=True).sum(), torch.randn(5, 4))
+    (y.sum() + z.sum()).backward()  # raised "modified by an inplace operation" when versions moved
+    assert model[0].weight.grad is not None and w.grad is not None
+
+
+CHANGED_UNDER_ANOTHER_NAME = {
+    "x.detach().add_": lambda t: t.detach().add_(1.0),
+    "x.data.add_": lambda t: t.data.add_(1.0),
+    "a slice of x.detach()": lambda t: t.detach()[1:].mul_(3.0),
+}
+
+
+@pytest.mark.parametrize("change", CHANGED_UNDER_ANOTHER_NAME.values(), ids=CHANGED_UNDER_ANOTHER_NAME)
+def test_graph_keeps_a_tensor_changed_in_place_through_another_name_for_it(change):
+    counter, lin = torch.zeros(3), nn.Linear(3, 1)
+    weight = lin.weight.detach().clone()
+
+    def f(x):
+        change(counter)
+        change(lin.weight)
+        return lin(x * counter).sum()
+
+    vz.graph(f, torch.ones(3))
+    assert torch.equal(counter, torch.zeros(3)) and torch.equal(lin.weight, weight)
+
+
+@pytest.mark.parametrize("depth", [None, 0], ids=["watched", "run unwatched"])
+def test_graph_keeps_embedding_rows_that_max_norm_rescales(depth):
+    """With ``max_norm``, an embedding rescales the rows it looks up in place, inside the
+    call where no function mode sees it."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(5, 3, max_norm=0.5), nn.Linear(3, 1))
+    bag = nn.EmbeddingBag(5, 3, max_norm=0.5)
+    weights = model[0].weight.detach().clone(), bag.weight.detach().clone()
+    ids = torch.tensor([[1, 2]])
+    vz.graph(model, ids, grad_output=torch.ones(1, 2, 1), depth=depth)
+    vz.graph(lambda i: nn.functional.embedding(i, model[0].weight, max_norm=0.5).sum(), ids, params=model)
+    vz.graph(lambda i: bag(i).sum(), ids, params=bag)
+    assert torch.equal(model[0].weight, weights[0]) and torch.equal(bag.weight, weights[1])
+    model(ids)  # what the plain call does: the rows looked up are rescaled
+    assert not torch.equal(model[0].weight, weights[0])
+
+
 def test_graph_of_a_bound_method_keeps_the_models_it_holds():
     class Trainer:
         def __init__(self):

@@ -1,0 +1,203 @@
+"""What an outside user's code does that the course's never does, drawn as PyTorch runs it:
+a saved tensor changed in place (refused, as torch refuses it, not drawn with wrong
+gradients), hooks the caller set up or switched off, lazy modules, a default device that
+is not the CPU, results in their own classes, and the errors torch would give in words
+that say what vizlib has to do with them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+
+import pytest
+import torch
+from torch import nn
+
+import vizlib as vz
+from vizlib.errors import VizlibValueError
+
+
+def _exp_then_changed(a: torch.Tensor) -> torch.Tensor:
+    y = a.exp()
+    z = y * a  # saves y (and exp saved it as its result)
+    y.add_(1)
+    return z.sum()
+
+
+def _clone_then_changed(a: torch.Tensor) -> torch.Tensor:
+    y = a.clone()
+    z = y.sin()  # saves y
+    y.mul_(2)
+    return (z + y).sum()
+
+
+class _InPlaceAfterSigmoid(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid(), nn.ReLU(inplace=True), nn.Linear(3, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.body(x).sum()  # the ReLU changes the sigmoid's saved result
+
+
+CHANGED_AFTER_SAVED = {
+    "exp's result": (_exp_then_changed, "MulBackward0"),
+    "a clone sin saved": (_clone_then_changed, "SinBackward0"),
+    "a sigmoid's result under an in-place ReLU": (_InPlaceAfterSigmoid(), "SigmoidBackward0"),
+}
+
+
+@pytest.mark.parametrize("fn, node", CHANGED_AFTER_SAVED.values(), ids=CHANGED_AFTER_SAVED)
+def test_a_saved_tensor_changed_in_place_is_refused_as_torch_refuses_it(fn, node):
+    x = torch.tensor([[0.5, 1.0, 2.0]])
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        plain = x.clone().requires_grad_()
+        fn(plain).backward()  # what PyTorch itself says
+    with pytest.raises(VizlibValueError, match=f"saved for backward for {node} was changed in place"):
+        vz.graph(fn, x)
+
+
+def test_in_place_changes_autograd_allows_still_draw_with_torchs_gradients():
+    def f(a: torch.Tensor) -> torch.Tensor:
+        y = a * 2  # a product by a number saves nothing
+        y.add_(1)
+        h = torch.relu(a @ torch.ones(3, 3))  # relu saves its result, which nothing changes
+        return (y * y).sum() + h.sum()
+
+    x = torch.tensor([0.5, 1.0, 2.0])
+    plain = x.clone().requires_grad_()
+    f(plain).backward()
+    assert vz.graph(f, x).find("a")[0].grad == pytest.approx(plain.grad.tolist())
+
+
+def test_the_callers_disabled_saved_tensor_hooks_are_respected():
+    with torch.autograd.graph.disable_saved_tensors_hooks("this library forbids saved-tensor hooks"):
+        g = vz.graph(lambda x: (x * x).sum(), torch.tensor([1.0, 2.0]), show_saved=True)
+    assert g.find("x")[0].grad == [2.0, 4.0] and g.saved_bytes == 8
+
+
+def test_leaves_with_a_multi_grad_hook_draw_and_keep_their_grad():
+    a, b = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0, 4.0], requires_grad=True)
+    torch.autograd.graph.register_multi_grad_hook((a, b), lambda grads: None)
+    g = vz.graph(lambda a, b: (a * b).sum(), a, b)
+    assert g.find("a")[0].grad == [3.0, 4.0] and g.find("b")[0].grad == [1.0, 2.0]
+    assert a.grad is None and b.grad is None
+
+
+def test_lazy_modules_side_by_side_draw_with_the_shapes_their_first_call_gives():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.LazyLinear(3), nn.ReLU(), nn.LazyLinear(1))
+    g = vz.graph(model, torch.ones(2, 5), grad_output=torch.ones(2, 1))
+    assert g.module_specs["0"].params == (("weight", (3, 5)), ("bias", (3,)))
+    assert g.module_specs["2"].params == (("weight", (1, 3)), ("bias", (1,)))
+    x = torch.ones(2, 5, requires_grad=True)
+    model(x).sum().backward()
+    assert torch.allclose(torch.tensor(g.find("input")[0].grad), x.grad)
+
+
+def test_a_default_device_other_than_the_cpu_leaves_vizlibs_own_tensors_on_the_cpu():
+    with torch.device("meta"):  # torch.set_default_device for a block
+        small = vz.graph(lambda a: (a * 2).sum(), torch.ones(3, device="cpu"))
+        big = vz.graph(lambda a: (a * 2).sum(), torch.ones(3000, device="cpu"))
+    assert small.find("a")[0].grad == [2.0, 2.0, 2.0]
+    assert big.find("a")[0].grad_stats.norm == pytest.approx(2.0 * 3000**0.5)
+
+
+@dataclasses.dataclass
+class _Output:
+    loss: torch.Tensor
+    note: str = "a dataclass of the user's"
+
+
+class _ModelOutput(OrderedDict):
+    """Shaped like Hugging Face's ModelOutput, which torch's pytree does not know."""
+
+    def __getattr__(self, name: str) -> object:
+        return self[name]
+
+
+@pytest.mark.parametrize("wrap", [_Output, lambda loss: _ModelOutput(loss=loss)], ids=["dataclass", "mapping"])
+def test_a_result_in_the_users_own_class_draws_the_tensors_inside_it(wrap):
+    g = vz.graph(lambda x: wrap((x**2).sum()), torch.tensor([1.0, 2.0]))
+    assert g.find("x")[0].grad == [2.0, 4.0]
+
+
+def test_an_in_place_change_of_a_view_of_an_input_is_refused_in_the_users_terms():
+    with pytest.raises(VizlibValueError, match="changes its input x in place"):
+        vz.graph(lambda x: (x[1:3].mul_(2), x.sum())[1], torch.ones(4))
+
+
+class _Doubles(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g: torch.Tensor) -> torch.Tensor:
+        return 2 * g
+
+
+def test_a_custom_function_that_changes_its_input_in_place_gets_vizlibs_words():
+    with pytest.raises(VizlibValueError, match=r"one of its inputs \(x\), that is vizlib's doing") as info:
+        vz.graph(lambda x: _Doubles.apply(x).sum(), torch.tensor([1.0, 2.0]))
+    assert "leaf Variable" in str(info.value.__cause__)  # torch's own words are kept, as the cause
+    assert vz.graph(lambda x: _Doubles.apply(x.clone()).sum(), torch.tensor([1.0, 2.0])).find("x")[0].grad == [2, 2]
+
+
+def test_a_model_made_under_inference_mode_gets_the_way_out():
+    with torch.inference_mode():
+        model = nn.Linear(3, 1)
+    with pytest.raises(VizlibValueError, match=r"inference_mode\(\)") as info:
+        vz.graph(model, torch.ones(2, 3), grad_output=torch.ones(2, 1))
+    advice = str(info.value)
+    model.load_state_dict({k: v.clone() for k, v in model.state_dict().items()}, assign=True)  # what it says
+    assert "load_state_dict" in advice and vz.graph(model, torch.ones(2, 3), grad_output=torch.ones(2, 1))
+
+
+def test_an_input_whose_own_graph_was_freed_before_the_call_is_named():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    h = (w * w).exp()
+    h.sum().backward()  # frees what exp and mul saved
+    with pytest.raises(VizlibValueError, match="in the graph that made one of the inputs"):
+        vz.graph(lambda h: (h * 2).sum(), h)
+    assert vz.graph(lambda h: (h * 2).sum(), h.detach()).find("h")[0].grad == [2.0, 2.0]  # the way out it gives
+
+
+def _lossy_pack(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.float16)
+
+
+def _lossy_unpack(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.float32)
+
+
+def test_the_callers_own_saved_tensor_hooks_around_the_call_still_run():
+    """vizlib's hooks would hide the caller's: theirs run inside vizlib's, and the gradient
+    is the one torch gives under the same hooks (here lossy ones, to tell them apart)."""
+    x = torch.tensor([0.1234567, 1.7654321, 2.333333])
+
+    def f(a: torch.Tensor) -> torch.Tensor:
+        return (a.sin() * a).sum()
+
+    packed = []
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t) or _lossy_pack(t), _lossy_unpack):
+        g = vz.graph(f, x)
+        plain = x.clone().requires_grad_()
+        f(plain).backward()
+    assert len(packed) == 2 * 3  # sin and the product save 3 tensors; drawing and the plain run each
+    assert g.find("a")[0].grad == plain.grad.tolist()
+    exact = x.clone().requires_grad_()
+    f(exact).backward()
+    assert g.find("a")[0].grad != exact.grad.tolist()  # the hooks made a difference, and it was kept
+
+
+def test_a_recording_inside_a_recorded_call_keeps_its_tensors_to_itself():
+    def f(x: torch.Tensor) -> torch.Tensor:
+        inner.append(vz.graph(lambda z: (z * z * z).sum(), x.detach(), show_saved=True))
+        return (x * x).sum()
+
+    inner: list = []
+    outer = vz.graph(f, torch.tensor([1.0, 2.0]), show_saved=True)
+    assert outer.saved_bytes == 8 and inner[0].saved_bytes == 16
