@@ -13,6 +13,7 @@ import fnmatch
 import math
 from dataclasses import dataclass, field
 
+from .errors import VizlibTypeError
 from .text import dims, fmt, fmt_value, human_bytes
 
 Value = float | int | bool | list | None
@@ -141,6 +142,11 @@ class GraphData:
 
     def find(self, name: str) -> list[Node]:
         """Nodes whose name is ``name``, or matches it as a glob (``"Mul*"``, ``"fc1.*"``)."""
+        if not isinstance(name, str):
+            raise VizlibTypeError(
+                f"g.find needs a name or a glob, e.g. g.find('MulBackward0') or g.find('fc1.*'); "
+                f"got {type(name).__name__} {name!r:.40}."
+            )
         return [n for n in self.nodes if n.name == name or fnmatch.fnmatchcase(n.name, name)]
 
     def __repr__(self) -> str:

@@ -33,6 +33,9 @@ WRONG_TYPES = {
     "vz.GradFlowMonitor(not a module)": lambda: vz.GradFlowMonitor([torch.ones(2)]),
     "vz.tensor_layout(a list)": lambda: vz.tensor_layout([1, 2, 3]),
     "vz.timeline(a list of intervals)": lambda: vz.timeline([(0.0, 1.0, "a")]),
+    "g.save(a number)": lambda: _posthoc_graph().save(3),
+    "g.find(None)": lambda: _posthoc_graph().find(None),
+    "vz.explore of a module with an input its forward does not take": lambda: vz.explore(torch.nn.Linear(1, 1), x=1.0),
 }
 WRONG_VALUES = {
     "a tensor that does not require grad": lambda: vz.graph(torch.ones(3) * 2),
@@ -46,6 +49,9 @@ WRONG_VALUES = {
     "a sparse tensor to tensor_layout": lambda: vz.tensor_layout(torch.eye(2).to_sparse()),
     "an unknown file suffix": lambda: _posthoc_graph().save("graph.jpeg"),
     "a timeline interval that ends before it starts": lambda: vz.timeline({"lane": [(2.0, 1.0, "x")]}),
+    "grad_output for a graph drawn after the fact": lambda: vz.graph(
+        (torch.ones(2, requires_grad=True) * 2), grad_output=torch.ones(2)
+    ),
 }
 
 
@@ -148,6 +154,22 @@ def test_unknown_suffix(tmp_path):
 
 class LearnerError(Exception):
     pass
+
+
+def test_saving_where_no_file_can_be_written_says_why(tmp_path):
+    g = _posthoc_graph()
+    with pytest.raises(vz.VizlibError, match="the folder .*missing does not exist. Create it first"):
+        g.save(tmp_path / "missing" / "g.svg")
+    (tmp_path / "a.svg").mkdir()
+    with pytest.raises(vz.VizlibError, match="that is a folder"):
+        g.save(tmp_path / "a.svg")
+    assert not list((tmp_path / "a.svg").iterdir())
+
+
+def test_saving_under_the_home_folder_expands_the_tilde(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    written = _posthoc_graph().save("~/graph.dot")
+    assert written == tmp_path / "graph.dot" and written.read_text().startswith("digraph")
 
 
 def test_learners_exception_propagates_unchanged():

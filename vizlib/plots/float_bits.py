@@ -108,7 +108,7 @@ def _as_tensor(x: object) -> torch.Tensor:
             "e.g. vz.float_bits(z.real) and vz.float_bits(z.imag)."
         )
     if isinstance(x, (int, float)):
-        return torch.tensor(float(x), dtype=torch.float64)
+        return torch.tensor(float(x), dtype=torch.float64, device="cpu")
     if not isinstance(x, torch.Tensor):
         raise VizlibTypeError(
             f"float_bits draws one number: pass a Python float or int, or a tensor with "

@@ -18,9 +18,10 @@ optimizer machinery, never to the model, so looking never changes training.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
@@ -33,7 +34,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 from torch import nn
-from torch.optim.optimizer import register_optimizer_step_pre_hook
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 from ..errors import VizlibTypeError, VizlibValueError
 from .style import NOTEBOOK_WIDTH
@@ -44,11 +45,19 @@ from .style import NOTEBOOK_WIDTH
 VANISHING = 1e-6
 EXPLODING = 10.0
 
+# Gradient magnitudes are drawn within this range (the numbers, in grad_magnitudes, are
+# not clipped): beyond it a gradient is vanishing or exploding all the same, and a log
+# axis spanning more decades makes matplotlib's tick maths overflow.
+DRAWN_RANGE = (1e-200, 1e200)
+
 # Colours shared by both plots, so a learner learns them once.
 OK_COLOUR = "tab:blue"
 VANISHING_COLOUR = "paleturquoise"
 EXPLODING_COLOUR = "tab:red"
 NO_GRAD_COLOUR = "tab:red"
+
+# Sparse layouts that store each element at most once (``values()`` of a COO tensor may repeat one).
+_COMPRESSED = (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc)
 
 # Above this many parameters, only every k-th name is written on the axis.
 MAX_LABELS = 40
@@ -100,14 +109,38 @@ def _trainable_parameters(model: nn.Module, caller: str) -> list[tuple[str, nn.P
 def _magnitudes(params: list[tuple[str, nn.Parameter]]) -> list[ParamGrad]:
     """Mean and max |grad| of each parameter, read back to Python in one transfer."""
     reductions = []
-    for _, p in params:
+    for name, p in params:
         if p.grad is not None:
-            size = p.grad.detach().abs()
-            reductions += [size.mean(dtype=torch.float64).cpu(), size.max().double().cpu()]
+            reductions += _mean_and_max(name, p.grad.detach())
     numbers = iter(torch.stack(reductions).tolist() if reductions else [])
     return [
         ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers)) for n, p in params
     ]
+
+
+def _mean_and_max(name: str, grad: torch.Tensor) -> list[torch.Tensor]:
+    """Mean and max |grad| as two float64 numbers on the host, over every element of the
+    gradient: a sparse one (``nn.Embedding(sparse=True)``) counts the elements it does not
+    store as the zeros they are, without making the dense tensor (an embedding's can be
+    gigabytes)."""
+    if grad.is_meta:
+        raise VizlibValueError(
+            f"The gradient of {name} is on the meta device: it has a shape but no values to measure. "
+            "Run the model on a real device (model.to_empty(device='cpu'), then load or initialise its weights)."
+        )
+    if grad.numel() == 0:  # a parameter with no elements has no gradient to size
+        zero = torch.zeros((), dtype=torch.float64, device="cpu")
+        return [zero, zero]
+    if grad.layout == torch.sparse_coo:
+        stored = grad.coalesce().values().abs()  # coalesced: an index given twice is one sum
+    elif grad.layout in _COMPRESSED:  # CSR, CSC and their block forms: no repeats
+        stored = grad.values().abs()
+    else:
+        size = (grad if grad.layout == torch.strided else grad.to_dense()).abs()
+        return [size.mean(dtype=torch.float64).cpu(), size.max().double().cpu()]
+    total = stored.sum(dtype=torch.float64)
+    top = stored.max().double() if stored.numel() else torch.zeros((), dtype=torch.float64, device=stored.device)
+    return [(total / grad.numel()).cpu(), top.cpu()]
 
 
 def grad_magnitudes(model: nn.Module) -> list[ParamGrad]:
@@ -155,6 +188,10 @@ def grad_flow(model: nn.Module) -> Figure:
     x = np.arange(len(magnitudes))
     mean = np.array([p.mean if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
     high = np.array([p.max if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
+    # Drawn within DRAWN_RANGE: a log axis of a few hundred decades more overflows matplotlib.
+    mean, high = np.clip(mean, 0, DRAWN_RANGE[1]), np.clip(high, 0, DRAWN_RANGE[1])
+    mean = np.where((mean > 0) & (mean < DRAWN_RANGE[0]), DRAWN_RANGE[0], mean)
+    high = np.where((high > 0) & (high < DRAWN_RANGE[0]), DRAWN_RANGE[0], high)
 
     positive = np.concatenate([mean[mean > 0], high[high > 0]])
     bottom = min([VANISHING, *positive]) / 30
@@ -164,7 +201,37 @@ def grad_flow(model: nn.Module) -> Figure:
     high = np.where(high == 0, bottom, high)
 
     fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
-    ax = fig.add_subplot()
+    with _closed_on_error(fig):
+        _draw_flow(fig.add_subplot(), magnitudes, type(model).__name__, x, mean, high, bottom, top)
+        fig.tight_layout()
+    # Closed so that Jupyter shows it once, through the returned value, not twice.
+    plt.close(fig)
+    return fig
+
+
+@contextlib.contextmanager
+def _closed_on_error(fig: Figure) -> Iterator[None]:
+    """Close ``fig`` if drawing it fails: pyplot would keep it, and show it, half drawn."""
+    try:
+        yield
+    except BaseException:
+        plt.close(fig)
+        raise
+
+
+def _draw_flow(
+    ax: Axes,
+    magnitudes: list[ParamGrad],
+    model_name: str,
+    x: np.ndarray,
+    mean: np.ndarray,
+    high: np.ndarray,
+    bottom: float,
+    top: float,
+) -> None:
+    """grad_flow's picture, on ``ax``: ``mean`` and ``high`` are what is drawn of each
+    parameter's mean and max |grad| (NaN: not drawn), ``bottom`` and ``top`` the y limits."""
+    names = [p.name for p in magnitudes]
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
     ax.set_xlim(-0.7, len(names) - 0.3)
@@ -224,7 +291,7 @@ def grad_flow(model: nn.Module) -> Figure:
 
     _name_ticks(ax, names, "x")
     ax.set_ylabel("|grad| (log scale)")
-    ax.set_title(f"Gradient flow through {type(model).__name__} (parameters in registration order)", fontsize=10)
+    ax.set_title(f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10)
     ax.grid(axis="y", which="major", alpha=0.3)
     ax.legend(
         handles=[
@@ -236,45 +303,48 @@ def grad_flow(model: nn.Module) -> Figure:
         fontsize=8,
         framealpha=0.8,
     )
-    fig.tight_layout()
-    # Closed so that Jupyter shows it once, through the returned value, not twice.
-    plt.close(fig)
-    return fig
 
 
 class GradFlowMonitor:
     """Record gradient magnitudes at every optimizer step, then plot layers x steps.
 
     Create it before training and train as usual; every ``optimizer.step()`` of an
-    optimizer that holds this model's parameters records one row, just before the step
-    uses the gradients::
+    optimizer that holds this model's parameters records one row, right after the step:
+    the gradients the step used (an optimizer that takes a closure, as LBFGS does, may
+    evaluate it several times: the row is the last evaluation's)::
 
         with vz.GradFlowMonitor(model) as mon:
             for x, y in data:
                 opt.zero_grad(); loss_fn(model(x), y).backward(); opt.step()
         mon.plot()
 
-    A hand-written update (``p -= lr * p.grad``) has no optimizer to watch: call
-    ``mon.record()`` after ``backward()`` instead. ``close()`` (or leaving the ``with``
-    block) stops recording; so does dropping the monitor.
+    The model's parameters are read at every step: a layer added or replaced during
+    training is recorded from then on. A hand-written update (``p -= lr * p.grad``) has no
+    optimizer to watch: call ``mon.record()`` after ``backward()`` instead. ``close()`` (or
+    leaving the ``with`` block) stops recording; so does dropping the monitor.
     """
 
     def __init__(self, model: nn.Module) -> None:
-        self._params = _trainable_parameters(model, "GradFlowMonitor")
-        self._ids = {id(p) for _, p in self._params}
+        params = _trainable_parameters(model, "GradFlowMonitor")
+        self._model = model
         self.model_name = type(model).__name__
-        self.layers: list[str] = [n for n, _ in self._params]
-        self.history: list[list[ParamGrad]] = []  # one row per step, one entry per layer
-        handle = register_optimizer_step_pre_hook(_weak_hook(self))
+        # every trainable parameter's name, in the order first seen (registration order)
+        self.layers: list[str] = [n for n, _ in params]
+        self.history: list[list[ParamGrad]] = []  # one row per step: the parameters then
+        handle = register_optimizer_step_post_hook(_weak_hook(self))
         # Removes the hook on close(), or when the monitor is garbage-collected.
         self._unhook = weakref.finalize(self, handle.remove)
 
     def record(self) -> None:
         """Record the current gradients as one more step."""
-        self.history.append(_magnitudes(self._params))
+        row = _magnitudes([(n, p) for n, p in self._model.named_parameters() if p.requires_grad])
+        known = set(self.layers)
+        self.layers += [p.name for p in row if p.name not in known]
+        self.history.append(row)
 
     def _on_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
-        if any(id(p) in self._ids for group in optimizer.param_groups for p in group["params"]):
+        ours = {id(p) for p in self._model.parameters()}
+        if any(id(p) in ours for group in optimizer.param_groups for p in group["params"]):
             self.record()
 
     @property
@@ -297,9 +367,10 @@ class GradFlowMonitor:
         return f"<GradFlowMonitor of {self.model_name}: {len(self.layers)} layers, {len(self.history)} steps, {state}>"
 
     def plot(self) -> Figure:
-        """Heatmap of mean |grad|: one row per parameter (forward order top to bottom), one
-        column per recorded step. Vanishing cells are pale turquoise, exploding or NaN/Inf
-        ones red, cells without a gradient grey.
+        """Heatmap of mean |grad|: one row per parameter (registration order top to bottom),
+        one column per recorded step. Vanishing cells are pale turquoise, exploding or
+        NaN/Inf ones red, cells without a gradient (or of a parameter the model did not
+        have at that step) grey.
         """
         if not self.history:
             raise VizlibValueError(
@@ -308,13 +379,27 @@ class GradFlowMonitor:
             )
         # rows = layers, columns = steps. Clipping puts zero gradients in the "under"
         # colour and NaN/Inf ones (+inf here) in the "over" one; NaN (no grad) stays "bad".
-        grid = np.array([[_cell(p) for p in row] for row in self.history]).T
+        at = {name: i for i, name in enumerate(self.layers)}
+        grid = np.full((len(self.layers), len(self.history)), np.nan)
+        for step, row in enumerate(self.history):
+            for p in row:
+                grid[at[p.name], step] = _cell(p)
+        missing = sum(len(row) for row in self.history) < grid.size
         grid = np.clip(grid, VANISHING / 10, EXPLODING * 10)
-        cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
-        steps = grid.shape[1]
+        fig = plt.figure(
+            figsize=(min(NOTEBOOK_WIDTH, 5.0 + 0.05 * grid.shape[1]), min(12.0, 2.0 + 0.25 * len(self.layers)))
+        )
+        with _closed_on_error(fig):
+            self._draw(fig, grid, missing)
+            fig.tight_layout()
+        plt.close(fig)  # shown once, through the returned value
+        return fig
 
-        fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, 5.0 + 0.05 * steps), min(12.0, 2.0 + 0.25 * len(self.layers))))
+    def _draw(self, fig: Figure, grid: np.ndarray, missing: bool) -> None:
+        """The heatmap of ``grid`` (layers x steps; NaN: grey), its colour bar and legend."""
+        cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
         ax = fig.add_subplot()
+        steps = grid.shape[1]
         image = ax.imshow(
             np.ma.masked_invalid(grid),
             aspect="auto",
@@ -323,25 +408,33 @@ class GradFlowMonitor:
             norm=LogNorm(VANISHING, EXPLODING),
             extent=(0.5, steps + 0.5, len(self.layers) - 0.5, -0.5),
         )
-        colourbar = fig.colorbar(image, ax=ax, extend="both")
-        colourbar.set_label("mean |grad|   (turquoise: vanishing, red: exploding or NaN/Inf)", fontsize=8)
+        fig.colorbar(image, ax=ax, extend="both").set_label("mean |grad|", fontsize=8)
         _name_ticks(ax, self.layers, "y")
         steps_axis = ax.xaxis.get_major_locator()
         if isinstance(steps_axis, MaxNLocator):  # matplotlib's default AutoLocator is one
             steps_axis.set_params(integer=True)
         ax.set_xlabel("recorded step")
-        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10)
+        # The colours' meanings under the title: along a short colour bar they would not fit.
+        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, pad=18)
+        ax.annotate(
+            f"turquoise: vanishing (< {VANISHING:g}), red: exploding (> {EXPLODING:g}) or NaN/Inf",
+            (0.5, 1),
+            xycoords="axes fraction",
+            xytext=(0, 4),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
         if np.isnan(grid).any():
+            label = "no grad, or not a parameter at that step" if missing else "no grad"
             ax.legend(
-                handles=[Patch(color="lightgrey", label="no grad")],
+                handles=[Patch(color="lightgrey", label=label)],
                 loc="upper left",
                 bbox_to_anchor=(0, -0.12),
                 fontsize=8,
                 frameon=False,
             )
-        fig.tight_layout()
-        plt.close(fig)  # shown once, through the returned value
-        return fig
 
 
 def _cell(p: ParamGrad) -> float:

@@ -62,6 +62,9 @@ class TensorLayout:
     dtype: str
     storage: int  # which storage it reads: 0 is t's, 1 the next one met, ...
     storage_numel: int  # size of that storage, in elements of this tensor's dtype
+    # "negation" or "conjugate" where reading applies one the memory does not hold (a lazy
+    # view: ``x.conj()``, the imaginary part of one), else ""
+    lazy: str = ""
 
     def storage_index(self, index: Sequence[int]) -> int:
         """The storage cell holding element ``index``: offset + sum(index * stride)."""
@@ -90,6 +93,7 @@ def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None =
                 dtype=dtype_name(x.dtype),
                 storage=storages.index(key),
                 storage_numel=memory.nbytes() // x.element_size(),
+                lazy="negation" if x.is_neg() else "conjugate" if x.is_conj() else "",
             )
         )
     return result
@@ -117,6 +121,12 @@ def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
             )
         if x.device.type == "meta":
             raise VizlibValueError(f"{what} is on the meta device: it has no values to draw. Use a real tensor.")
+        if x.is_quantized:
+            raise VizlibValueError(
+                f"{what} is a quantized tensor: its memory holds {x.dtype} integers that stand for numbers "
+                "through a scale and zero point. Draw the integers, vz.tensor_layout(q.int_repr()), or the "
+                "numbers, vz.tensor_layout(q.dequantize()), for a quantized tensor q."
+            )
     if names is None:
         return ["t"] + [f"v{i}" for i in range(1, len(tensors))]
     if isinstance(names, str) or len(names) != len(tensors):
@@ -255,7 +265,9 @@ def _draw_storage(page: _Canvas, number: int, x: torch.Tensor, lay: TensorLayout
     more = f", cells {start}..{start + shown - 1} drawn" if shown < lay.storage_numel else ""
     nbytes = x.untyped_storage().nbytes()
     page.line(f"{whose}: {lay.storage_numel} x {lay.dtype} = {nbytes} bytes{more}", size=9, weight="bold")
-    values = x.detach().as_strided((shown,), (1,), start).cpu().tolist()
+    # The memory as it is: a tensor over the storage alone, without a view's neg or conj bit.
+    memory = torch.empty(0, dtype=x.dtype, device=x.device).set_(x.untyped_storage(), start, (shown,), (1,))
+    values = memory.cpu().tolist()
     for i, v in enumerate(values):
         row, col = divmod(i, STORAGE_CELLS_PER_ROW)
         page.cell(
@@ -281,6 +293,8 @@ def _notes(lay: TensorLayout, owner: TensorLayout, first: str) -> list[str]:
         notes.append(f"a view of {owner.name}, which does not share {first}'s memory")
     if lay.dtype != owner.dtype:
         notes.append(f"reads the bytes as {lay.dtype}")
+    if lay.lazy:
+        notes.append(f"a lazy {lay.lazy}: memory holds the {lay.lazy}s of the values shown")
     repeated = [str(d) for d, (n, s) in enumerate(zip(lay.shape, lay.stride, strict=True)) if s == 0 and n > 1]
     if repeated:
         notes.append(f"stride 0 in dim {', '.join(repeated)}: repeats the same cells (expand)")

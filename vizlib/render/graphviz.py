@@ -29,6 +29,15 @@ def save(g: GraphData, path: Path) -> Path:
         raise VizlibValueError(
             f"Cannot save a graph as '{path.suffix or path.name}': use one of " + ", ".join(SUFFIX_FORMAT) + "."
         )
+    if path.is_dir():
+        raise VizlibValueError(
+            f"Cannot save the graph as {path}: that is a folder. Name a file in it, e.g. {path / 'graph.svg'}."
+        )
+    if not path.parent.is_dir():
+        raise VizlibValueError(
+            f"Cannot save the graph as {path}: the folder {path.parent} does not exist. "
+            f"Create it first (Path({str(path.parent)!r}).mkdir(parents=True)) or save elsewhere."
+        )
     fmt_name = SUFFIX_FORMAT[suffix]
     dot_source = to_dot(g)
     data = dot_source.encode() if fmt_name is None else dot_to(dot_source, fmt_name)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from collections.abc import Callable
 from typing import TypeGuard
 
 import ipywidgets as widgets
 import torch
+from torch import nn
 
 from ..api import Graph, graph_of_call
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
@@ -43,7 +45,9 @@ class Explorer(StaticFallback, widgets.VBox):
         self._layout = LayoutCache()
         self._picture = widgets.HTML()
         self._picture.add_class(GRAPH_CLASS)
-        self.graph, self._svg = self._draw(self.values())  # the learner's own exception propagates here
+        self._shown = self.values()  # the values the picture was drawn at
+        self._failed = ""  # what the call at the sliders' values raised, if it raised
+        self.graph, self._svg = self._draw(self._shown)  # the learner's own exception propagates here
         self._picture.value = svg_for_html(self._svg)
         for s in sliders.values():
             s.observe(self._on_slide, names="value")
@@ -51,8 +55,8 @@ class Explorer(StaticFallback, widgets.VBox):
         self.add_class("vizlib-explore")
 
     def values(self) -> dict[str, float]:
-        """The sliders' current values, rounded to their step (no 0.30000000000000004)."""
-        return {name: round(s.value, _decimals(s.step)) for name, s in self._sliders.items()}
+        """The sliders' current values, rounded to their grid (no 0.30000000000000004)."""
+        return {name: round(s.value, _grid_digits(s.step, s.min)) for name, s in self._sliders.items()}
 
     def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
         try:
@@ -71,22 +75,22 @@ class Explorer(StaticFallback, widgets.VBox):
         try:
             self.graph, self._svg = self._draw(values)
         except Exception as err:  # noqa: BLE001 - any failure of the learner's fn is shown, not raised
-            call = ", ".join(f"{k}={fmt(v)}" for k, v in values.items())
+            self._failed = f"{_name(self._fn)}({_call(values)}) raised {type(err).__name__}: {err}"
             self._picture.value = error_html(
-                f"{_name(self._fn)}({call}) raised {type(err).__name__}: {err}\n"
-                "Move a slider to other values: the graph comes back when the call works."
+                f"{self._failed}\nMove a slider to other values: the graph comes back when the call works."
             )
             return
+        self._shown, self._failed = values, ""
         self._picture.value = svg_for_html(self._svg)
 
     def _static_svg(self) -> str:
         return self._svg
 
     def _static_text(self) -> str:
-        shown = ", ".join(f"{k}={fmt(v)}" for k, v in self.values().items())
+        failed = f"at the sliders' values {self._failed}; " if self._failed else ""
         return (
             f"vz.explore({_name(self._fn)}): live sliders need a running notebook; "
-            f"the picture shows {shown}.\n{self.graph!r}"
+            f"{failed}the picture shows {_call(self._shown)}.\n{self.graph!r}"
         )
 
 
@@ -110,8 +114,8 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
 
 def _check_call(fn: Callable, inputs: dict) -> None:
     """Refuse names ``fn`` does not take (and arguments it needs but lacks) up front."""
-    try:
-        sig = inspect.signature(fn)
+    try:  # a module's own signature is (*args, **kwargs): its forward's names its inputs
+        sig = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
     except (TypeError, ValueError):  # some builtins have no signature: the call will tell
         return
     try:
@@ -126,21 +130,36 @@ def _check_call(fn: Callable, inputs: dict) -> None:
 
 def _slider(name: str, spec: object) -> widgets.FloatSlider:
     lo, hi, step, value = _range(name, spec)
-    digits = _decimals(step)
     return widgets.FloatSlider(
-        value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, readout_format=f".{digits}f"
+        value=value,
+        min=lo,
+        max=hi,
+        step=step,
+        description=name,
+        continuous_update=False,
+        readout_format=_readout(lo, hi, step),
     )
+
+
+def _readout(lo: float, hi: float, step: float) -> str:
+    """How the slider writes its value: enough decimals for the grid (at most 6: the value
+    passed is exact), or a number of significant digits in a range of tiny numbers."""
+    biggest = max(abs(lo), abs(hi))
+    if biggest >= 1e-3:
+        return f".{min(_grid_digits(step, lo), 6)}f"
+    return f".{min(max(math.ceil(math.log10(biggest / step)), 1), 6)}e"
 
 
 def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     """(min, max, step, start) of the slider for one input."""
-    if isinstance(spec, torch.Tensor) and spec.numel() == 1 and spec.is_floating_point():
+    if isinstance(spec, torch.Tensor) and spec.numel() == 1 and not spec.is_complex() and spec.dtype != torch.bool:
         spec = spec.item()
     if _is_number(spec):
+        # The grid goes through the value itself: the first call is fn at the value given.
         value = float(spec)
         span = max(2 * abs(value), 1.0)
         step = _nice(2 * span / STEPS)
-        return _snap(value - span, step, math.floor), _snap(value + span, step, math.ceil), step, value
+        return _snap(value - span, step, math.floor, value), _snap(value + span, step, math.ceil, value), step, value
     if isinstance(spec, tuple) and len(spec) in (2, 3) and all(map(_is_number, spec)):
         lo, hi = float(spec[0]), float(spec[1])
         step = float(spec[2]) if len(spec) == 3 else _nice((hi - lo) / STEPS) if lo < hi else 0.0
@@ -150,7 +169,7 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
             )
         return lo, hi, step, _snap((lo + hi) / 2, step, round, lo)
     what = (
-        f"a tensor of shape {list(spec.shape)}"
+        f"a tensor of shape {list(spec.shape)} and dtype {str(spec.dtype).removeprefix('torch.')}"
         if isinstance(spec, torch.Tensor)
         else f"{type(spec).__name__} {spec!r:.40}"
     )
@@ -164,7 +183,8 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
 
 
 def _is_number(x: object) -> TypeGuard[int | float]:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite real number, Python's or NumPy's (``np.float32(2.0)``); not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _nice(x: float) -> float:
@@ -174,15 +194,26 @@ def _nice(x: float) -> float:
 
 
 def _snap(x: float, step: float, how: Callable, origin: float = 0.0) -> float:
-    return round(origin + how((x - origin) / step) * step, _decimals(step))
+    """The point of the grid ``origin + k * step`` next to ``x`` (``how``: which way)."""
+    return round(origin + how((x - origin) / step) * step, _grid_digits(step, origin))
 
 
-def _decimals(step: float) -> int:
-    """Digits after the point that show a multiple of ``step`` exactly (0.1 -> 1, 0.05 -> 2)."""
-    for digits in range(10):
-        if abs(round(step, digits) - step) < 1e-12:
+def _grid_digits(step: float, origin: float) -> int:
+    """Digits after the point that write every point of the grid ``origin + k * step``."""
+    return max(_decimals(step), _decimals(origin))
+
+
+def _decimals(x: float) -> int:
+    """Digits after the point that write ``x`` exactly (0.1 -> 1, 0.05 -> 2, 2.0 -> 0)."""
+    for digits in range(16):
+        if abs(round(x, digits) - x) <= 1e-12 * max(abs(x), 1e-300):
             return digits
-    return 10
+    return 16
+
+
+def _call(values: dict[str, float]) -> str:
+    """``x=1, w=0.5``: the keywords of one call."""
+    return ", ".join(f"{k}={fmt(v)}" for k, v in values.items())
 
 
 def _name(fn: Callable) -> str:

@@ -9,6 +9,8 @@ gradients fill in, and stepping costs a few milliseconds instead of a Graphviz r
 
 from __future__ import annotations
 
+import numbers
+
 import ipywidgets as widgets
 
 from ..data import GraphData, Node
@@ -44,6 +46,7 @@ class Replay(StaticFallback, widgets.VBox):
 
     def step_svg(self, k: int) -> str:
         """The picture after the first ``k`` backward steps (computed once, then cached)."""
+        self._check_step(k)
         if k not in self._svgs:
             order = self.graph.backward_order
             current = order[k - 1] if k else None
@@ -52,6 +55,7 @@ class Replay(StaticFallback, widgets.VBox):
 
     def step_text(self, k: int) -> str:
         """What happens at step ``k``, e.g. 'step 3/5: MulBackward0 — grad 1 ...'."""
+        self._check_step(k)
         order = self.graph.backward_order
         n = len(order)
         if k == 0:
@@ -62,6 +66,14 @@ class Replay(StaticFallback, widgets.VBox):
         else:
             what = f"grad {_grad(node)} arrives; it passes gradients on to its inputs"
         return f"step {k}/{n}: {node.name} — {what}"
+
+    def _check_step(self, k: int) -> None:
+        """Refuse a step the replay does not have (0 is before backward, n after its last node)."""
+        n = len(self.graph.backward_order)
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise VizlibTypeError(f"A replay's step is a whole number from 0 to {n}; got {type(k).__name__} {k!r:.40}.")
+        if not 0 <= k <= n:
+            raise VizlibValueError(f"This replay has steps 0 (before backward) to {n}; got step {k}.")
 
     def _show(self, k: int) -> None:
         self._text.value = self.step_text(k)

@@ -3,13 +3,16 @@ the model and its .grad are never touched, and hooks go away when asked."""
 
 import gc
 import math
+import sys
+import warnings
 import weakref
 
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from torch import nn
-from torch.optim.optimizer import _global_optimizer_pre_hooks
+from torch.optim.optimizer import _global_optimizer_post_hooks
 
 import vizlib as vz
 from vizlib.plots.grad_flow import EXPLODING, VANISHING, GradFlowMonitor, grad_flow, grad_magnitudes
@@ -217,29 +220,29 @@ def test_monitor_ignores_optimizers_of_other_models():
 
 
 def test_close_and_with_block_remove_the_hook():
-    hooks = len(_global_optimizer_pre_hooks)
+    hooks = len(_global_optimizer_post_hooks)
     model = mlp(1)
     mon = GradFlowMonitor(model)
-    assert len(_global_optimizer_pre_hooks) == hooks + 1 and mon.recording
+    assert len(_global_optimizer_post_hooks) == hooks + 1 and mon.recording
     train(model, steps=2)
     mon.close()
-    assert len(_global_optimizer_pre_hooks) == hooks and not mon.recording
+    assert len(_global_optimizer_post_hooks) == hooks and not mon.recording
     train(model, steps=2)
     assert len(mon.history) == 2  # the history stays, nothing more is recorded
     mon.close()  # closing twice is harmless
 
     with GradFlowMonitor(model) as mon2:
-        assert len(_global_optimizer_pre_hooks) == hooks + 1
-    assert len(_global_optimizer_pre_hooks) == hooks and "closed" in repr(mon2)
+        assert len(_global_optimizer_post_hooks) == hooks + 1
+    assert len(_global_optimizer_post_hooks) == hooks and "closed" in repr(mon2)
 
 
 def test_a_dropped_monitor_is_freed_and_removes_its_hook():
-    hooks = len(_global_optimizer_pre_hooks)
+    hooks = len(_global_optimizer_post_hooks)
     model = mlp(1)
     dropped = weakref.ref(GradFlowMonitor(model))  # created and forgotten, as in a re-run cell
     gc.collect()
     assert dropped() is None  # the global hook did not keep it (and its model) alive
-    assert len(_global_optimizer_pre_hooks) == hooks
+    assert len(_global_optimizer_post_hooks) == hooks
     train(model, steps=1)  # no dead hook fires
 
 
@@ -308,3 +311,110 @@ def test_monitor_labels_of_a_long_run_on_a_deep_model_stay_readable_at_the_noteb
     assert min(heights_px) >= 10
     row_px = fig.axes[0].get_window_extent().height / 32 * scale
     assert row_px >= max(heights_px)  # one row per label: they do not overlap
+
+
+def _texts_inside_the_figure(fig) -> bool:
+    """Whether everything drawn of ``fig`` (titles, labels, the colour bar's) lies within it:
+    none cut at an edge."""
+    canvas = FigureCanvasAgg(fig)  # (a figure closed by pyplot has no canvas that draws)
+    canvas.draw()
+    drawn, page = fig.get_tightbbox(canvas.get_renderer()), fig.bbox_inches
+    return (
+        page.x0 - 0.01 <= drawn.x0
+        and drawn.x1 <= page.x1 + 0.01
+        and page.y0 - 0.01 <= drawn.y0
+        and drawn.y1 <= page.y1 + 0.01
+    )
+
+
+def test_sparse_gradients_are_measured_over_every_element_without_densifying():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Embedding(10, 3, sparse=True), nn.Linear(3, 1))
+    with GradFlowMonitor(model) as mon:
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        model(torch.tensor([1, 2, 2])).sum().backward()  # row 2 twice: a sparse gradient sums the repeats
+        opt.step()  # the monitor's hook runs inside the user's step: it must not raise there
+    dense = model[0].weight.grad.to_dense().abs()
+    found = grad_magnitudes(model)[0]
+    assert found.mean == pytest.approx(dense.mean().item(), rel=1e-6) and found.max == dense.max().item()
+    assert mon.history[0][0] == found and grad_flow(model)
+
+
+def test_gradients_on_the_meta_device_are_refused_with_the_way_out():
+    model = nn.Linear(3, 3, device="meta")
+    model(torch.randn(2, 3, device="meta")).sum().backward()
+    with pytest.raises(vz.VizlibError, match=r"meta device: it has a shape but no values.*to_empty"):
+        grad_flow(model)
+
+
+@pytest.mark.parametrize("size", [1e-300, 1e290])
+def test_extreme_gradients_draw_without_overflow_warnings_or_a_figure_left_open(size):
+    model = nn.Linear(2, 2).double()
+    model.weight.grad = torch.full((2, 2), size, dtype=torch.float64)
+    model.bias.grad = torch.ones(2, dtype=torch.float64)
+    open_figures = plt.get_fignums()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = grad_flow(model)
+    assert plt.get_fignums() == open_figures
+    low, high = fig.axes[0].get_ylim()
+    assert 1e-210 < low < VANISHING and EXPLODING < high < 1e210
+    assert grad_magnitudes(model)[0].mean == size  # the numbers themselves are not clipped
+
+
+def test_a_figure_whose_drawing_fails_is_not_left_open(monkeypatch):
+    model = mlp(1)
+    backward(model)
+    open_figures = plt.get_fignums()
+    monkeypatch.setattr(sys.modules["vizlib.plots.grad_flow"], "_name_ticks", lambda *a: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        grad_flow(model)
+    assert plt.get_fignums() == open_figures
+
+
+def test_monitor_follows_layers_replaced_or_added_during_training():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1))
+    with GradFlowMonitor(model) as mon:
+        train(model, steps=1)
+        model[0] = nn.Linear(2, 2)  # a new layer, new parameters, the same names
+        model.add_module("2", nn.Linear(1, 1))  # and one more
+        train(model, steps=1)
+    assert mon.layers == ["0.weight", "0.bias", "1.weight", "1.bias", "2.weight", "2.bias"]
+    last = {p.name: p for p in mon.history[-1]}
+    assert last["0.weight"].mean == pytest.approx(model[0].weight.grad.abs().mean().item(), rel=1e-6)
+    assert last["2.bias"].status == "ok" and len(mon.history[0]) == 4
+    fig = mon.plot()
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["no grad, or not a parameter at that step"]
+
+
+def test_monitor_records_what_a_closure_optimizer_step_computed_last():
+    """LBFGS evaluates its closure inside ``step()``: the row is of its last evaluation."""
+    torch.manual_seed(0)
+    model = nn.Linear(3, 1)
+    x, y = torch.randn(8, 3), torch.randn(8, 1)
+    opt = torch.optim.LBFGS(model.parameters(), max_iter=2)
+    seen = []
+
+    def closure():
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        seen.append(model.weight.grad.abs().mean().item())
+        return loss
+
+    with GradFlowMonitor(model) as mon:
+        for _ in range(3):
+            before = len(seen)
+            opt.step(closure)
+            assert mon.history[-1][0].mean == pytest.approx(seen[-1], rel=1e-6) and len(seen) > before
+    assert len(mon.history) == 3
+
+
+@pytest.mark.parametrize("layers", [1, 2, 30])
+def test_monitor_plot_keeps_every_text_inside_the_figure(layers):
+    model = mlp(layers - 1) if layers > 1 else nn.Linear(16, 1)
+    backward(model)
+    with GradFlowMonitor(model) as mon:
+        for _ in range(5):
+            mon.record()
+    assert _texts_inside_the_figure(mon.plot())

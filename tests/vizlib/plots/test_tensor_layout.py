@@ -2,6 +2,7 @@
 and copies are told apart, and every kind of tensor draws without touching the tensor."""
 
 import itertools
+import warnings
 
 import matplotlib.pyplot as plt
 import pytest
@@ -175,3 +176,26 @@ def test_bad_input_is_a_clear_error():
         tensor_layout(X, names="x")
     with pytest.raises(vz.VizlibError, match=r"to_dense\(\)"):
         tensor_layout(X.to_sparse())
+
+
+def test_lazy_negation_and_conjugate_views_show_their_memory_as_it_is():
+    """``c.conj()`` and the imaginary part of it read memory through a sign flip that the
+    memory does not hold: the storage row shows the memory, the tensor its values."""
+    c = torch.tensor([1 + 2j, 3 - 1j])
+    imag = c.conj().imag
+    words = texts(tensor_layout(imag, names=["c.conj().imag"]))
+    storage = words[1 : words.index("c.conj().imag")]
+    assert storage[0::2] == ["1", "2", "3", "-1"]  # (value, cell index) per cell: the memory itself
+    assert words[-4:] == ["-2", "@1", "1", "@3"]  # the values the tensor reads
+    assert "a lazy negation: memory holds the" in words
+    conj = layouts(c, c.conj(), imag)
+    assert [lay.lazy for lay in conj] == ["", "conjugate", "negation"]
+
+
+def test_a_quantized_tensor_says_what_to_draw_instead():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch deprecates the quantized dtypes)
+        q = torch.quantize_per_tensor(torch.tensor([0.5, -1.0]), 0.1, 0, torch.qint8)
+    with pytest.raises(vz.VizlibError, match=r"int_repr\(\).*dequantize\(\)"):
+        tensor_layout(q)
+    assert texts(tensor_layout(q.int_repr()))[1:5:2] == ["5", "-10"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -51,12 +52,13 @@ def test_explore_ranges():
     assert (b.min, b.max, b.step, b.value) == (0.0, 1.0, 0.25, 0.5)
 
 
-def test_explore_shows_errors_in_place_and_recovers():
-    def root(x):
-        if x < 0:
-            raise ValueError("root needs x >= 0")
-        return torch.sqrt(x)
+def root(x):
+    if x < 0:
+        raise ValueError("root needs x >= 0")
+    return torch.sqrt(x)
 
+
+def test_explore_shows_errors_in_place_and_recovers():
     explorer = vz.explore(root, x=(-1, 3, 0.5))
     good = explorer.graph
     explorer._sliders["x"].value = -0.5
@@ -83,6 +85,57 @@ def test_explore_refuses_calls_that_cannot_work(inputs, message):
         vz.explore(line, **inputs)
 
 
+def test_explore_of_a_module_checks_the_names_its_forward_takes():
+    class Double(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    with pytest.raises(vz.VizlibError, match=re.escape("Linear(input) cannot be called with x")):
+        vz.explore(torch.nn.Linear(1, 1), x=1.0)
+    assert vz.explore(Double(), x=1.5).graph.find("x")[0].grad == 2.0
+
+
+def test_explore_starts_at_the_exact_value_given_whatever_its_grid():
+    calls = []
+
+    def f(x):
+        calls.append(x.item())
+        return x * x
+
+    explorer = vz.explore(f, x=0.123)
+    slider = explorer._sliders["x"]
+    assert calls == [pytest.approx(0.123, rel=1e-7)] and explorer.values() == {"x": 0.123}  # (x is float32)
+    slider.value = slider.value + slider.step  # one step on: still on the grid through 0.123
+    assert explorer.values() == {"x": 0.143} and slider.readout_format == ".3f"
+
+
+def test_explore_keeps_the_digits_of_a_tiny_range():
+    explorer = vz.explore(lambda x: x * x, x=(0, 1e-9))
+    explorer._sliders["x"].value = 3.3e-10
+    assert explorer.values() == {"x": 3.3e-10} and explorer._sliders["x"].readout_format.endswith("e")
+
+
+@pytest.mark.parametrize("number", [np.float32(2.0), np.int64(2), torch.tensor(2), torch.tensor(2.0)], ids=repr)
+def test_explore_takes_any_real_number_for_a_slider(number):
+    assert vz.explore(line, x=number, w=3.0, b=1.0).values()["x"] == 2.0
+
+
+def test_explore_refuses_a_boolean_tensor_naming_its_dtype():
+    with pytest.raises(vz.VizlibError, match=re.escape("x is a tensor of shape [] and dtype bool")):
+        vz.explore(line, x=torch.tensor(True), w=3.0, b=1.0)
+
+
+def test_explore_after_an_error_says_what_its_static_picture_shows():
+    explorer = vz.explore(root, x=(-1, 3, 0.5))
+    explorer._sliders["x"].value = 2.0
+    explorer._sliders["x"].value = -0.5
+    text = explorer._repr_mimebundle_()["text/plain"]
+    assert "root(x=-0.5) raised ValueError: root needs x >= 0; the picture shows x=2." in text
+    assert "x: 2, grad" in text
+    explorer._sliders["x"].value = 1.0
+    assert "raised" not in explorer._repr_mimebundle_()["text/plain"]
+
+
 def test_explore_lets_the_learners_own_exception_through_at_creation():
     def broken(x):
         raise ZeroDivisionError("mine")
@@ -100,6 +153,14 @@ def test_replay_step_texts_follow_the_backward_order():
         player._slider.value = k
         assert player._text.value.startswith(f"step {k}/{len(names)}: {name} — grad ")
     assert player._text.value == "step 5/5: x — grad 3 is complete: backward would add it to x.grad"
+
+
+@pytest.mark.parametrize("step", [-1, 6, 1.5])
+def test_replay_refuses_a_step_it_does_not_have(step):
+    player = vz.replay(vz.graph(line, x=2.0, w=3.0, b=1.0))  # 5 backward steps
+    for method in (player.step_text, player.step_svg):
+        with pytest.raises(vz.VizlibError, match="step"):
+            method(step)
 
 
 def test_replay_refuses_graphs_without_backward_order():
