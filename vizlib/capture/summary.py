@@ -89,9 +89,10 @@ def small_value(t: torch.Tensor) -> Value:
 
 
 def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
-    """Mean, std, L2 norm, min and max of a real tensor; of a gradient, its L2 norm only.
+    """Mean, std, L2 norm, min and max of a real tensor; of a gradient, and of a complex
+    tensor (the norm of its magnitudes), its L2 norm only.
 
-    None for empty, complex and meta tensors. Read at once (one transfer); a recording
+    None for empty and meta tensors. Read at once (one transfer); a recording
     uses ``Summaries``, which reads all of its tensors' statistics together.
     """
     s = Summaries()
@@ -262,9 +263,7 @@ class Summaries:
         pending = self.stats(g, gradient=True)
         if pending is not None or g.is_meta:
             return pending
-        if g.numel() == 0:
-            return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)
-        return self._queue(Pending("norms", g.numel()), [(torch.linalg.vector_norm(g).view(1), g.numel())])
+        return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)  # an empty gradient
 
     @_grad_off
     def value(self, t: torch.Tensor) -> Pending | None:
@@ -365,8 +364,10 @@ class Summaries:
     def _summarise(self, t: torch.Tensor, n: int, gradient: bool) -> Pending | None:
         """The statistics of ``t`` (detached, ``n`` elements), once per memory."""
         self._devices.add(t.device)
-        if n == 0 or t.is_complex() or t.is_meta:
+        if n == 0 or t.is_meta:
             return None
+        if t.is_complex():  # one number: the norm of its magnitudes (see norm)
+            return self._queue(Pending("norms", n), [(torch.linalg.vector_norm(t).view(1), n)])
         x = unexpanded(t)
         memory = memory_key(x)
         if memory is None:

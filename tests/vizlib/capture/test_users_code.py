@@ -201,3 +201,19 @@ def test_a_recording_inside_a_recorded_call_keeps_its_tensors_to_itself():
     inner: list = []
     outer = vz.graph(f, torch.tensor([1.0, 2.0]), show_saved=True)
     assert outer.saved_bytes == 8 and inner[0].saved_bytes == 16
+
+
+def test_complex_tensors_get_the_norms_of_their_values_and_gradients():
+    torch.manual_seed(0)
+    x = torch.randn(3, dtype=torch.complex64)
+
+    def f(w: torch.Tensor) -> torch.Tensor:
+        return (w * x).abs().sum()
+
+    w = torch.randn(3, dtype=torch.complex64)
+    leaf = vz.graph(f, w).find("w")[0]
+    plain = w.clone().requires_grad_()
+    f(plain).backward()
+    assert leaf.value_stats.norm == pytest.approx(w.abs().norm().item(), rel=1e-6)
+    assert leaf.grad_stats.norm == pytest.approx(plain.grad.abs().norm().item(), rel=1e-6)
+    assert "w: shape [3], norm" in repr(vz.graph(f, w))
