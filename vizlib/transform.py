@@ -212,7 +212,7 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
             how = f"{how} and " if how else ""
             how += "ops repeated in a row (a loop) are drawn as one box each"
     if not how:
-        how = "no modules ran and no ops repeat, so nothing could be collapsed"
+        how = "no modules ran and no run of ops repeats enough to draw as a loop, so nothing could be collapsed"
     small.notes.append(
         f"{_count(g)} nodes is more than max_nodes={max_nodes}, so {how} ({_count(small)} nodes); "
         "pass depth= to choose, or max_nodes=None to see every op"
@@ -481,6 +481,8 @@ def _minus(now: list[int], before: list[int]) -> list[int]:
 
 LOOP = "loop"  # the module_type of a box that stands for ops repeated in a row
 _MAX_UNIT = 64  # the longest run of ops recognised as one turn of a loop
+# Folding stops once the best run saves less than this share (1/N) of the nodes over max_nodes.
+_FEWEST_SAVED = 100
 
 
 def fold_repeats(g: GraphData, max_nodes: int, drawn_as: dict[int, int] | None = None) -> GraphData:
@@ -495,7 +497,10 @@ def fold_repeats(g: GraphData, max_nodes: int, drawn_as: dict[int, int] | None =
     """
     while len(g.nodes) > max_nodes:
         found = _best_repeat(g)
-        if found is None:
+        # A run that saves too few of the nodes over the limit is not a loop worth a box, and
+        # a chain of ops that never repeats would fold one such pair at a time, each pass
+        # reading the whole graph again (20,000 ops: over a minute, and still far over).
+        if found is None or (len(found[0]) - 1) * _FEWEST_SAVED < len(g.nodes) - max_nodes:
             break
         g = _fold(g, *found, drawn_as)
     return g

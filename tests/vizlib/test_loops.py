@@ -95,3 +95,28 @@ def test_a_graph_without_repeats_or_modules_says_why_it_is_not_smaller():
 
     g = vz.graph(f, torch.ones(2), max_nodes=3)
     assert "nothing could be collapsed" in " ".join(g.notes)
+
+
+def test_a_long_chain_that_never_loops_is_not_folded_a_pair_at_a_time(monkeypatch):
+    """A chain of 3,000 ops in no repeating order has only chance repeats (``sin, sin``):
+    folding each would save a node or two per reading of the whole graph. It is left whole,
+    after a look, and says why."""
+    import random
+
+    from vizlib import transform
+
+    rng = random.Random(0)
+    ops = [torch.sin, torch.cos, torch.tanh, torch.sigmoid, torch.exp, torch.log1p, lambda t: t * 1.01]
+    chain = [rng.choice(ops) for _ in range(3000)]
+
+    def f(x):
+        for op in chain:
+            x = op(x)
+        return x.sum()
+
+    looks = []
+    best_repeat = transform._best_repeat
+    monkeypatch.setattr(transform, "_best_repeat", lambda g: looks.append(1) or best_repeat(g))
+    g = vz.graph(f, torch.tensor([0.5, 0.25]))
+    assert len(looks) <= 2 and len(g.nodes) == 3002  # (one look each: the plan of the numbers, the picture)
+    assert "no run of ops repeats enough to draw as a loop" in " ".join(g.notes)

@@ -197,14 +197,14 @@ _INFERENCE_ADVICE = (
 )
 
 
-def _copy_changed_in_place(copies: dict[int, str]) -> VizlibValueError:
-    """The error for an input vizlib made require grad that the call changed in place."""
-    names = ", ".join(sorted(set(copies.values())))
+def _copy_changed_in_place(name: str) -> VizlibValueError:
+    """The error for an input vizlib made require grad that the call changed in place where
+    the recorder could not see it first (inside an autograd.Function's forward)."""
     return VizlibValueError(
-        "The function changed a leaf tensor that requires grad in place, which autograd refuses. If it is "
-        f"one of its inputs ({names}), that is vizlib's doing: vizlib hands the function a copy of each that "
-        "requires grad, to show its gradient. Work on a copy inside the function (x = x.clone() first, for "
-        "an input x), or change the input before calling vz.graph."
+        f"The function changes its input {name} in place, which autograd refuses here: vizlib hands it a copy "
+        f"of {name} that requires grad, to show {name}'s gradient, and a leaf that requires grad cannot change "
+        f"in place. Work on a copy inside the function ({name} = {name}.clone() first), or change {name} "
+        "before calling vz.graph."
     )
 
 
@@ -233,8 +233,9 @@ def _record_call(
             try:
                 result = fn(*args, **kwargs)
             except RuntimeError as err:
-                if copies and _LEAF_IN_PLACE in str(err):
-                    raise _copy_changed_in_place(copies) from err
+                changed = [t for t in tree_leaves((args, kwargs)) if id(t) in copies and t._version]
+                if changed and _LEAF_IN_PLACE in str(err):  # (one of vizlib's copies, not a leaf of theirs)
+                    raise _copy_changed_in_place(copies[id(changed[0])]) from err
                 if _INFERENCE_SAVED in str(err):
                     raise VizlibValueError(_INFERENCE_ADVICE) from err
                 raise
@@ -379,6 +380,8 @@ def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | 
     is drawn: what that one saved counts by its names there too, as it would were the
     stretch's nodes apart."""
     if not rec.save_hooks:  # the nodes named them already (_kept_for_backward)
+        return
+    if rec.saved.outer is not None:  # reading names would run the caller's unpack hook once more each
         return
     for i in range(len(w.fns)) if ids is None else ids:
         k = built.shows.get(i, i)  # the node of the walk drawn: a stretch's, the one it shows

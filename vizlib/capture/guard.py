@@ -13,18 +13,21 @@ point, so each capture runs inside ``UserState``:
 - while a call is recorded, the recorder hands it each module as it is entered (before it
   runs), each generator a torch call is given, and each tensor that existed before the call
   and an in-place op is about to change;
-- on exit it puts everything back: buffer and tensor values (copied back only where they
-  changed), which tensor each ``.grad`` is (not its values: vizlib never accumulates into
-  one; only a ``backward()`` of the user's own inside the call would), generator states and
-  random states.
+- on exit it puts everything back: which tensor each module's buffer and parameter is,
+  buffer and tensor values (copied back only where they changed, and their version
+  counters), which tensor each ``.grad`` is (not its values: vizlib never accumulates into
+  one; only a ``backward()`` of the user's own inside the call would), the state of an
+  optimizer that stepped, generator states and random states.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import random
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -33,6 +36,8 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+from torch.utils.hooks import RemovableHandle
 
 # How far and how much the walk of a call's objects goes: enough for closures over models,
 # bounded so that a function naming a huge global structure costs little.
@@ -45,19 +50,32 @@ class UserState:
 
     def __init__(self, *objs: object):
         self._objs = objs
-        self._values: dict[int, tuple[torch.Tensor, torch.Tensor, int]] = {}  # id -> tensor, copy, version
+        self._values: dict[tuple, tuple[torch.Tensor, torch.Tensor, int]] = {}  # memory -> tensor, copy, version
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
+        # (a module's _buffers or _parameters, a name, the tensor it held): a forward that
+        # assigns a new tensor to one (self.ema = 0.9 * self.ema + ...) gets the old one back
+        self._entries: list[tuple[dict, str, torch.Tensor]] = []
         self._seen: set[int] = set()
         self._rng: list[tuple[Callable[[Any], object], object]] = []
+        self._optimizers: dict[int, tuple[torch.optim.Optimizer, dict]] = {}  # id -> it, its state_dict
+        self._step_hook: RemovableHandle | None = None
 
     def __enter__(self) -> UserState:
         self._rng = _random_states()
         self.keep(*self._objs)
+        self._step_hook = register_optimizer_step_pre_hook(_on_this_thread(self.keep_optimizer))
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self._step_hook is not None:
+            self._step_hook.remove()
+        for opt, state in self._optimizers.values():
+            opt.load_state_dict(state)
+        for entries, name, t in self._entries:
+            if entries.get(name) is not t:
+                entries[name] = t
         _put_back(list(self._values.values()))
         for t, grad in self._grads.values():
             if t.grad is not grad:
@@ -70,15 +88,23 @@ class UserState:
     @contextmanager
     def grads_set_aside(self) -> Iterator[None]:
         """Every noted tensor's ``.grad`` set aside (None) while a ``backward()`` vizlib runs
-        fills them, then put back: the user's gradients take nothing from vizlib's."""
+        fills them, then put back: the user's gradients take nothing from vizlib's. Their
+        post-accumulate-grad hooks are held back meanwhile: ``autograd.grad`` runs none, and
+        one may step an optimizer (an optimizer in backward) or clear the ``.grad`` vizlib
+        reads. (The engine reads each tensor's dict of them as it runs: emptied is enough.)"""
         kept = [(t, t.grad) for t, _ in self._grads.values()]
+        hooks = [(held, dict(held)) for t, _ in kept if (held := t._post_accumulate_grad_hooks)]
         for t, _ in kept:
             t.grad = None
+        for held, _ in hooks:
+            held.clear()
         try:
             yield
         finally:
             for t, grad in kept:
                 t.grad = grad
+            for held, them in hooks:
+                held.update(them)
 
     # -- what the walk and the recorder hand in --
     def keep(self, *objs: object) -> None:
@@ -98,27 +124,40 @@ class UserState:
             if id(m) in self._modules:
                 continue
             self._modules.add(id(m))
-            for b in m._buffers.values():
+            for name, b in m._buffers.items():
                 if b is not None:
                     self.keep_value(b)
+                    self._entries.append((m._buffers, name, b))
             if isinstance(m, (nn.Embedding, nn.EmbeddingBag)) and m.max_norm is not None:
                 self.keep_value(m.weight)  # its forward rescales rows of it in place
-            for p in m._parameters.values():
+            for name, p in m._parameters.items():
                 if p is not None:
                     self.keep_grad(p)
+                    self._entries.append((m._parameters, name, p))
             todo += [child for child in m._modules.values() if child is not None]
 
     def keep_value(self, t: torch.Tensor) -> None:
-        """A tensor whose values may change (a buffer, the target of an in-place op)."""
+        """A tensor whose values may change (a buffer, the target of an in-place op), kept
+        once per piece of memory: ``x.data`` is a new tensor at each ask, and the values to
+        put back are those before the first change through any of them."""
         # A meta tensor has no values to change or put back.
-        if id(t) not in self._values and t.layout == torch.strided and not t.is_inference() and not t.is_meta:
-            self._values[id(t)] = (t, t.detach().clone(), t._version)
+        if t.layout != torch.strided or t.is_inference() or t.is_meta:
+            return
+        memory = (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+        if memory not in self._values:
+            self._values[memory] = (t, t.detach().clone(), t._version)
 
     def keep_grad(self, t: torch.Tensor) -> None:
         """A tensor whose ``.grad`` a backward may fill: a leaf, or one that retains its grad
         (reading a plain non-leaf's ``.grad`` would only make torch warn)."""
         if id(t) not in self._grads and (t.is_leaf or t.retains_grad):
             self._grads[id(t)] = (t, t.grad)
+
+    def keep_optimizer(self, opt: torch.optim.Optimizer, *_: object) -> None:
+        """An optimizer about to step: its state (momentum, Adam's averages, step counts), as
+        a copy; the parameters it changes are kept as any tensor changed in place is."""
+        if id(opt) not in self._optimizers:
+            self._optimizers[id(opt)] = (opt, copy.deepcopy(opt.state_dict()))
 
     def keep_generator(self, gen: torch.Generator) -> None:
         if id(gen) not in self._generators:
@@ -142,6 +181,18 @@ class UserState:
             self._walk(child, depth + 1, budget)
 
 
+def _on_this_thread(hook: Callable[..., None]) -> Callable[..., None]:
+    """``hook``, run only on the thread that made it: optimizer hooks are global, and a
+    training loop on another thread is not the call being drawn."""
+    thread = threading.get_ident()
+
+    def on_this_thread(*args: object) -> None:
+        if threading.get_ident() == thread:
+            hook(*args)
+
+    return on_this_thread
+
+
 def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
     """Copy back each tensor whose values changed, then give it back the version it had.
 
@@ -152,16 +203,16 @@ def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
     autograd refuses a backward through a saved tensor whose version moved, though its
     values are the very ones saved.
     """
-    kept = [(t, copy, version) for t, copy, version in kept if t.shape == copy.shape and t.dtype == copy.dtype]
+    kept = [(t, before, version) for t, before, version in kept if t.shape == before.shape and t.dtype == before.dtype]
     by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
-    for t, copy, _ in kept:
-        by_device.setdefault(t.device, []).append((t, copy))
+    for t, before, _ in kept:
+        by_device.setdefault(t.device, []).append((t, before))
     with torch.no_grad():
         for pairs in by_device.values():
-            changed = torch.stack([(t != copy).any() for t, copy in pairs]).tolist()
-            for (t, copy), differs in zip(pairs, changed, strict=True):
+            changed = torch.stack([(t != before).any() for t, before in pairs]).tolist()
+            for (t, before), differs in zip(pairs, changed, strict=True):
                 if differs:
-                    t.copy_(copy)
+                    t.copy_(before)
     moved = [(t, version) for t, _, version in kept if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))

@@ -71,6 +71,18 @@ def _ones(shape: list[int | str]) -> str:
 def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
     """Why a recorded call's ``result`` has no graph behind it, in the terms of what the user did."""
     name = name_of(fn)
+    if inspect.iscoroutine(result):
+        result.close()  # never to run: Python would warn that it was never awaited
+        return (
+            f"{name} is an async function: calling it returned a coroutine, whose body has not run, so there "
+            "is no graph to draw. Draw a plain function (def, not async def) that returns the tensor."
+        )
+    if inspect.isgenerator(result) or inspect.isasyncgen(result):
+        return (
+            f"{name} is a generator function (it has yield): calling it returned a generator, whose body has "
+            "not run, so there is no graph to draw. Draw a function that runs it and returns a tensor, e.g. "
+            "vz.graph(lambda x: list(f(x))[-1], x) for its last value, f being the generator function."
+        )
     if torch.is_inference_mode_enabled():
         return (
             f"vz.graph ran {name} under torch.inference_mode(), where autograd records nothing, so there "

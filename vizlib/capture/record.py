@@ -24,6 +24,7 @@ from typing import Protocol
 
 import torch
 from torch import nn
+from torch._subclasses.fake_tensor import is_fake
 from torch.overrides import TorchFunctionMode
 
 from ..data import GraphData, ModuleSpec, SavedTensor, Shape
@@ -58,6 +59,10 @@ _RENORMS = {"embedding", "embedding_bag"}
 # (``x.detach()``, ``x.data``, a property's ``__get__``): it is the caller's, not made by the
 # call, where what it names is.
 _ALIASES = {"detach", "alias", "__get__"}
+# Calls named like in-place ops that change no values.
+_FLAGS_ONLY = {"requires_grad_", "share_memory_", "retain_grad_"}
+# The tensor types nearly every saved tensor has, which no tracer's fake tensor has.
+_PLAIN = (torch.Tensor, nn.Parameter)
 
 
 class Drawn(Protocol):
@@ -279,6 +284,8 @@ class ForwardRecorder(TorchFunctionMode):
         return RanAt({fn: k for k, fn in enumerate(self.ops)}, self.stretches)
 
     def _pack(self, t: torch.Tensor) -> _Held:
+        if type(t) not in _PLAIN and is_fake(t):  # traced (torch.cond traces its branches): no memory
+            return self.saved.pack(t, True)
         # The node saving t is the one made last on this thread: t's own node is made
         # before it unless t is that node's output.
         fn, last = t.grad_fn, next_number() - 1
@@ -314,9 +321,11 @@ class ForwardRecorder(TorchFunctionMode):
         self, func: Callable, types: object, args: Sequence = (), kwargs: dict | None = None
     ) -> object:
         kwargs = kwargs or {}
-        if torch._C._functorch.maybe_current_level() is not None:
+        if torch._C._functorch.maybe_current_level() is not None or torch.compiler.is_compiling():
             # Inside a torch.func transform: its tensors are wrappers of the transform's own
-            # graph; the outer graph gets the transform's results, drawn by their nodes.
+            # graph; the outer graph gets the transform's results, drawn by their nodes. Or
+            # traced by Dynamo (torch.cond traces its branches so, eagerly too): its tensors
+            # are fake, and what it traces runs later, as the ops the mode sees then.
             return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
@@ -335,10 +344,11 @@ class ForwardRecorder(TorchFunctionMode):
         finally:
             self._in_call = False
         made = _tensors(args[0] if name in _SETITEM and args else out)
-        # (the caller's memory under another name: changing it in place changes theirs)
-        theirs = raw in _ALIASES and bool(args) and isinstance(args[0], torch.Tensor) and not self._made_here(args[0])
+        # The caller's memory under another name (x.detach(), x.data), or the caller's tensor
+        # itself (x.float() of a float x): changing it in place changes theirs.
+        first = args[0] if args and isinstance(args[0], torch.Tensor) and not self._made_here(args[0]) else None
         for t in made:
-            if not theirs:
+            if first is None or not (t is first or raw in _ALIASES):
                 self._made[id(t)] = weakref.ref(t)
             self._record(t, name)
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
@@ -469,10 +479,14 @@ _PACK_NAME = "_weak_pack.<locals>.pack"  # how a recorder's pack hook is named (
 
 
 def _is_in_place(name: str) -> bool:
-    """``add_``, ``__iadd__``, ``__setitem__``: a call that changes its first argument."""
+    """``add_``, ``__iadd__``, ``__setitem__``, ``_foreach_mul_`` (of a list of tensors, as
+    ``clip_grad_norm_`` and optimizers call it): a call that changes its first argument's
+    values (``requires_grad_`` changes a flag, not values)."""
     if name.startswith("__"):
         return name in _IN_PLACE_DUNDERS
-    return name.endswith("_") and not name.startswith("_")
+    if name in _FLAGS_ONLY:
+        return False
+    return name.endswith("_") and (not name.startswith("_") or name.startswith("_foreach_"))
 
 
 def _tensors(tree: object) -> list[torch.Tensor]:

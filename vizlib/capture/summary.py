@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 import torch
+from torch import nn
 
 from ..data import Stats, Value
 from .layout import dense, flat_copy, memory_key, pieces, unexpanded
@@ -101,16 +102,27 @@ def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:
     return s.result(pending)
 
 
-def _readable(t: torch.Tensor) -> torch.Tensor:
+def _readable(t: torch.Tensor) -> torch.Tensor | None:
     """A sparse tensor as the dense one it stands for (whose values can be summed up), a
     nested one as its elements (``nested_elements``), a strided one as it is. Read with
     autograd off (``_grad_off``), so not detached: a ``detach`` is a dispatcher call, which
     a GPU's host pays for every value a forward shows. A torch.func wrapper that outlived
-    its transform is the one tensor ``detach`` still unwraps (its storage cannot be read)."""
+    its transform is the one tensor ``detach`` still unwraps (its storage cannot be read).
+
+    A subclass that runs ops itself (``__torch_dispatch__``: a MaskedTensor, a DTensor)
+    holds other tensors, not values vizlib can read as memory: None, no numbers. One that
+    only overrides ``__torch_function__`` is read as the plain tensor it is, so that its
+    override does not see vizlib's own reads."""
     if t.requires_grad and torch._C._functorch.is_functorch_wrapped_tensor(t):
         t = t.detach()
-    if t.is_nested:
+    if t.is_nested:  # (a jagged one is a subclass of its own)
         return nested_elements(t)
+    kind = type(t)
+    if kind is not torch.Tensor and kind is not nn.Parameter:
+        if kind.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__:
+            return None
+        with torch._C.DisableTorchFunctionSubclass():
+            t = t.as_subclass(torch.Tensor)
     return t.to_dense() if t.layout != torch.strided else t
 
 
@@ -234,20 +246,24 @@ class Summaries:
         """``value(t)`` and ``stats(t, gradient)`` together: a small tensor is copied once
         for both. (A nested tensor has no value: its elements read flat are not its value.)"""
         nested = t.is_nested
-        t = _readable(t)
-        n = t.numel()
-        if n <= SMALL_NUMEL and self._plain(t, n):
-            return self._small_plain(t, n, gradient, not nested)
-        return None if nested else self.value(t), self._summarise(t, n, gradient)
+        readable = _readable(t)
+        if readable is None:
+            return None, None
+        n = readable.numel()
+        if n <= SMALL_NUMEL and self._plain(readable, n):
+            return self._small_plain(readable, n, gradient, not nested)
+        return None if nested else self.value(readable), self._summarise(readable, n, gradient)
 
     @_grad_off
     def stats(self, t: torch.Tensor, gradient: bool = False) -> Pending | None:
         """``stats(t, gradient)``, computed once per memory and request."""
-        t = _readable(t)
-        n = t.numel()
-        if self._plain(t, n):
-            return self._small_plain(t, n, gradient, False)[1]
-        return self._summarise(t, n, gradient)
+        readable = _readable(t)
+        if readable is None:
+            return None
+        n = readable.numel()
+        if self._plain(readable, n):
+            return self._small_plain(readable, n, gradient, False)[1]
+        return self._summarise(readable, n, gradient)
 
     @_grad_off
     def norm(self, g: torch.Tensor) -> Pending | None:
@@ -259,9 +275,11 @@ class Summaries:
         as they are: casting one to float would drop the imaginary part, and PyTorch would
         warn the learner about vizlib's own cast); an empty one 0; a meta one none.
         """
-        g = _readable(g)
-        pending = self.stats(g, gradient=True)
-        if pending is not None or g.is_meta:
+        readable = _readable(g)
+        if readable is None:
+            return None
+        pending = self.stats(readable, gradient=True)
+        if pending is not None or readable.is_meta:
             return pending
         return Pending("norms", 0, result=Stats(0, None, None, 0.0), done=True)  # an empty gradient
 

@@ -34,7 +34,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 from torch import nn
-from torch.optim.optimizer import register_optimizer_step_post_hook
+from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+from torch.utils.hooks import RemovableHandle
 
 from ..errors import VizlibTypeError, VizlibValueError
 from .style import NOTEBOOK_WIDTH
@@ -86,23 +87,30 @@ class ParamGrad:
 
 
 def _trainable_parameters(model: nn.Module, caller: str) -> list[tuple[str, nn.Parameter]]:
-    """(name, parameter) for every parameter that requires grad, in registration order.
-
-    Frozen parameters are left out: they get no gradient by design, so showing them as
-    "no grad" would cry wolf.
-    """
+    """(name, parameter) for every parameter that requires grad, in registration order
+    (``_trainable``), refusing a model that has none."""
     if not isinstance(model, nn.Module):
         raise VizlibTypeError(
             f"{caller} expects an nn.Module (got {type(model).__name__}); "
             "pass the model whose gradients you want to see, e.g. vz.grad_flow(model)."
         )
-    params = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    params = _trainable(model)
     if not params:
         raise VizlibValueError(
             f"{caller}: {type(model).__name__} has no parameter that requires grad, so it has "
             "no gradients to show. Check that it has layers and that they are not frozen."
         )
     return params
+
+
+def _trainable(model: nn.Module) -> list[tuple[str, nn.Parameter]]:
+    """(name, parameter) for every parameter that requires grad and has elements.
+
+    Frozen parameters are left out: they get no gradient by design, so showing them as
+    "no grad" would cry wolf; so are empty ones (``nn.Linear(0, 3)``'s weight), which have
+    no gradient to size.
+    """
+    return [(n, p) for n, p in model.named_parameters() if p.requires_grad and p.numel() > 0]
 
 
 @torch.no_grad()
@@ -128,9 +136,6 @@ def _mean_and_max(name: str, grad: torch.Tensor) -> list[torch.Tensor]:
             f"The gradient of {name} is on the meta device: it has a shape but no values to measure. "
             "Run the model on a real device (model.to_empty(device='cpu'), then load or initialise its weights)."
         )
-    if grad.numel() == 0:  # a parameter with no elements has no gradient to size
-        zero = torch.zeros((), dtype=torch.float64, device="cpu")
-        return [zero, zero]
     if grad.layout == torch.sparse_coo:
         stored = grad.coalesce().values().abs()  # coalesced: an index given twice is one sum
     elif grad.layout in _COMPRESSED:  # CSR, CSC and their block forms: no repeats
@@ -309,9 +314,9 @@ class GradFlowMonitor:
     """Record gradient magnitudes at every optimizer step, then plot layers x steps.
 
     Create it before training and train as usual; every ``optimizer.step()`` of an
-    optimizer that holds this model's parameters records one row, right after the step:
-    the gradients the step used (an optimizer that takes a closure, as LBFGS does, may
-    evaluate it several times: the row is the last evaluation's)::
+    optimizer that holds this model's parameters records one row, just before the step
+    uses the gradients (a step given a closure, as LBFGS's, computes them itself: its row
+    is recorded after it, of the closure's last evaluation)::
 
         with vz.GradFlowMonitor(model) as mon:
             for x, y in data:
@@ -331,13 +336,14 @@ class GradFlowMonitor:
         # every trainable parameter's name, in the order first seen (registration order)
         self.layers: list[str] = [n for n, _ in params]
         self.history: list[list[ParamGrad]] = []  # one row per step: the parameters then
-        handle = register_optimizer_step_post_hook(_weak_hook(self))
-        # Removes the hook on close(), or when the monitor is garbage-collected.
-        self._unhook = weakref.finalize(self, handle.remove)
+        before = register_optimizer_step_pre_hook(_weak_hook(self, closure=False))
+        after = register_optimizer_step_post_hook(_weak_hook(self, closure=True))
+        # Removes the hooks on close(), or when the monitor is garbage-collected.
+        self._unhook = weakref.finalize(self, _remove_both, before, after)
 
     def record(self) -> None:
         """Record the current gradients as one more step."""
-        row = _magnitudes([(n, p) for n, p in self._model.named_parameters() if p.requires_grad])
+        row = _magnitudes(_trainable(self._model))
         known = set(self.layers)
         self.layers += [p.name for p in row if p.name not in known]
         self.history.append(row)
@@ -446,17 +452,27 @@ def _cell(p: ParamGrad) -> float:
     return p.mean
 
 
-def _weak_hook(monitor: GradFlowMonitor) -> Callable[[torch.optim.Optimizer, tuple, dict], None]:
-    """An optimizer hook that does not keep the monitor (and its model) alive.
+def _weak_hook(monitor: GradFlowMonitor, closure: bool) -> Callable[[torch.optim.Optimizer, tuple, dict], None]:
+    """An optimizer hook that does not keep the monitor (and its model) alive, for the steps
+    given a closure (``closure``: run after the step) or not (run before it).
 
-    The hook is global to all optimizers; holding the monitor strongly would keep a
-    forgotten monitor, and its model, in memory until the kernel restarts.
+    A step reads the gradients as they are before it (SGD with Nesterov momentum, on its
+    multi-tensor path, adds to them in place as it goes), but one given a closure (LBFGS)
+    computes them itself, inside: those of its last evaluation are there after it. The
+    hooks are global to all optimizers; holding the monitor strongly would keep a forgotten
+    monitor, and its model, in memory until the kernel restarts.
     """
     ref = weakref.ref(monitor)
 
     def hook(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         alive = ref()
-        if alive is not None:
+        given = args[1:] if args and args[0] is optimizer else args  # (torch passes the step's self too)
+        if alive is not None and (kwargs.get("closure", given[0] if given else None) is not None) == closure:
             alive._on_optimizer_step(optimizer)
 
     return hook
+
+
+def _remove_both(*handles: RemovableHandle) -> None:
+    for handle in handles:
+        handle.remove()

@@ -130,6 +130,9 @@ CHANGED_UNDER_ANOTHER_NAME = {
     "x.detach().add_": lambda t: t.detach().add_(1.0),
     "x.data.add_": lambda t: t.data.add_(1.0),
     "a slice of x.detach()": lambda t: t.detach()[1:].mul_(3.0),
+    "x.data twice, back and forth": lambda t: (t.data.add_(1.0), t.data.mul_(3.0), t.data.sub_(1.0)),
+    "x.float() of a float x": lambda t: t.float().add_(1.0),
+    "torch._foreach_add_": lambda t: torch._foreach_add_([t], 1.0),
 }
 
 
@@ -140,7 +143,8 @@ def test_graph_keeps_a_tensor_changed_in_place_through_another_name_for_it(chang
 
     def f(x):
         change(counter)
-        change(lin.weight)
+        with torch.no_grad():  # (a parameter that requires grad changes in place only so)
+            change(lin.weight)
         return lin(x * counter).sum()
 
     vz.graph(f, torch.ones(3))
@@ -162,6 +166,60 @@ def test_graph_keeps_embedding_rows_that_max_norm_rescales(depth):
     assert torch.equal(model[0].weight, weights[0]) and torch.equal(bag.weight, weights[1])
     model(ids)  # what the plain call does: the rows looked up are rescaled
     assert not torch.equal(model[0].weight, weights[0])
+
+
+def test_graph_keeps_gradients_that_clip_grad_norm_scales_in_place():
+    model = nn.Linear(2, 2)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 10.0)
+
+    def f(x):
+        loss = model(x).sum()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)  # torch._foreach_mul_ of every .grad
+        return loss
+
+    vz.graph(f, torch.ones(3, 2))
+    assert all(torch.equal(p.grad, torch.full_like(p, 10.0)) for p in model.parameters())
+
+
+class _Average(nn.Module):
+    """Keeps a running average of its outputs by assigning a new tensor to its buffer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+        self.register_buffer("average", torch.zeros(2))
+
+    def forward(self, x):
+        y = self.lin(x)
+        self.average = 0.9 * self.average + 0.1 * y.detach().mean(0)
+        return y.sum()
+
+
+def test_graph_puts_back_a_buffer_the_forward_replaced():
+    model = _Average()
+    before = model.average
+    vz.graph(model, torch.ones(3, 2))
+    assert model.average is before and torch.equal(before, torch.zeros(2))
+
+
+@pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), torch.optim.Adam])
+def test_graph_of_a_training_step_puts_back_the_optimizers_state_and_the_weights(make):
+    model = nn.Linear(2, 1)
+    opt = make(model.parameters())
+    weights = [p.detach().clone() for p in model.parameters()]
+
+    def step(x):
+        loss = model(x).pow(2).sum()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return model(x).pow(2).sum()
+
+    vz.graph(step, torch.ones(3, 2))
+    assert not opt.state and all(torch.equal(p, w) for p, w in zip(model.parameters(), weights, strict=True))
+    step(torch.ones(3, 2))  # the optimizer still works as if never drawn
+    assert opt.state
 
 
 def test_graph_of_a_bound_method_keeps_the_models_it_holds():

@@ -12,7 +12,7 @@ import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from torch import nn
-from torch.optim.optimizer import _global_optimizer_post_hooks
+from torch.optim.optimizer import _global_optimizer_pre_hooks
 
 import vizlib as vz
 from vizlib.plots.grad_flow import EXPLODING, VANISHING, GradFlowMonitor, grad_flow, grad_magnitudes
@@ -220,29 +220,29 @@ def test_monitor_ignores_optimizers_of_other_models():
 
 
 def test_close_and_with_block_remove_the_hook():
-    hooks = len(_global_optimizer_post_hooks)
+    hooks = len(_global_optimizer_pre_hooks)
     model = mlp(1)
     mon = GradFlowMonitor(model)
-    assert len(_global_optimizer_post_hooks) == hooks + 1 and mon.recording
+    assert len(_global_optimizer_pre_hooks) == hooks + 1 and mon.recording
     train(model, steps=2)
     mon.close()
-    assert len(_global_optimizer_post_hooks) == hooks and not mon.recording
+    assert len(_global_optimizer_pre_hooks) == hooks and not mon.recording
     train(model, steps=2)
     assert len(mon.history) == 2  # the history stays, nothing more is recorded
     mon.close()  # closing twice is harmless
 
     with GradFlowMonitor(model) as mon2:
-        assert len(_global_optimizer_post_hooks) == hooks + 1
-    assert len(_global_optimizer_post_hooks) == hooks and "closed" in repr(mon2)
+        assert len(_global_optimizer_pre_hooks) == hooks + 1
+    assert len(_global_optimizer_pre_hooks) == hooks and "closed" in repr(mon2)
 
 
 def test_a_dropped_monitor_is_freed_and_removes_its_hook():
-    hooks = len(_global_optimizer_post_hooks)
+    hooks = len(_global_optimizer_pre_hooks)
     model = mlp(1)
     dropped = weakref.ref(GradFlowMonitor(model))  # created and forgotten, as in a re-run cell
     gc.collect()
     assert dropped() is None  # the global hook did not keep it (and its model) alive
-    assert len(_global_optimizer_post_hooks) == hooks
+    assert len(_global_optimizer_pre_hooks) == hooks
     train(model, steps=1)  # no dead hook fires
 
 
@@ -418,3 +418,28 @@ def test_monitor_plot_keeps_every_text_inside_the_figure(layers):
         for _ in range(5):
             mon.record()
     assert _texts_inside_the_figure(mon.plot())
+
+
+def test_monitor_records_the_gradients_before_a_step_that_changes_them_in_place():
+    """SGD with Nesterov momentum on its multi-tensor path adds to ``.grad`` in place as it
+    steps: the row is of the gradients backward made."""
+    torch.manual_seed(0)
+    model = nn.Linear(4, 1, bias=False)
+    x, y = torch.randn(8, 4), torch.randn(8, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True, foreach=True)
+    made = []
+    with GradFlowMonitor(model) as mon:
+        for _ in range(2):
+            opt.zero_grad()
+            nn.functional.mse_loss(model(x), y).backward()
+            made.append(model.weight.grad.abs().mean().item())
+            opt.step()
+    assert model.weight.grad.abs().mean().item() != pytest.approx(made[-1])  # the step did change it
+    assert [row[0].mean for row in mon.history] == pytest.approx(made, rel=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore:Initializing zero-element tensors is a no-op")
+def test_an_empty_parameter_has_no_gradient_to_flag():
+    model = nn.Sequential(nn.Linear(0, 3), nn.Linear(3, 1))
+    model(torch.randn(2, 0)).sum().backward()
+    assert [p.name for p in grad_magnitudes(model)] == ["0.bias", "1.weight", "1.bias"]
