@@ -170,7 +170,7 @@ class ForwardRecorder(TorchFunctionMode):
         # cycle through autograd's C++ that the collector cannot see, and every recording
         # would stay in memory for good. The hook holds it weakly (it only runs while the
         # recorder records).
-        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(_weak_pack(self), self.saved.unpack)
+        self._saved_hooks = torch.autograd.graph.saved_tensors_hooks(_WeakPack(self), self.saved.unpack)
 
     # -- context management: the function mode, the module hooks, the pack hook --
     def __enter__(self) -> ForwardRecorder:
@@ -180,7 +180,7 @@ class ForwardRecorder(TorchFunctionMode):
             # The caller's own hooks, if any, would be hidden by vizlib's: vizlib's call them.
             # (Not those of a recording this call runs inside: its graph is that one's own.)
             outer = torch._C._autograd._top_saved_tensors_default_hooks(False)
-            self.saved.outer = None if outer is None or getattr(outer[0], "__qualname__", "") == _PACK_NAME else outer
+            self.saved.outer = None if outer is None or isinstance(outer[0], _WeakPack) else outer
             self._saved_hooks.__enter__()
         return super().__enter__()
 
@@ -344,11 +344,8 @@ class ForwardRecorder(TorchFunctionMode):
         finally:
             self._in_call = False
         made = _tensors(args[0] if name in _SETITEM and args else out)
-        # The caller's memory under another name (x.detach(), x.data), or the caller's tensor
-        # itself (x.float() of a float x): changing it in place changes theirs.
-        first = args[0] if args and isinstance(args[0], torch.Tensor) and not self._made_here(args[0]) else None
         for t in made:
-            if first is None or not (t is first or raw in _ALIASES):
+            if not self._theirs(t, raw, args):
                 self._made[id(t)] = weakref.ref(t)
             self._record(t, name)
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
@@ -399,6 +396,16 @@ class ForwardRecorder(TorchFunctionMode):
             base = t._base if t._base is not None else t
             if not self._made_here(base):
                 self.state.keep_value(base)
+
+    def _theirs(self, out: torch.Tensor, raw: str, args: Sequence) -> bool:
+        """Whether a call's result ``out`` is the caller's memory under another name
+        (``x.detach()``, ``x.data``) or the caller's tensor itself (``x.float()`` of a float
+        ``x``): changing it in place changes theirs. (Asked of every result: the cheap tests
+        first.)"""
+        if not args or not (out is args[0] or raw in _ALIASES):
+            return False
+        first = args[0]
+        return isinstance(first, torch.Tensor) and not self._made_here(first)
 
     def _made_here(self, t: torch.Tensor) -> bool:
         """Whether ``t`` was made by a call of this recording (else it is the caller's)."""
@@ -463,19 +470,19 @@ def _elements(t: torch.Tensor) -> tuple | None:
     return t.data_ptr(), t.numel(), t.dtype, None if in_one_block(t) else (tuple(t.shape), t.stride())
 
 
-def _weak_pack(rec: ForwardRecorder) -> Callable[[torch.Tensor], _Held]:
-    """``rec._pack``, holding ``rec`` by a weak reference (see ``ForwardRecorder.__init__``)."""
-    ref = weakref.ref(rec)
+class _WeakPack:
+    """``rec._pack``, holding ``rec`` by a weak reference (see ``ForwardRecorder.__init__``);
+    a class of its own, so that a recording inside another knows the outer one's hook."""
 
-    def pack(t: torch.Tensor) -> _Held:
-        recorder = ref()
+    __slots__ = ("_ref",)
+
+    def __init__(self, rec: ForwardRecorder) -> None:
+        self._ref = weakref.ref(rec)
+
+    def __call__(self, t: torch.Tensor) -> _Held:
+        recorder = self._ref()
         assert recorder is not None, "a pack hook ran after its recorder was gone"
         return recorder._pack(t)
-
-    return pack
-
-
-_PACK_NAME = "_weak_pack.<locals>.pack"  # how a recorder's pack hook is named (see __enter__)
 
 
 def _is_in_place(name: str) -> bool:

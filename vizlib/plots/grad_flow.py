@@ -190,7 +190,6 @@ def grad_flow(model: nn.Module) -> Figure:
     """
     magnitudes = _after_backward(model, "grad_flow")
     names = [p.name for p in magnitudes]
-    x = np.arange(len(magnitudes))
     mean = np.array([p.mean if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
     high = np.array([p.max if p.status in ("ok", "vanishing", "exploding") else np.nan for p in magnitudes])
     # Drawn within DRAWN_RANGE: a log axis of a few hundred decades more overflows matplotlib.
@@ -207,7 +206,7 @@ def grad_flow(model: nn.Module) -> Figure:
 
     fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
     with _closed_on_error(fig):
-        _draw_flow(fig.add_subplot(), magnitudes, type(model).__name__, x, mean, high, bottom, top)
+        _draw_flow(fig.add_subplot(), magnitudes, type(model).__name__, mean, high, bottom, top)
         fig.tight_layout()
     # Closed so that Jupyter shows it once, through the returned value, not twice.
     plt.close(fig)
@@ -228,7 +227,6 @@ def _draw_flow(
     ax: Axes,
     magnitudes: list[ParamGrad],
     model_name: str,
-    x: np.ndarray,
     mean: np.ndarray,
     high: np.ndarray,
     bottom: float,
@@ -237,6 +235,7 @@ def _draw_flow(
     """grad_flow's picture, on ``ax``: ``mean`` and ``high`` are what is drawn of each
     parameter's mean and max |grad| (NaN: not drawn), ``bottom`` and ``top`` the y limits."""
     names = [p.name for p in magnitudes]
+    x = np.arange(len(names))
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
     ax.set_xlim(-0.7, len(names) - 0.3)
@@ -466,8 +465,8 @@ def _weak_hook(monitor: GradFlowMonitor, closure: bool) -> Callable[[torch.optim
 
     def hook(optimizer: torch.optim.Optimizer, args: tuple, kwargs: dict) -> None:
         alive = ref()
-        given = args[1:] if args and args[0] is optimizer else args  # (torch passes the step's self too)
-        if alive is not None and (kwargs.get("closure", given[0] if given else None) is not None) == closure:
+        # (args: those of the step, its self first)
+        if alive is not None and (kwargs.get("closure", args[1] if len(args) > 1 else None) is not None) == closure:
             alive._on_optimizer_step(optimizer)
 
     return hook

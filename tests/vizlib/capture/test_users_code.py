@@ -348,3 +348,33 @@ def test_unpack_hooks_that_use_up_what_they_packed_run_once_each():
     with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
         g = vz.graph(lambda x: model(x).sum(), torch.ones(3, 4), params=model)
     assert g.find("0.weight")[0].grad_stats is not None and not store
+
+
+def test_a_call_under_save_on_cpu_draws_torchs_gradients_and_saved_bytes():
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 1))
+    x = torch.ones(3, 4)
+    plain = vz.graph(lambda x: model(x).sum(), x, params=model, show_saved=True)
+    with torch.autograd.graph.save_on_cpu():
+        g = vz.graph(lambda x: model(x).sum(), x, params=model, show_saved=True)
+    assert g.find("0.weight")[0].grad_stats.norm == plain.find("0.weight")[0].grad_stats.norm
+    assert g.saved_bytes == plain.saved_bytes > 0
+
+
+_DTENSOR = """
+import sys, tempfile, torch, torch.distributed as dist, vizlib as vz
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import DTensor, Shard
+dist.init_process_group("gloo", init_method="file://" + tempfile.mktemp(), rank=0, world_size=1)
+mesh = init_device_mesh("cpu", (1,))
+g = vz.graph(lambda x: (DTensor.from_local(x, mesh, [Shard(0)]) * 2).sum().full_tensor(), torch.ones(2, 3))
+print(g.find("x")[0].grad)
+dist.destroy_process_group()
+"""
+
+
+def test_a_dtensor_draws_without_its_numbers():
+    """A DTensor runs its ops itself (``__torch_dispatch__``), on one process of a gloo group
+    here (a process of its own: the group is global)."""
+    ran = subprocess.run([sys.executable, "-c", _DTENSOR], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "[[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]"
