@@ -403,9 +403,10 @@ class Summaries:
         """Queue the statistics of a tensor of ``n`` elements whose distinct elements are ``x``.
 
         A gradient of float32 or float64 in one block of memory is read whole, by one
-        ``dot`` that makes no copy (on a GPU, held for one multi-tensor norm); anything read
-        through a copy is read in pieces; small pieces wait in a batch, and on a GPU so do
-        copies of big pieces of values, by shape (``_wait_alike``).
+        ``dot`` that makes no copy (on a GPU, held for one multi-tensor norm); on a GPU, so is
+        a value of float32 or float64 in one block, by ``moments``. Anything read through a
+        copy is read in pieces; small pieces wait in a batch, and on a GPU so do copies of
+        big pieces of values, by shape (``_wait_alike``).
         """
         p = Pending("squares" if gradient else "values", n)
         self._pending.append(p)
@@ -414,12 +415,16 @@ class Summaries:
         if k <= batched:
             self._batch(p, flat_copy(x), k, gradient)
             return p
-        whole = gradient and x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO
+        as_is = x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO  # no copy needed
         # A contiguous tensor of one piece is read as it is: its 1-D view would only cost a
         # dispatcher call (the reductions read every element whatever the shape).
-        if whole and _BY_FOREACH.get(x.device.type, True):
+        if gradient and as_is and _BY_FOREACH.get(x.device.type, True):
             self._hold(p, x if x.is_contiguous() else pieces(x, k)[0], k)
             return p
+        # Pieces bound the copies a read makes; what is read as it is needs none. On an
+        # accelerator a value read as it is goes to ``moments`` whole: each piece would cost
+        # the host a var_mean and an aminmax (a logits tensor of 25 million floats: 7 pieces).
+        whole = as_is and (gradient or _BY_MOMENTS.get(x.device.type, True))
         limit = k if whole else _PIECE.get(x.device.type, _DEVICE_PIECE)
         for piece in [x] if k <= limit and x.is_contiguous() else pieces(x, limit):
             k = piece.numel()

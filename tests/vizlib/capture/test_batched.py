@@ -164,6 +164,34 @@ def test_an_accelerators_big_values_of_one_shape_cost_one_copy_each_and_two_redu
             assert same(getattr(m.result(p), name), want[name], 1e-5), (name, m.result(p), want)
 
 
+def test_an_accelerators_big_value_read_as_it_is_costs_two_reductions_whatever_its_size(monkeypatch):
+    """A value bigger than a piece, of float32 or float64 in one block (a logits tensor, an
+    embedding's weight), needs no copy to be read: on a GPU it goes to ``moments`` whole, one
+    var_mean and one aminmax, not two per piece. Half precision is read through a cast, so
+    in pieces, each at most a piece's copy."""
+    monkeypatch.setitem(summary._BY_MOMENTS, "cpu", True)
+    monkeypatch.setitem(summary._PIECE, "cpu", 3000)
+    g = torch.Generator().manual_seed(11)
+    cases = {
+        "contiguous": torch.randn(30000, generator=g),
+        "transposed": torch.randn(120, 250, generator=g, dtype=torch.float64).t(),
+        "half": torch.randn(30000, generator=g).half(),
+    }
+    for case, t in cases.items():
+        m = Summaries()
+        with DispatchedOps() as ops:
+            p = m.stats(t)
+            m.fetch()
+        kernels = [name.split(".")[0] for name in ops.names]
+        reductions_made = 10 if case == "half" else 1  # pieces of 3,000 elements
+        assert kernels.count("var_mean") == kernels.count("aminmax") == reductions_made, (case, kernels)
+        if case != "half":
+            assert "_to_copy" not in kernels and "clone" not in kernels, (case, kernels)
+        want = reference(t)
+        for name in ("numel", "mean", "std", "norm", "min", "max"):
+            assert same(getattr(m.result(p), name), want[name], 1e-5), (case, name, m.result(p), want)
+
+
 def test_an_accelerators_waiting_values_are_copies_bounded_in_bytes(monkeypatch):
     """Values waiting for their batch's reduction are copies (a value changed in place once
     read keeps the numbers it had: ``relu_``, ``+=``), and all the batches waiting hold at
