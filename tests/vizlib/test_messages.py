@@ -94,6 +94,59 @@ def test_an_integer_result_is_told_it_has_no_gradient_whatever_it_came_from():
     assert "tensors only" not in str(info.value)
 
 
+class TinyLM(nn.Module):
+    """A language model's shape: token ids in, logits out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed, self.head = nn.Embedding(10, 4), nn.Linear(4, 10)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(ids))
+
+
+def generate(lm: TinyLM, ids: torch.Tensor) -> torch.Tensor:
+    """Greedy decoding, as ``model.generate`` does it: under no_grad, token ids out."""
+    with torch.no_grad():
+        return torch.cat([ids, lm(ids)[:, -1:].argmax(-1)], dim=1)
+
+
+def test_a_model_on_token_ids_is_told_why_it_has_no_graph_not_to_pass_floats():
+    """Token ids are integers, but a model's parameters are its leaves: the reason is what
+    the call did with them (generated ids, a frozen model, a forward under no_grad), and
+    floats would break its embedding."""
+    lm, ids = TinyLM(), torch.tensor([[1, 2, 3]])
+    frozen = TinyLM().requires_grad_(False)
+
+    def under_no_grad(ids: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            return lm(ids).sum()
+
+    cases = {
+        "generated ids": (lambda ids: generate(lm, ids), r"returned int64 tensors only \(token ids"),
+        "a frozen model": (lambda ids: frozen(ids).sum(), r"Every parameter .* is frozen .*requires_grad_\(True\)"),
+        "no_grad inside": (under_no_grad, r"torch.no_grad\(\) \(model.generate\(\) runs so\)"),
+    }
+    for case, (fn, message) in cases.items():
+        with pytest.raises(vz.VizlibError, match=message) as info:
+            vz.graph(fn, ids)
+        assert "Pass floats" not in str(info.value), case
+
+
+def test_a_models_output_drawn_after_the_fact_is_told_where_its_number_is():
+    """A model's output object (a dict of its loss and logits, as Hugging Face's) is no tensor:
+    the message names the number in it, and what it suggests draws."""
+    lm, ids = TinyLM(), torch.tensor([[1, 2, 3]])
+    logits = lm(ids)
+    out = {"logits": logits, "loss": logits.logsumexp(-1).mean()}
+    with pytest.raises(
+        vz.VizlibError, match=r"got dict\. It holds the number out\['loss'\]: vz.graph\(out\['loss'\]\)"
+    ):
+        vz.graph(out)
+    assert vz.graph(out["loss"]).find("LogsumexpBackward0")
+
+
 def test_the_suggested_grad_output_for_several_results_works():
     torch.manual_seed(0)
     gru, x = nn.GRU(3, 4), torch.randn(2, 1, 3)

@@ -14,13 +14,13 @@ Two ways in, one GraphData out:
 from __future__ import annotations
 
 import gc
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeGuard
 
 import torch
-from torch import nn
 from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Stats
@@ -29,8 +29,18 @@ from ..text import device_name, dims, dtype_name
 from .backward import BackwardRecord, first_in_backward, hook_backward, with_leaves
 from .compiled import run_eager, uncompiled
 from .devices import device_notes
-from .guard import UserState
-from .inputs import Params, grad_outputs, param_names, prepare_inputs, result_tensors, single_numbers, why_no_graph
+from .guard import UserState, outside_state
+from .inputs import (
+    Params,
+    bound_arguments,
+    grad_outputs,
+    module_names,
+    param_names,
+    prepare_inputs,
+    result_tensors,
+    single_numbers,
+    why_no_graph,
+)
 from .nested import tensor_shape
 from .placement import attach_saved, consumers_of, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
@@ -81,9 +91,11 @@ def _capture(
         return _posthoc(roots, params, show_saved)
     if callable(target):
         return _recorded(target, args, kwargs, params, grad_output, drawn)
-    raise VizlibTypeError(
-        f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
-    )
+    refused = f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
+    inside = single_numbers(target)  # a model's output (Hugging Face's holds its loss beside its logits)
+    if inside:
+        refused += f" It holds the number out{inside[0]}: vz.graph(out{inside[0]}) draws the graph behind it."
+    raise VizlibTypeError(refused)
 
 
 @contextmanager
@@ -197,6 +209,23 @@ _INFERENCE_ADVICE = (
 )
 
 
+# What torch says when a call sets requires_grad on a tensor computed from one that requires grad.
+_NOT_A_LEAF = "you can only change requires_grad flags of leaf variables"
+
+
+def _flag_of_a_copy(names: list[str]) -> VizlibValueError:
+    """The error for a call that sets ``requires_grad`` on a tensor it computed from its inputs,
+    which torch refuses once one of them requires grad, as vizlib's copies of them do."""
+    them = " and ".join(names)
+    return VizlibValueError(
+        f"The function sets requires_grad on a tensor it computed, which torch allows only on a leaf. vizlib "
+        f"hands the call a copy of {them} that requires grad, to draw its gradient, so what the call computes "
+        f"from it is no leaf, as it would be from {them} itself (Hugging Face's audio models, such as "
+        "Wav2Vec2, do this to their input's features in training mode). Pass the input through a closure, "
+        "which vizlib hands over as it is: vz.graph(lambda: model(x).loss, params=model)."
+    )
+
+
 def _copy_changed_in_place(name: str) -> VizlibValueError:
     """The error for an input vizlib made require grad that the call changed in place where
     the recorder could not see it first (inside an autograd.Function's forward)."""
@@ -217,19 +246,17 @@ def _record_call(
 ) -> GraphData:
     user_args = (args, kwargs)
     args, kwargs, names = prepare_inputs(fn, args, kwargs)
-    named = param_names(fn) if isinstance(fn, nn.Module) else {}
-    named.update(param_names(params))
-    module_names = {}
-    for m in (fn, params):
-        if isinstance(m, nn.Module):
-            module_names.update({mod: path or type(m).__name__ for path, mod in m.named_modules()})
+    reached = [*bound_arguments(fn, *user_args).items(), *outside_state(fn)]
+    if isinstance(fn, types.MethodType):  # vz.graph(model.forward, x): the module it is a method of
+        reached.append((type(fn.__self__).__name__, fn.__self__))
+    paths, named = module_names(fn, params, reached)
     names.update(named)
     given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
     handed = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in copies]
     with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
-        with ForwardRecorder(module_names, state, save_hooks, copies, drawn, handed) as rec:
+        with ForwardRecorder(paths, state, save_hooks, copies, drawn, handed) as rec:
             try:
                 result = fn(*args, **kwargs)
             except RuntimeError as err:
@@ -238,10 +265,12 @@ def _record_call(
                     raise _copy_changed_in_place(copies[id(changed[0])]) from err
                 if _INFERENCE_SAVED in str(err):
                     raise VizlibValueError(_INFERENCE_ADVICE) from err
+                if _NOT_A_LEAF in str(err) and copies:
+                    raise _flag_of_a_copy(sorted(set(copies.values()))) from err
                 raise
         outs = [t for t in result_tensors(result) if t.requires_grad]
         if not outs:
-            raise VizlibValueError(why_no_graph(fn, user_args, result))
+            raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))
         # (only for the advice a result of several tensors gets: every recording would pay for the walk)
         singles = single_numbers(result) if grad_output is None and len(outs) > 1 else None
         del result  # from here on only outs holds the graph, for _let_go to free it

@@ -61,6 +61,8 @@ class UserState:
         self._rng: list[tuple[Callable[[Any], object], object]] = []
         self._optimizers: dict[int, tuple[torch.optim.Optimizer, dict]] = {}  # id -> it, its state_dict
         self._step_hook: RemovableHandle | None = None
+        # Plain objects, lists, dicts and sets the walk met, each with what it held (see _snapshot)
+        self._held: list[tuple[object, object]] = []
 
     def __enter__(self) -> UserState:
         self._rng = _random_states()
@@ -71,6 +73,8 @@ class UserState:
     def __exit__(self, *exc: object) -> None:
         if self._step_hook is not None:
             self._step_hook.remove()
+        for obj, held in self._held:  # (before an optimizer that stepped gets its state back)
+            _hold_again(obj, held)
         for opt, state in self._optimizers.values():
             opt.load_state_dict(state)
         for entries, name, t in self._entries:
@@ -163,7 +167,8 @@ class UserState:
         if id(gen) not in self._generators:
             self._generators[id(gen)] = (gen, gen.get_state())
 
-    def _walk(self, obj: object, depth: int, budget: list[int]) -> None:
+    def _walk(self, obj: object, depth: int, budget: list[int], in_object: bool = False) -> None:
+        """Note what ``obj`` reaches; ``in_object``: it is held by a plain object (see _snapshot)."""
         if depth > _MAX_DEPTH or budget[0] <= 0 or id(obj) in self._seen or _is_plain(obj):
             return
         self._seen.add(id(obj))
@@ -177,8 +182,51 @@ class UserState:
         if isinstance(obj, torch.Generator):
             self.keep_generator(obj)
             return
+        held = _snapshot(obj, in_object)
+        if held is not None:
+            self._held.append((obj, held))
+        is_object = held is not None and not isinstance(obj, (list, dict, set))
         for child in _children(obj):
-            self._walk(child, depth + 1, budget)
+            self._walk(child, depth + 1, budget, in_object or is_object)
+
+
+def _snapshot(obj: object, in_object: bool) -> object:
+    """What a plain object holds (its attributes), or a list, dict or set that a plain object
+    holds (``in_object``: its items), as the same objects, for ``_hold_again``. A call may
+    give an object new tensors: a Hugging Face ``DynamicCache`` handed to a decoding step
+    grows by the step, and would keep the tensors of vizlib's graph. None for what is not
+    put back: a list or dict the user names themselves (a stash of what the call computed
+    is theirs to keep), immutable containers, functions, classes, modules of Python, and
+    iterators, whose place in what they iterate over is not theirs to put back."""
+    if isinstance(obj, (list, dict, set)):
+        return (list(obj) if isinstance(obj, list) else obj.copy()) if in_object else None
+    if isinstance(obj, (tuple, frozenset, types.FunctionType, types.MethodType, functools.partial, type)):
+        return None
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict) or hasattr(obj, "__next__"):
+        return None
+    return dict(attributes)
+
+
+def _hold_again(obj: object, held: object) -> None:
+    """Put back what ``obj`` held (``_snapshot``) where the call changed it: the very objects
+    it held, not copies of them."""
+    if isinstance(obj, list):
+        assert isinstance(held, list)
+        if len(obj) != len(held) or any(a is not b for a, b in zip(obj, held, strict=True)):
+            obj[:] = held
+        return
+    current: dict | set = obj if isinstance(obj, (dict, set)) else obj.__dict__
+    assert isinstance(held, (dict, set))
+    if isinstance(current, set):
+        if current != held:
+            current.clear()
+            current.update(held)
+        return
+    assert isinstance(held, dict)
+    if current.keys() != held.keys() or any(current[k] is not v for k, v in held.items()):
+        current.clear()
+        current.update(held)
 
 
 def _on_this_thread(hook: Callable[..., None]) -> Callable[..., None]:

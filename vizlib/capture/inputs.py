@@ -5,7 +5,7 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, is_dataclass
 
 import torch
@@ -37,12 +37,7 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
 
     args, kwargs = tree_map(prepare, (args, kwargs))
     names: dict[int, str] = {}
-    try:
-        target = fn.forward if isinstance(fn, nn.Module) else fn
-        bound = inspect.signature(target).bind(*args, **kwargs).arguments
-    except (TypeError, ValueError):  # builtins without a signature, or a call that will fail anyway
-        bound = {f"arg{k}": a for k, a in enumerate(args)} | kwargs
-    for name, value in bound.items():
+    for name, value in bound_arguments(fn, args, kwargs).items():
         items = value if isinstance(value, (list, tuple)) else (value,)
         for k, t in enumerate(items):
             if isinstance(t, torch.Tensor):
@@ -50,6 +45,47 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
             elif isinstance(t, dict):
                 names.update({id(v): f"{name}[{key!r}]" for key, v in t.items() if isinstance(v, torch.Tensor)})
     return args, kwargs, names
+
+
+def bound_arguments(fn: Callable, args: tuple, kwargs: dict) -> dict[str, object]:
+    """The call's arguments by the names ``fn``'s signature gives them (``arg0``... where it
+    has none, or where the call will fail anyway)."""
+    try:
+        target = fn.forward if isinstance(fn, nn.Module) else fn
+        return dict(inspect.signature(target).bind(*args, **kwargs).arguments)
+    except (TypeError, ValueError):
+        return {f"arg{k}": a for k, a in enumerate(args)} | kwargs
+
+
+def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]) -> tuple[dict, dict[int, str]]:
+    """The path of each module the call may run, and the name of each parameter.
+
+    ``fn`` (a module) and ``params`` name theirs as ``named_modules`` and ``named_parameters``
+    do. Then the modules the call reaches by a name of the user's (``reached``: its
+    arguments, the variables of its closure and the globals it names) name theirs, under
+    that name where there are several, as ``net.0.weight`` beside ``head.weight``: two
+    modules named alike inside two of them are never one box. (Any other module is named
+    when it runs: ``ForwardRecorder._name_unnamed``.)
+    """
+    paths: dict = {}
+    names = param_names(fn) if isinstance(fn, nn.Module) else {}
+    names.update(param_names(params))
+    for given in (fn, params):
+        if isinstance(given, nn.Module):
+            paths.update({mod: path or type(given).__name__ for path, mod in given.named_modules()})
+    others: dict[int, tuple[str, nn.Module]] = {}
+    for name, value in reached:
+        if isinstance(value, nn.Module) and value not in paths:
+            others.setdefault(id(value), (name, value))
+    inside = {id(sub) for _, m in others.values() for sub in m.modules() if sub is not m}
+    tops = [(name, m) for key, (name, m) in others.items() if key not in inside]
+    for name, m in tops:
+        prefix = f"{name}." if len(tops) > 1 else ""
+        for path, mod in m.named_modules():
+            paths.setdefault(mod, prefix + path if path else prefix.rstrip(".") or type(m).__name__)
+        for path, p in m.named_parameters():
+            names.setdefault(id(p), prefix + path)
+    return paths, names
 
 
 def param_names(params: Params) -> dict[int, str]:
@@ -68,8 +104,9 @@ def _ones(shape: list[int | str]) -> str:
     return f"torch.ones({', '.join(map(str, shape))})" if shape else "torch.ones(())"  # (torch.ones() is an error)
 
 
-def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
-    """Why a recorded call's ``result`` has no graph behind it, in the terms of what the user did."""
+def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules: Iterable[nn.Module] = ()) -> str:
+    """Why a recorded call's ``result`` has no graph behind it, in the terms of what the user did
+    (``modules``: those the call ran or was named with, whose parameters could have carried one)."""
     name = name_of(fn)
     if inspect.iscoroutine(result):
         result.close()  # never to run: Python would warn that it was never awaited
@@ -100,6 +137,10 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
         )
     floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
     numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
+    parameters = {id(p): p for m in modules for p in m.parameters(recurse=False)}.values()
+    if parameters:  # a model's parameters are the leaves, whatever its inputs (token ids)
+        frozen = not floats and not any(p.requires_grad for p in parameters)
+        return _why_no_graph_of_a_model(name, result_tensors(result), frozen)
     if numbers and not floats:
         got = ", ".join(
             f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
@@ -123,6 +164,31 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None) -> str:
         f"{name} returned a result that does not depend on any tensor requiring grad, so there is no graph "
         "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
         "or from .detach()ed tensors has no graph)."
+    )
+
+
+def _why_no_graph_of_a_model(name: str, made: list[torch.Tensor], frozen: bool) -> str:
+    """``why_no_graph`` for a call that ran a model: its parameters could have carried a graph
+    (``frozen``: none requires grad, and no input could)."""
+    if made and not any(t.is_floating_point() or t.is_complex() for t in made):
+        kinds = " and ".join(sorted({dtype_name(t.dtype) for t in made}))
+        return (
+            f"{name} returned {kinds} tensors only (token ids, as model.generate() returns, or an argmax), and "
+            "autograd follows gradients only through floating-point numbers, so there is no graph to draw. "
+            "Return the float tensor the model computes: its loss, or its logits (for instance "
+            "vz.graph(lambda ids: model(ids).logits.sum(), ids))."
+        )
+    if frozen:
+        return (
+            f"Every parameter of the model {name} runs is frozen (requires_grad=False), and no input is a float "
+            "tensor vizlib could make require grad, so nothing requires grad and there is no graph to draw. "
+            "Let the parameters to draw require grad (model.requires_grad_(True), or those of some layers), "
+            "or pass a float input (inputs_embeds rather than token ids)."
+        )
+    return (
+        f"{name} returned a result that does not depend on the model's parameters or inputs, so there is no "
+        "graph to draw: it was computed under torch.no_grad() (model.generate() runs so), from .detach()ed "
+        "tensors, or by torch.inference_mode(). Return the loss or logits of a forward run with grad enabled."
     )
 
 

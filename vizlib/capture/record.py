@@ -140,7 +140,8 @@ class ForwardRecorder(TorchFunctionMode):
         self.state = state if state is not None else UserState()  # what the call may change of the user's
         self.save_hooks = save_hooks  # False: torch.func transforms refuse saved-tensor hooks
         self._made: dict[int, weakref.ref] = {}  # id -> tensor made by a call of this recording
-        self.module_names = module_names  # nn.Module -> path; unnamed modules get their class name
+        self.module_names = module_names  # nn.Module -> path (see _name_unnamed)
+        self._paths = set(module_names.values())
         self.ops: dict = {}  # autograd node -> OpRecord
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
@@ -208,7 +209,7 @@ class ForwardRecorder(TorchFunctionMode):
         if self._stretch is not None:  # a call inside one run unwatched (see unwatched.py)
             self._stretch.nested += 1
             return
-        path = self.module_names.get(module) or type(module).__name__
+        path = self.module_names.get(module) or self._name_unnamed(module)
         if calls == 1:
             self._entered[path] = module
         self._scope += (path if calls == 1 else f"{path} (call {calls})",)
@@ -219,6 +220,27 @@ class ForwardRecorder(TorchFunctionMode):
         if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
             self._stretch = Stretch(len(self.ops), self._scope)
             torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
+
+    @property
+    def modules_run(self) -> list[nn.Module]:
+        """Every module the call ran (nested in a stretch too)."""
+        return list(self._calls)
+
+    def _name_unnamed(self, module: nn.Module) -> str:
+        """Name a module that no name was given for (reached through a list, an attribute of
+        an object, a module made inside the call) and every module inside it: by its class,
+        made unique (``Block``, ``Block#2``), so that two of them are never one box."""
+        root, k = type(module).__name__, 1
+        path = root
+        while path in self._paths:
+            k += 1
+            path = f"{root}#{k}"
+        for inner, m in module.named_modules():
+            if m not in self.module_names:
+                self.module_names[m] = f"{path}.{inner}" if inner else path
+                self._paths.add(self.module_names[m])
+        self._specs.renamed()
+        return path
 
     def _may_unwatch(self, args: object) -> bool:
         """Whether a module called on ``args`` can run unwatched: this mode is the innermost

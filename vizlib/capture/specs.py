@@ -29,6 +29,10 @@ class ModuleSpecs:
                 self._specs[module] = spec
         return spec
 
+    def renamed(self) -> None:
+        """Modules were given names since the children of each path were listed."""
+        self._children = None
+
     def alike(self, module: nn.Module, calls: dict) -> list[object]:
         """The modules beside ``module`` (children of one parent, as ``blocks.1`` ... ``blocks.11``
         beside ``blocks.0``) of its class and parameter shapes that have not run yet

@@ -378,3 +378,79 @@ def test_a_dtensor_draws_without_its_numbers():
     ran = subprocess.run([sys.executable, "-c", _DTENSOR], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.strip() == "[[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]"
+
+
+class _FeatureEncoder(nn.Module):
+    """As Hugging Face's Wav2Vec2 feature encoder: in training mode it makes its input's
+    features require grad itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = nn.Conv1d(1, 2, 3)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x[:, None]
+        if self.training:
+            h.requires_grad = True
+        return self.conv(h)
+
+
+def test_a_call_that_makes_its_inputs_features_require_grad_is_told_to_pass_it_through_a_closure():
+    """vizlib's copy of the input requires grad, so the features are no leaf and torch refuses
+    the flag: the message names the way out, which draws."""
+    encoder, x = _FeatureEncoder(), torch.randn(2, 16)
+    with pytest.raises(VizlibValueError, match=r"sets requires_grad .* copy of x .*vz.graph\(lambda: model\(x\)"):
+        vz.graph(lambda x: encoder(x).sum(), x)
+    g = vz.graph(lambda: encoder(x).sum(), params=encoder)
+    assert g.find("conv.weight") and not x.requires_grad
+
+
+class _Layer:
+    """One layer of a key/value cache, as Hugging Face's ``DynamicLayer``: each step's keys
+    are concatenated to those before them, a new tensor each time."""
+
+    def __init__(self) -> None:
+        self.keys: torch.Tensor | None = None
+
+    def update(self, k: torch.Tensor) -> torch.Tensor:
+        self.keys = k if self.keys is None else torch.cat([self.keys, k])
+        return self.keys
+
+
+class _Cache:
+    """As ``DynamicCache``: a layer is appended the first time its index is updated."""
+
+    def __init__(self) -> None:
+        self.layers: list[_Layer] = []
+        self.steps = 0
+
+    def update(self, k: torch.Tensor, index: int) -> torch.Tensor:
+        while len(self.layers) <= index:
+            self.layers.append(_Layer())
+        self.steps += 1
+        return self.layers[index].update(k)
+
+
+def test_a_cache_the_call_grows_is_given_back_as_it_was_and_the_step_draws_again():
+    """A decoding step appends to a cache it closes over: drawing it leaves the cache as it was
+    (no layer added, the same keys, no tensor of vizlib's graph in it), so the same cell
+    draws again; a list the user names keeps what the call puts in it."""
+    torch.manual_seed(0)
+    proj, cache, stash = nn.Linear(4, 4), _Cache(), []
+    cache.update(torch.randn(3, 4), 0)
+    before = (list(cache.layers), cache.layers[0].keys, cache.steps)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        keys = cache.update(proj(x), 0)
+        cache.update(proj(x), 1)
+        stash.append(keys.shape[0])
+        return keys.sum()
+
+    for _ in range(2):
+        g = vz.graph(step, torch.randn(1, 4))
+        assert g.find("CatBackward0")
+        layers, keys, steps = before
+        assert cache.layers == layers and cache.layers[0].keys is keys and cache.steps == steps
+        assert not cache.layers[0].keys.requires_grad
+    assert stash == [4, 4]

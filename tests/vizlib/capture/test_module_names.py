@@ -1,0 +1,88 @@
+"""Which box a module's ops are drawn in, and what its parameters are called, however the call
+reaches the module: handed as the call (``vz.graph(model, x)``), named by ``params=``, or, as
+an outside user writes it, through a closure (``lambda ids: model(ids).logits.sum()``), an
+argument, a bound method or a container. Two modules are never one box because they were
+named alike, or not named at all."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+import vizlib as vz
+
+
+class Block(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(8, 8), nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for _ in range(5):
+            x = torch.tanh(self.b(torch.relu(self.a(x)))) * 1.01 + 0.1
+        return x
+
+
+def blocks(n: int = 6) -> nn.Sequential:
+    torch.manual_seed(0)
+    return nn.Sequential(*[Block() for _ in range(n)])
+
+
+def drawn(g: vz.Graph) -> list[tuple]:
+    return [(n.kind, n.name, n.repeats, n.modules) for n in g.nodes]
+
+
+def boxes(g: vz.Graph) -> list[tuple[str, int]]:
+    return [(n.name, n.repeats) for n in g.nodes if n.kind == "module"]
+
+
+def test_a_closure_over_a_model_is_drawn_as_params_would_name_it():
+    """Six blocks reached through a closure, folded: one box of six, as with ``params=`` (not
+    one box with every block's ops in it, drawn as if each block fed the next through it)."""
+    net, x = blocks(), torch.randn(2, 8)
+    g = vz.graph(lambda x: net(x).sum(), x)
+    assert boxes(g) == [("0-5", 6)], drawn(g)
+    assert drawn(g) == drawn(vz.graph(lambda x: net(x).sum(), x, params=net))
+
+
+def test_a_closure_over_a_model_names_its_parameters():
+    net, x = blocks(2), torch.randn(2, 8)
+    g = vz.graph(lambda x: net(x).sum(), x, depth=None, max_nodes=None)
+    leaves = {n.name for n in g.nodes if n.kind == "leaf"}
+    assert leaves == {"x"} | {f"{k}.{layer}.{p}" for k in (0, 1) for layer in "ab" for p in ("weight", "bias")}
+
+
+def test_two_models_of_a_closure_are_named_by_their_variables():
+    """Both have a ``0`` inside: under their own names, they stay apart."""
+    net, head, x = blocks(2), nn.Sequential(nn.Linear(8, 2)), torch.randn(2, 8)
+    g = vz.graph(lambda x: head(net(x)).sum(), x, max_nodes=None)
+    modules = {m for n in g.nodes for m in n.modules}
+    assert {"net", "net.0", "net.1", "head", "head.0"} <= modules, modules
+    assert g.find("head.0.weight") and g.find("net.1.b.bias")
+
+
+def test_a_model_handed_as_an_argument_or_a_method_is_named():
+    net, x = blocks(), torch.randn(2, 8)
+    want = drawn(vz.graph(net, x, grad_output=torch.ones(2, 8)))
+    assert drawn(vz.graph(lambda m, input: m(input), net, x, grad_output=torch.ones(2, 8))) == want
+    # (a method called as it is runs none of its module's hooks: no box for the whole model)
+    method = vz.graph(net.forward, x, grad_output=torch.ones(2, 8))
+    assert [(kind, name, k, modules[-1:]) for kind, name, k, modules in drawn(method)] == [
+        (kind, name, k, modules[-1:]) for kind, name, k, modules in want
+    ]
+
+
+def test_modules_no_name_reaches_are_named_apart_when_they_run():
+    """In a container the closure does not name as a module (a dict), or made inside the call:
+    each is named by its class, made unique, when it first runs."""
+    first, second, x = blocks(1)[0], blocks(1)[0], torch.randn(2, 8)
+    models = {"first": first, "second": second}
+    g = vz.graph(lambda x: models["second"](models["first"](x)).sum(), x, depth=0)
+    assert boxes(g) == [("Block", 1), ("Block#2", 1)], drawn(g)
+
+    def made_inside(x: torch.Tensor) -> torch.Tensor:
+        torch.manual_seed(1)
+        return nn.Linear(8, 8)(nn.Linear(8, 8)(x)).sum()
+
+    g = vz.graph(made_inside, x, max_nodes=None)
+    assert {m for n in g.nodes for m in n.modules} == {"Linear", "Linear#2"}
