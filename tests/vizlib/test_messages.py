@@ -140,9 +140,7 @@ def test_a_models_output_drawn_after_the_fact_is_told_where_its_number_is():
     lm, ids = TinyLM(), torch.tensor([[1, 2, 3]])
     logits = lm(ids)
     out = {"logits": logits, "loss": logits.logsumexp(-1).mean()}
-    with pytest.raises(
-        vz.VizlibError, match=r"got dict\. It holds the number out\['loss'\]: vz.graph\(out\['loss'\]\)"
-    ):
+    with pytest.raises(vz.VizlibError, match=r"got dict\. It holds tensors: vz.graph\(out\['loss'\]\)"):
         vz.graph(out)
     assert vz.graph(out["loss"]).find("LogsumexpBackward0")
 
@@ -192,6 +190,42 @@ def test_a_function_returning_a_tuple_is_told_which_item_is_a_single_number():
     with pytest.raises(vz.VizlibError, match=r"the result's \[1\] is one") as info:
         vz.graph(step, torch.ones(3))
     assert "vz.graph(lambda *a, **kw: step(*a, **kw)[1], ...)" in str(info.value)
+
+
+class Segmenter(nn.Module):
+    """Returns what torchvision's segmentation models return: a dict of maps, no number."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.out, self.aux = nn.Conv2d(3, 4, 1), nn.Conv2d(3, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> dict[str, torch.Tensor]:
+        return {"out": self.out(x), "aux": self.aux(x)}
+
+
+def test_a_result_of_maps_by_name_is_told_to_draw_the_sum_of_one_and_the_advice_draws():
+    model, x = Segmenter(), torch.randn(1, 3, 4, 4)
+    with pytest.raises(vz.VizlibError, match=r"the sum of the result's \['out'\] is one") as info:
+        vz.graph(model, x)
+    drawn = str(info.value).split("vz.graph(", 1)[1].split(", ...", 1)[0]
+    assert drawn == "lambda *a, **kw: model(*a, **kw)['out'].sum()"
+    g = vz.graph(eval(drawn, {"model": model}), x, params=model)  # the advice, followed as written
+    assert g.find("out.weight")[0].grad is not None
+
+
+def test_a_training_step_returning_the_loss_it_backpropagated_is_told_to_draw_its_loss_alone():
+    torch.manual_seed(0)
+    model, x = nn.Linear(4, 2), torch.randn(8, 4)
+
+    def train_step(x: torch.Tensor) -> torch.Tensor:
+        loss = model(x).square().mean()
+        loss.backward()
+        return loss
+
+    with pytest.raises(vz.VizlibError, match=r"freed by an earlier backward\(\) inside the call") as info:
+        vz.graph(train_step, x, params=model)
+    assert "show_saved" not in str(info.value) and "forward and loss alone" in str(info.value)
 
 
 def test_the_suggested_grad_output_for_one_result_works():

@@ -36,9 +36,9 @@ from .inputs import (
     grad_outputs,
     module_names,
     param_names,
+    parts_to_draw,
     prepare_inputs,
     result_tensors,
-    single_numbers,
     why_no_graph,
 )
 from .nested import tensor_shape
@@ -92,9 +92,9 @@ def _capture(
     if callable(target):
         return _recorded(target, args, kwargs, params, grad_output, drawn)
     refused = f"vz.graph needs a tensor, a list of tensors, a function or an nn.Module; got {type(target).__name__}."
-    inside = single_numbers(target)  # a model's output (Hugging Face's holds its loss beside its logits)
+    inside = parts_to_draw(target)  # a model's output (Hugging Face's holds its loss beside its logits)
     if inside:
-        refused += f" It holds the number out{inside[0]}: vz.graph(out{inside[0]}) draws the graph behind it."
+        refused += f" It holds tensors: vz.graph(out{inside[0]}) draws the graph behind out{inside[0]}."
     raise VizlibTypeError(refused)
 
 
@@ -272,10 +272,10 @@ def _record_call(
         if not outs:
             raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))
         # (only for the advice a result of several tensors gets: every recording would pay for the walk)
-        singles = single_numbers(result) if grad_output is None and len(outs) > 1 else None
+        parts = parts_to_draw(result) if grad_output is None and len(outs) > 1 else None
         del result  # from here on only outs holds the graph, for _let_go to free it
         rec.adopt(*outs)
-        seeds = grad_outputs(outs, grad_output, fn, singles)
+        seeds = grad_outputs(outs, grad_output, fn, parts)
         w = walk([root_of(t) for t in outs], rec.ran_at())
         try:
             return _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn)
@@ -418,11 +418,14 @@ def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | 
         r = rec.ops.get(fn)
         if node.kind != "op" or (r is not None and r.saved):
             continue
-        if i not in built.shows:
-            if node.saved and (named := saved_tensors(fn)):
-                attach_saved(node, named)
-        elif (packed := rec.packed_at.get(fn._sequence_nr())) and (named := saved_tensors(fn)):
-            node.saved_bytes += total_saved(named) - total_saved(packed)
+        try:
+            if i not in built.shows:
+                if node.saved and (named := saved_tensors(fn)):
+                    attach_saved(node, named)
+            elif (packed := rec.packed_at.get(fn._sequence_nr())) and (named := saved_tensors(fn)):
+                node.saved_bytes += total_saved(named) - total_saved(packed)
+        except VizlibValueError:  # (saved_tensors' words are for a graph drawn after the fact)
+            raise VizlibValueError(_freed_advice(w, rec)) from None
 
 
 def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:
@@ -447,21 +450,29 @@ def _leaf_gradients(
             return _grads_by_backward(outs, leaves, seeds, rec.state)
         return list(torch.autograd.grad(outs, leaves, seeds, retain_graph=True, allow_unused=True))
     except RuntimeError as err:
-        if any(_made_before(fn, rec.first_number) for fn in w.fns):  # an input brought a graph of its own
-            raise_if_freed(
-                err,
-                "This graph's saved tensors were freed by an earlier backward(): inside the call, or before it, "
-                "in the graph that made one of the inputs (an input computed from other tensors brings their "
-                "graph along). Draw from the input on (pass it .detach()ed), call that earlier backward with "
-                "retain_graph=True, or return the result without calling backward() yourself (vizlib runs it).",
-            )
-        raise_if_freed(
-            err,
-            "This graph's saved tensors were freed by an earlier backward() inside the call. "
-            "Return the result without calling backward() yourself (vizlib runs backward), "
-            "or call backward(retain_graph=True).",
-        )
+        raise_if_freed(err, _freed_advice(w, rec))
         raise
+
+
+def _freed_advice(w: Walked, rec: ForwardRecorder) -> str:
+    """What to do about a graph whose saved tensors a backward freed before vizlib's."""
+    if any(_made_before(fn, rec.first_number) for fn in w.fns):  # an input brought a graph of its own
+        return (
+            "This graph's saved tensors were freed by an earlier backward(): inside the call, or before it, "
+            "in the graph that made one of the inputs (an input computed from other tensors brings their "
+            "graph along). Draw from the input on (pass it .detach()ed), call that earlier backward with "
+            "retain_graph=True, or return the result without calling backward() yourself (vizlib runs it)."
+        )
+    return _FREED_IN_CALL
+
+
+# Advice for a result whose graph the call's own backward freed (a training step returning its loss).
+_FREED_IN_CALL = (
+    "This graph's saved tensors were freed by an earlier backward() inside the call (a training step that "
+    "returns the loss it backpropagated). Return the result without calling backward() yourself (vizlib "
+    "runs backward): draw the step's forward and loss alone, as vz.graph(lambda x, y: loss_fn(model(x), y), "
+    "x, y, params=model), or call backward(retain_graph=True)."
+)
 
 
 def _made_before(fn: object, first_number: int) -> bool:

@@ -77,8 +77,8 @@ class UserState:
             _hold_again(obj, held)
         for opt, state in self._optimizers.values():
             opt.load_state_dict(state)
-        for entries, name, t in self._entries:
-            if entries.get(name) is not t:
+        for entries, name, t in self._entries:  # (a ScriptModule's are a mapping without .get)
+            if (entries[name] if name in entries else None) is not t:
                 entries[name] = t
         _put_back(list(self._values.values()))
         for t, grad in self._grads.values():
@@ -138,6 +138,9 @@ class UserState:
                 if p is not None:
                     self.keep_grad(p)
                     self._entries.append((m._parameters, name, p))
+            # A tensor attribute a forward (pre-)hook computes (prune's and the old weight_norm's
+            # weight = weight_orig * mask): the call would leave its own, from vizlib's graph.
+            self._entries += [(m.__dict__, k, v) for k, v in m.__dict__.items() if isinstance(v, torch.Tensor)]
             todo += [child for child in m._modules.values() if child is not None]
 
     def keep_value(self, t: torch.Tensor) -> None:
@@ -156,6 +159,14 @@ class UserState:
         (reading a plain non-leaf's ``.grad`` would only make torch warn)."""
         if id(t) not in self._grads and (t.is_leaf or t.retains_grad):
             self._grads[id(t)] = (t, t.grad)
+
+    def keep_grad_values(self) -> None:
+        """The call runs a backward of its own (a training step, gradient accumulation): it
+        adds into every ``.grad`` it reaches in place, so their values are kept too (only
+        then: a copy of every gradient on each recording would double their memory)."""
+        for _, grad in list(self._grads.values()):
+            if grad is not None:
+                self.keep_value(grad)
 
     def keep_optimizer(self, opt: torch.optim.Optimizer, *_: object) -> None:
         """An optimizer about to step: its state (momentum, Adam's averages, step counts), as

@@ -38,12 +38,10 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
     args, kwargs = tree_map(prepare, (args, kwargs))
     names: dict[int, str] = {}
     for name, value in bound_arguments(fn, args, kwargs).items():
-        items = value if isinstance(value, (list, tuple)) else (value,)
-        for k, t in enumerate(items):
+        # as Python reaches each tensor from the argument: targets[1]['boxes'], batch['x'][0]
+        for path, t in tree_flatten_with_path(value)[0]:
             if isinstance(t, torch.Tensor):
-                names[id(t)] = name if len(items) == 1 and not isinstance(value, (list, tuple)) else f"{name}[{k}]"
-            elif isinstance(t, dict):
-                names.update({id(v): f"{name}[{key!r}]" for key, v in t.items() if isinstance(v, torch.Tensor)})
+                names[id(t)] = name + keystr(path)
     return args, kwargs, names
 
 
@@ -218,37 +216,41 @@ def name_of(fn: object) -> str:
     return type(fn).__name__ if isinstance(fn, nn.Module) else getattr(fn, "__name__", "the function")
 
 
-def single_numbers(result: object) -> list[str]:
-    """Where a call's result keeps the single numbers that depend on its inputs, as Python
-    reaches them from the result (``['loss']``, ``[0]``, ``.loss``): a Hugging Face model's
-    output holds its loss beside its logits, and the advice for a result of several
-    tensors names the one to draw."""
-    return [
-        keystr(path)
+def parts_to_draw(result: object) -> list[str]:
+    """Where a call's result keeps a number to draw, as Python reaches it from the result: its
+    single numbers that depend on the inputs (``['loss']``, ``[0]``, ``.loss``: a Hugging Face
+    model's output holds its loss beside its logits), else the sum of the first tensor that
+    does (``['out'].sum()``: a segmentation model's output, a dict of maps)."""
+    parts = [
+        (keystr(path), t.numel() == 1)
         for path, t in tree_flatten_with_path(result)[0]
-        if isinstance(t, torch.Tensor) and t.requires_grad and t.numel() == 1
+        if isinstance(t, torch.Tensor) and t.requires_grad
     ]
+    singles = [part for part, single in parts if single]
+    return singles or [f"{part}.sum()" for part, _ in parts[:1]]
 
 
 def _draw_one(fn: object, part: str) -> str:
-    """The advice to draw the single number at ``part`` of ``fn``'s result (see ``single_numbers``)."""
+    """The advice to draw the number at ``part`` of ``fn``'s result (see ``parts_to_draw``)."""
     if isinstance(fn, nn.Module):
         call, params = "model", ", params=model"  # (through a lambda, its parameters need naming)
     else:
         name = getattr(fn, "__name__", "")
         call, params = (name if name.isidentifier() else "f"), ""
+    summed = part.removesuffix(".sum()")
+    one = f"the result's {part} is one" if summed == part else f"the sum of the result's {summed} is one"
     return (
-        f"the result's {part} is one, so vz.graph(lambda *a, **kw: {call}(*a, **kw){part}, ...{params}), "
+        f"{one}, so vz.graph(lambda *a, **kw: {call}(*a, **kw){part}, ...{params}), "
         "with your inputs in place of ..., draws the graph behind it."
     )
 
 
 def grad_outputs(
-    outs: list[torch.Tensor], grad_output: object, fn: object = None, singles: list[str] | None = None
+    outs: list[torch.Tensor], grad_output: object, fn: object = None, parts: list[str] | None = None
 ) -> list[torch.Tensor]:
     """The gradients backward starts from: ``grad_output`` checked against the result
-    tensors ``outs``, or ones for a single number. ``fn`` and ``singles`` (its result's
-    single numbers, ``single_numbers``) word the advice when the result is not one number."""
+    tensors ``outs``, or ones for a single number. ``fn`` and ``parts`` (where its result
+    keeps a number, ``parts_to_draw``) word the advice when the result is not one number."""
     if grad_output is None:
         shapes = [list(tensor_shape(t)) for t in outs]
         if len(outs) == 1 and outs[0].numel() != 1:
@@ -264,7 +266,7 @@ def grad_outputs(
                 f"{', '.join(map(dims, shapes))}, not a single number, so backward has no natural starting "
                 "gradient. Pass grad_output= one tensor per result tensor, in order "
                 f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one scalar: "
-                + (_draw_one(fn, singles[0]) if singles else "e.g. vz.graph(lambda x: f(x)[0].sum(), x)."),
+                + (_draw_one(fn, parts[0]) if parts else "e.g. vz.graph(lambda x: f(x)[0].sum(), x)."),
                 shapes,
             )
         return [torch.ones_like(t) for t in outs]

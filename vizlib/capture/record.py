@@ -51,7 +51,13 @@ _IN_PLACE_DUNDERS = (
 )
 # Calls that update tensors they are given besides their first argument: the running
 # statistics of a batch norm in training.
-_UPDATES_ARGS = {"batch_norm": (1, 2), "instance_norm": (1, 2)}
+_UPDATES_ARGS = {
+    "batch_norm": (1, 2),
+    "instance_norm": (1, 2),
+    # GradScaler's: its growth tracker, and the found-inf flag its unscaling sets
+    "amp_update_scale": (1,),
+    "amp_foreach_non_finite_check_and_unscale": (1,),
+}
 # Calls that rescale rows of their weight (the second argument) in place when given a
 # ``max_norm`` (the fourth): PyTorch does it inside the call, out of this mode's sight.
 _RENORMS = {"embedding", "embedding_bag"}
@@ -360,6 +366,8 @@ class ForwardRecorder(TorchFunctionMode):
             self._refuse_in_place(raw, copied)
         if in_place or kwargs or name in _UPDATES_ARGS or name in _RENORMS:
             self._keep_what_changes(name, in_place, args, kwargs)
+        if raw == "backward":  # the call's own backward adds into the user's .grad in place
+            self.state.keep_grad_values()
         self._in_call = True
         try:
             out = func(*args, **kwargs)
@@ -509,13 +517,14 @@ class _WeakPack:
 
 def _is_in_place(name: str) -> bool:
     """``add_``, ``__iadd__``, ``__setitem__``, ``_foreach_mul_`` (of a list of tensors, as
-    ``clip_grad_norm_`` and optimizers call it): a call that changes its first argument's
-    values (``requires_grad_`` changes a flag, not values)."""
+    ``clip_grad_norm_`` and optimizers call it), ``_amp_update_scale_`` (GradScaler's scale):
+    a call that changes its first argument's values (``requires_grad_`` changes a flag, not
+    values)."""
     if name.startswith("__"):
         return name in _IN_PLACE_DUNDERS
     if name in _FLAGS_ONLY:
         return False
-    return name.endswith("_") and (not name.startswith("_") or name.startswith("_foreach_"))
+    return name.endswith("_") and (not name.startswith("_") or name.startswith(("_foreach_", "_amp_")))
 
 
 def _tensors(tree: object) -> list[torch.Tensor]:

@@ -37,6 +37,7 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.utils.hooks import RemovableHandle
 
+from ..capture import recording_here
 from ..errors import VizlibTypeError, VizlibValueError
 from .style import NOTEBOOK_WIDTH
 
@@ -323,7 +324,8 @@ class GradFlowMonitor:
         mon.plot()
 
     The model's parameters are read at every step: a layer added or replaced during
-    training is recorded from then on. A hand-written update (``p -= lr * p.grad``) has no
+    training is recorded from then on. A step that ``vz.graph`` draws is not recorded: the
+    drawing undoes it. A hand-written update (``p -= lr * p.grad``) has no
     optimizer to watch: call ``mon.record()`` after ``backward()`` instead. ``close()`` (or
     leaving the ``with`` block) stops recording; so does dropping the monitor.
     """
@@ -348,6 +350,8 @@ class GradFlowMonitor:
         self.history.append(row)
 
     def _on_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
+        if recording_here():  # a step vz.graph draws, then undoes: no training step
+            return
         ours = {id(p) for p in self._model.parameters()}
         if any(id(p) in ours for group in optimizer.param_groups for p in group["params"]):
             self.record()

@@ -86,3 +86,17 @@ def test_modules_no_name_reaches_are_named_apart_when_they_run():
 
     g = vz.graph(made_inside, x, max_nodes=None)
     assert {m for n in g.nodes for m in n.modules} == {"Linear", "Linear#2"}
+
+
+def test_inputs_nested_in_lists_and_dicts_are_named_as_python_reaches_them():
+    """A detection model's targets: a list of dicts; a batch: a dict of lists."""
+    images = [torch.randn(3), torch.randn(3)]
+    targets = [{"boxes": torch.randn(3)}, {"boxes": torch.randn(3)}]
+
+    def loss(images: list, targets: list) -> torch.Tensor:
+        return sum((i * t["boxes"]).sum() for i, t in zip(images, targets, strict=True))
+
+    g = vz.graph(loss, images, targets)
+    assert g.find("targets[1]['boxes']") and g.find("images[0]")
+    g = vz.graph(lambda batch: batch["x"][0] * batch["x"][1], {"x": [torch.tensor(1.0), torch.tensor(2.0)]})
+    assert sorted(n.name for n in g.nodes if n.kind == "leaf") == ["batch['x'][0]", "batch['x'][1]"]

@@ -335,3 +335,37 @@ def test_a_non_leaf_input_that_does_not_retain_its_grad_draws_without_a_warning(
         warnings.simplefilter("error")
         g = vz.graph(lambda h: (h * h).sum(), h)
     assert g.find("SumBackward0") and a.grad is None
+
+
+def test_a_weight_a_pre_hook_computes_is_the_users_own_after_a_drawing():
+    """Pruning makes ``weight`` a plain attribute its forward pre-hook recomputes (weight_orig
+    * weight_mask): after a drawing it is still the tensor the user's last forward made, so
+    a penalty on it backpropagates without a new forward."""
+    import torch.nn.utils.prune as prune
+
+    torch.manual_seed(0)
+    model, x = nn.Sequential(nn.Linear(4, 4), nn.Linear(4, 1)), torch.randn(3, 4)
+    prune.l1_unstructured(model[0], "weight", amount=0.5)
+    model(x)
+    before = model[0].weight
+    g = vz.graph(lambda x: model(x).sum(), x, params=model)
+    assert g.find("0.weight_orig") and model[0].weight is before
+    model[0].weight.abs().sum().backward()
+    assert model[0].weight_orig.grad is not None
+
+
+def test_a_drawn_step_that_runs_backward_into_existing_grads_leaves_their_values():
+    """Gradient accumulation: the call's own backward adds into the ``.grad`` the user's last
+    backward left, in place; after the drawing they hold what they held, as the same tensors."""
+    torch.manual_seed(0)
+    model, x = nn.Linear(4, 2), torch.randn(8, 4)
+    model(x).square().mean().backward()
+    grads = [(p.grad, p.grad.clone()) for p in model.parameters()]
+
+    def accumulate(x: torch.Tensor) -> torch.Tensor:
+        model(x).square().mean().backward()
+        return model(x).square().mean()
+
+    vz.graph(accumulate, x, params=model)
+    for p, (grad, values) in zip(model.parameters(), grads, strict=True):
+        assert p.grad is grad and torch.equal(p.grad, values)

@@ -454,3 +454,57 @@ def test_a_cache_the_call_grows_is_given_back_as_it_was_and_the_step_draws_again
         assert cache.layers == layers and cache.layers[0].keys is keys and cache.steps == steps
         assert not cache.layers[0].keys.requires_grad
     assert stash == [4, 4]
+
+
+class _WithScriptedBlock(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.lin = nn.Linear(3, 3)
+        self.block = torch.jit.script(nn.Sequential(nn.Linear(3, 3), nn.ReLU()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.block(self.lin(x))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit's own, on 2.13
+def test_torchscript_modules_draw_and_are_given_back():
+    """TorchScript modules keep their parameters in a mapping of their own (no ``.get``): a
+    scripted block inside a model, a scripted model and a traced one draw."""
+    x = torch.randn(2, 3)
+    models = {
+        "scripted block": _WithScriptedBlock(),
+        "scripted model": torch.jit.script(nn.Sequential(nn.Linear(3, 1))),
+        "traced model": torch.jit.trace(nn.Linear(3, 1), x),
+    }
+    for case, model in models.items():
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        g = vz.graph(lambda x, model=model: model(x).sum(), x, params=model)
+        leaves = {n.name for n in g.nodes if n.kind == "leaf"}
+        assert {name for name, _ in model.named_parameters()} <= leaves, (case, leaves)
+        assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items()), case
+        assert all(p.grad is None for p in model.parameters()), case
+
+
+def test_a_recorded_amp_step_leaves_the_grad_scaler_as_it_was():
+    """GradScaler's update changes its scale and growth tracker in place, by ops of its own
+    (``torch._amp_update_scale_``): a drawn step with ``scaler.update()`` gives them back."""
+    torch.manual_seed(0)
+    model, x, y = nn.Linear(4, 3), torch.randn(8, 4), torch.randint(0, 3, (8,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2048.0, growth_interval=1)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = nn.functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return nn.functional.cross_entropy(model(x), y)
+
+    step(x)
+    before = (scaler.get_scale(), scaler._growth_tracker.item(), model.weight.detach().clone())
+    vz.graph(step, x, params=model)
+    assert (scaler.get_scale(), scaler._growth_tracker.item()) == before[:2] == (4096.0, 0)
+    assert torch.equal(model.weight, before[2])

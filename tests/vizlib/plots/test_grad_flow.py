@@ -219,6 +219,23 @@ def test_monitor_ignores_optimizers_of_other_models():
     assert len(mon.history) == 2
 
 
+def test_monitor_ignores_a_step_that_vz_graph_draws_and_undoes():
+    model, x = mlp(1), torch.randn(4, 16)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        opt.step()
+        return model(x).square().mean()
+
+    with GradFlowMonitor(model) as mon:
+        step(x)
+        vz.graph(step, x, params=model)
+        step(x)
+    assert len(mon.history) == 2
+
+
 def test_close_and_with_block_remove_the_hook():
     hooks = len(_global_optimizer_pre_hooks)
     model = mlp(1)
