@@ -138,9 +138,10 @@ class UserState:
                 if p is not None:
                     self.keep_grad(p)
                     self._entries.append((m._parameters, name, p))
-            # A tensor attribute a forward (pre-)hook computes (prune's and the old weight_norm's
+            # A tensor attribute a forward pre-hook computes (prune's and the old weight_norm's
             # weight = weight_orig * mask): the call would leave its own, from vizlib's graph.
-            self._entries += [(m.__dict__, k, v) for k, v in m.__dict__.items() if isinstance(v, torch.Tensor)]
+            if m._forward_pre_hooks:
+                self._entries += [(m.__dict__, k, v) for k, v in m.__dict__.items() if isinstance(v, torch.Tensor)]
             todo += [child for child in m._modules.values() if child is not None]
 
     def keep_value(self, t: torch.Tensor) -> None:
