@@ -28,6 +28,7 @@ from .capture import compiled_graphs as capture_compiled
 from .capture import joint_graph as capture_joint
 from .data import GraphData
 from .errors import VizlibError, VizlibTypeError, VizlibValueError
+from .plots import steps_undone
 from .render import save, to_dot, to_html, to_svg
 from .transform import DrawnNumbers, simplify
 
@@ -143,7 +144,8 @@ def graph_of_call(target: object, args: tuple = (), kwargs: dict | None = None, 
     with collector_paused():  # folding a big graph makes many objects too (see collector_paused)
         # Only the numbers the folded picture draws are read (transform.DrawnNumbers).
         numbers = DrawnNumbers(o["depth"], o["max_nodes"])
-        data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"], numbers)
+        with steps_undone():
+            data = capture(target, args, kwargs or {}, o["params"], o["grad_output"], o["show_saved"], numbers)
         drawn = Graph.of(numbers.picture(data))
         # Let go of the unfolded graph while the collector is off: once on, its first
         # collection would walk every one of its objects (seconds for 50,000 nodes).
@@ -225,7 +227,8 @@ def compiled_graphs(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> lis
     by ``torch.compile`` is unwrapped. Errors of the compiler become a VizlibValueError
     saying what to check; an exception ``fn`` raises itself propagates unchanged.
     """
-    return [Graph.of(g) for g in capture_compiled(fn, args, kwargs)]
+    with steps_undone():
+        return [Graph.of(g) for g in capture_compiled(fn, args, kwargs)]
 
 
 def joint_graph(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Graph:
@@ -247,7 +250,8 @@ def joint_graph(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Graph:
     or buffers change. A function AOTAutograd cannot trace (e.g. ``.item()`` deciding an
     ``if``) gets a VizlibValueError; an exception ``fn`` raises itself propagates.
     """
-    return Graph.of(capture_joint(fn, args, kwargs))
+    with steps_undone():
+        return Graph.of(capture_joint(fn, args, kwargs))
 
 
 def _refuse_autograd_options(target: object, options: dict[str, object]) -> None:

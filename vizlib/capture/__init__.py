@@ -14,14 +14,7 @@ from .build import capture, collector_paused
 from .compiled import compiled_graphs
 from .fx import capture_compiler_graph, is_compiler_graph
 from .joint import joint_graph
-from .module_hooks import MODULE_HOOKS
 from .summary import Summaries
-
-
-def recording_here() -> bool:
-    """Whether vizlib is recording a call on this thread (what the call changes is undone)."""
-    return MODULE_HOOKS.recording_here()
-
 
 __all__ = [
     "capture",
@@ -30,6 +23,5 @@ __all__ = [
     "compiled_graphs",
     "is_compiler_graph",
     "joint_graph",
-    "recording_here",
     "Summaries",
 ]

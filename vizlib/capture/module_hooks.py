@@ -52,10 +52,6 @@ class ModuleHooks:
                     h.remove()
                 self._handles = []
 
-    def recording_here(self) -> bool:
-        """Whether a recording runs on this thread (a step it runs is undone afterwards)."""
-        return bool(getattr(self._local, "recorders", None))
-
     def _stack(self) -> list[Recorder]:
         stack = getattr(self._local, "recorders", None)
         if stack is None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,7 +38,6 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from torch.utils.hooks import RemovableHandle
 
-from ..capture import recording_here
 from ..errors import VizlibTypeError, VizlibValueError
 from .style import NOTEBOOK_WIDTH
 
@@ -310,6 +310,22 @@ def _draw_flow(
     )
 
 
+# Whether the optimizer steps on this thread are ones a drawing undoes (``steps_undone``).
+_UNDONE = threading.local()
+
+
+@contextlib.contextmanager
+def steps_undone() -> Iterator[None]:
+    """Optimizer steps on this thread meanwhile are no training: vz.graph runs a call to draw
+    it and puts back what it changed (api.py), so no ``GradFlowMonitor`` records them."""
+    depth = getattr(_UNDONE, "depth", 0)
+    _UNDONE.depth = depth + 1
+    try:
+        yield
+    finally:
+        _UNDONE.depth = depth
+
+
 class GradFlowMonitor:
     """Record gradient magnitudes at every optimizer step, then plot layers x steps.
 
@@ -350,7 +366,7 @@ class GradFlowMonitor:
         self.history.append(row)
 
     def _on_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
-        if recording_here():  # a step vz.graph draws, then undoes: no training step
+        if getattr(_UNDONE, "depth", 0):  # a step vz.graph draws, then undoes: no training step
             return
         ours = {id(p) for p in self._model.parameters()}
         if any(id(p) in ours for group in optimizer.param_groups for p in group["params"]):
