@@ -218,11 +218,13 @@ def _flag_of_a_copy(names: list[str]) -> VizlibValueError:
     which torch refuses once one of them requires grad, as vizlib's copies of them do."""
     them = " and ".join(names)
     return VizlibValueError(
-        f"The function sets requires_grad on a tensor it computed, which torch allows only on a leaf. vizlib "
-        f"hands the call a copy of {them} that requires grad, to draw its gradient, so what the call computes "
-        f"from it is no leaf, as it would be from {them} itself (Hugging Face's audio models, such as "
-        "Wav2Vec2, do this to their input's features in training mode). Pass the input through a closure, "
-        "which vizlib hands over as it is: vz.graph(lambda: model(x).loss, params=model)."
+        "The function sets requires_grad on a tensor it computed, which torch allows only on a leaf. If that "
+        f"tensor is computed from {them} alone (Hugging Face's audio models, such as Wav2Vec2, do this to "
+        "their input's features in training mode), vizlib is the cause: it hands the call a copy of "
+        f"{them} that requires grad, to draw its gradient, so what the call computes from it is no leaf, as it "
+        f"would be from {them} itself. Pass the input through a closure, which vizlib hands over as it is: "
+        "vz.graph(lambda: model(x).loss, params=model). If the tensor is computed from weights that require "
+        "grad, PyTorch refuses the call without vizlib too: set the flag on a .detach()ed copy."
     )
 
 

@@ -15,9 +15,11 @@ point, so each capture runs inside ``UserState``:
   and an in-place op is about to change;
 - on exit it puts everything back: which tensor each module's buffer and parameter is,
   buffer and tensor values (copied back only where they changed, and their version
-  counters), which tensor each ``.grad`` is (not its values: vizlib never accumulates into
-  one; only a ``backward()`` of the user's own inside the call would), the state of an
-  optimizer that stepped, generator states and random states.
+  counters), which tensor each ``.grad`` is, and its values where a ``backward()`` of the
+  call's own added into it (vizlib's never does), the state of an optimizer that stepped,
+  generator states and random states, and what a plain object the walk reached held
+  (its attributes, and the lists, dicts and sets it holds: a key/value cache the call
+  grew) where a change concerns a tensor or what may hold one (``_snapshot``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import itertools
 import random
 import sys
 import threading
@@ -43,6 +46,13 @@ from torch.utils.hooks import RemovableHandle
 # bounded so that a function naming a huge global structure costs little.
 _MAX_DEPTH = 4
 _MAX_OBJECTS = 20_000
+# What reached an object in UserState's walk: a name of the user's, a plain object that is put
+# back, or something that is not (an iterator, or an object tied to one).
+_USER, _OBJECT, _NONE = "user", "object", "none"
+# Lists, dicts and sets of more items are not put back, and the walk reads only this many of
+# a container's items: copying, comparing or visiting a tokenizer's vocabulary would cost a
+# drawing more than the rest.
+_MAX_ITEMS = 10_000
 
 
 class UserState:
@@ -179,8 +189,10 @@ class UserState:
         if id(gen) not in self._generators:
             self._generators[id(gen)] = (gen, gen.get_state())
 
-    def _walk(self, obj: object, depth: int, budget: list[int], in_object: bool = False) -> None:
-        """Note what ``obj`` reaches; ``in_object``: it is held by a plain object (see _snapshot)."""
+    def _walk(self, obj: object, depth: int, budget: list[int], held_by: str = _USER) -> None:
+        """Note what ``obj`` reaches. ``held_by`` says what reached it (see ``_snapshot``): a
+        name of the user's (an argument, a variable a function names), a plain object put
+        back as it was, or something that cannot be (an iterator): below that, nothing is."""
         if depth > _MAX_DEPTH or budget[0] <= 0 or id(obj) in self._seen or _is_plain(obj):
             return
         self._seen.add(id(obj))
@@ -194,51 +206,89 @@ class UserState:
         if isinstance(obj, torch.Generator):
             self.keep_generator(obj)
             return
-        held = _snapshot(obj, in_object)
+        held = _snapshot(obj, held_by)
         if held is not None:
             self._held.append((obj, held))
-        is_object = held is not None and not isinstance(obj, (list, dict, set))
-        for child in _children(obj):
-            self._walk(child, depth + 1, budget, in_object or is_object)
+        if isinstance(obj, (types.FunctionType, types.MethodType, functools.partial)):
+            below = _USER  # what a function names is the user's own, wherever the function is held
+        elif held is not None:
+            below = _OBJECT
+        else:
+            below = _USER if held_by == _USER and isinstance(obj, (list, tuple, dict, set, frozenset)) else _NONE
+        # (the first items of a container of millions: each of the rest would cost a call, and
+        # numbers and strings take nothing from the budget)
+        for child in itertools.islice(_children(obj), _MAX_ITEMS):
+            if budget[0] <= 0:
+                break
+            self._walk(child, depth + 1, budget, below)
 
 
-def _snapshot(obj: object, in_object: bool) -> object:
+def _snapshot(obj: object, held_by: str) -> object:
     """What a plain object holds (its attributes), or a list, dict or set that a plain object
-    holds (``in_object``: its items), as the same objects, for ``_hold_again``. A call may
-    give an object new tensors: a Hugging Face ``DynamicCache`` handed to a decoding step
-    grows by the step, and would keep the tensors of vizlib's graph. None for what is not
-    put back: a list or dict the user names themselves (a stash of what the call computed
-    is theirs to keep), immutable containers, functions, classes, modules of Python, and
-    iterators, whose place in what they iterate over is not theirs to put back."""
+    holds (its items), as the same objects, for ``_hold_again``. A call may give an object new
+    tensors: a Hugging Face ``DynamicCache`` handed to a decoding step grows by the step, and
+    would keep the tensors of vizlib's graph. None for what is not put back: a list or dict
+    the user names (a stash of what the call computed is theirs to keep), one of more than
+    ``_MAX_ITEMS``, anything below what cannot be put back, immutable containers, functions,
+    classes, and iterators and the objects that hold one, whose place in what they iterate
+    over is not theirs to put back (a half put back object would be out of step with it)."""
+    if held_by == _NONE:
+        return None
     if isinstance(obj, (list, dict, set)):
-        return (list(obj) if isinstance(obj, list) else obj.copy()) if in_object else None
+        if held_by != _OBJECT or len(obj) > _MAX_ITEMS:
+            return None
+        return list(obj) if isinstance(obj, list) else obj.copy()
     if isinstance(obj, (tuple, frozenset, types.FunctionType, types.MethodType, functools.partial, type)):
         return None
     attributes = getattr(obj, "__dict__", None)
-    if not isinstance(attributes, dict) or hasattr(obj, "__next__"):
+    if not isinstance(attributes, dict) or _iterates(obj) or any(map(_iterates, attributes.values())):
         return None
     return dict(attributes)
 
 
+def _iterates(obj: object) -> bool:
+    """An iterator or generator (asked of its type: an object's own ``__getattr__`` may raise
+    anything for a name it does not know)."""
+    return hasattr(type(obj), "__next__")
+
+
 def _hold_again(obj: object, held: object) -> None:
     """Put back what ``obj`` held (``_snapshot``) where the call changed it: the very objects
-    it held, not copies of them."""
+    it held, not copies of them. Only where a change concerns a tensor, or what holds some (a
+    container, an object): then every change of ``obj`` is put back, so that it stays whole
+    (a cache layer's keys and its "initialised" flag). Numbers and strings changed alone are
+    left: a counter another thread advances meanwhile keeps its count."""
     if isinstance(obj, list):
         assert isinstance(held, list)
-        if len(obj) != len(held) or any(a is not b for a, b in zip(obj, held, strict=True)):
+        if len(obj) == len(held) and all(a is b for a, b in zip(obj, held, strict=True)):
+            return
+        before, now = {id(v) for v in held}, {id(v) for v in obj}
+        moved = [v for v in obj if id(v) not in before] + [v for v in held if id(v) not in now]
+        if any(map(_holds, moved)):
             obj[:] = held
         return
-    current: dict | set = obj if isinstance(obj, (dict, set)) else obj.__dict__
-    assert isinstance(held, (dict, set))
-    if isinstance(current, set):
-        if current != held:
-            current.clear()
-            current.update(held)
+    if isinstance(obj, set):
+        assert isinstance(held, set)
+        if any(map(_holds, obj ^ held)):
+            obj.clear()
+            obj.update(held)
         return
+    current = obj if isinstance(obj, dict) else obj.__dict__
     assert isinstance(held, dict)
-    if current.keys() != held.keys() or any(current[k] is not v for k, v in held.items()):
-        current.clear()
-        current.update(held)
+    gone = object()
+    changed = {k for k in current.keys() | held.keys() if current.get(k, gone) is not held.get(k, gone)}
+    if not any(_holds(current.get(k)) or _holds(held.get(k)) for k in changed):
+        return
+    for key in changed:
+        if key in held:
+            current[key] = held[key]
+        else:
+            del current[key]
+
+
+def _holds(value: object) -> bool:
+    """Whether a value is, or may hold, a tensor: anything but a number, a string or None."""
+    return not isinstance(value, (int, float, complex, str, bytes, type(None)))
 
 
 def _on_this_thread(hook: Callable[..., None]) -> Callable[..., None]:

@@ -61,9 +61,9 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
     ``fn`` (a module) and ``params`` name theirs as ``named_modules`` and ``named_parameters``
     do. Then the modules the call reaches by a name of the user's (``reached``: its
     arguments, the variables of its closure and the globals it names) name theirs, under
-    that name where there are several, as ``net.0.weight`` beside ``head.weight``: two
-    modules named alike inside two of them are never one box. (Any other module is named
-    when it runs: ``ForwardRecorder._name_unnamed``.)
+    that name where there are several or ``fn``/``params`` named some, as ``net.0.weight``
+    beside ``head.weight``: two modules named alike inside two of them are never one box.
+    (Any other module is named when it runs: ``ForwardRecorder._name_unnamed``.)
     """
     paths: dict = {}
     names = param_names(fn) if isinstance(fn, nn.Module) else {}
@@ -77,8 +77,9 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
             others.setdefault(id(value), (name, value))
     inside = {id(sub) for _, m in others.values() for sub in m.modules() if sub is not m}
     tops = [(name, m) for key, (name, m) in others.items() if key not in inside]
+    named_already = bool(paths)  # (fn or params: a model beside it is named under its variable)
     for name, m in tops:
-        prefix = f"{name}." if len(tops) > 1 else ""
+        prefix = f"{name}." if len(tops) > 1 or named_already else ""
         for path, mod in m.named_modules():
             paths.setdefault(mod, prefix + path if path else prefix.rstrip(".") or type(m).__name__)
         for path, p in m.named_parameters():
@@ -104,7 +105,7 @@ def _ones(shape: list[int | str]) -> str:
 
 def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules: Iterable[nn.Module] = ()) -> str:
     """Why a recorded call's ``result`` has no graph behind it, in the terms of what the user did
-    (``modules``: those the call ran or was named with, whose parameters could have carried one)."""
+    (``modules``: those the call ran, whose parameters could have carried one)."""
     name = name_of(fn)
     if inspect.iscoroutine(result):
         result.close()  # never to run: Python would warn that it was never awaited

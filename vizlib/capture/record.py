@@ -148,6 +148,7 @@ class ForwardRecorder(TorchFunctionMode):
         self._made: dict[int, weakref.ref] = {}  # id -> tensor made by a call of this recording
         self.module_names = module_names  # nn.Module -> path (see _name_unnamed)
         self._paths = set(module_names.values())
+        self._unnamed: dict[str, int] = {}  # class name -> the next number to try (_name_unnamed)
         self.ops: dict = {}  # autograd node -> OpRecord
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
@@ -236,16 +237,19 @@ class ForwardRecorder(TorchFunctionMode):
         """Name a module that no name was given for (reached through a list, an attribute of
         an object, a module made inside the call) and every module inside it: by its class,
         made unique (``Block``, ``Block#2``), so that two of them are never one box."""
-        root, k = type(module).__name__, 1
-        path = root
+        root = type(module).__name__
+        k = self._unnamed.get(root, 1)
+        path = root if k == 1 else f"{root}#{k}"
         while path in self._paths:
             k += 1
             path = f"{root}#{k}"
+        self._unnamed[root] = k + 1
+        named = {}
         for inner, m in module.named_modules():
             if m not in self.module_names:
-                self.module_names[m] = f"{path}.{inner}" if inner else path
-                self._paths.add(self.module_names[m])
-        self._specs.renamed()
+                named[m] = self.module_names[m] = f"{path}.{inner}" if inner else path
+                self._paths.add(named[m])
+        self._specs.named(named)
         return path
 
     def _may_unwatch(self, args: object) -> bool:

@@ -29,9 +29,11 @@ class ModuleSpecs:
                 self._specs[module] = spec
         return spec
 
-    def renamed(self) -> None:
-        """Modules were given names since the children of each path were listed."""
-        self._children = None
+    def named(self, paths: dict[nn.Module, str]) -> None:
+        """Modules given names (``paths``) since the children of each path were listed."""
+        if self._children is not None:
+            for m, p in paths.items():
+                self._children.setdefault(p.rpartition(".")[0], []).append(m)
 
     def alike(self, module: nn.Module, calls: dict) -> list[object]:
         """The modules beside ``module`` (children of one parent, as ``blocks.1`` ... ``blocks.11``

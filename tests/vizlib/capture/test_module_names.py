@@ -100,3 +100,18 @@ def test_inputs_nested_in_lists_and_dicts_are_named_as_python_reaches_them():
     assert g.find("targets[1]['boxes']") and g.find("images[0]")
     g = vz.graph(lambda batch: batch["x"][0] * batch["x"][1], {"x": [torch.tensor(1.0), torch.tensor(2.0)]})
     assert sorted(n.name for n in g.nodes if n.kind == "leaf") == ["batch['x'][0]", "batch['x'][1]"]
+
+
+def test_a_model_beside_the_one_params_names_is_named_under_its_variable():
+    """A student named by ``params=``, its teacher reached through the closure: the teacher's
+    modules and parameters under ``teacher.``, never in the student's boxes."""
+    torch.manual_seed(0)
+    student = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+    teacher = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    x = torch.randn(3, 4)
+    distill = lambda x: (student(x) - teacher(x)).square().mean()  # noqa: E731
+    g = vz.graph(distill, x, params=student, max_nodes=None)
+    leaves = [n.name for n in g.nodes if n.kind == "leaf"]
+    assert len(leaves) == len(set(leaves)) and "teacher.0.weight" in leaves and "0.weight" in leaves
+    g = vz.graph(distill, x, params=student, depth=1)
+    assert {name for name, _ in boxes(g)} == {"0", "1", "2", "teacher.0", "teacher.1", "teacher.2"}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+import types
 import warnings
 from collections import OrderedDict
 
@@ -423,12 +424,10 @@ class _Cache:
 
     def __init__(self) -> None:
         self.layers: list[_Layer] = []
-        self.steps = 0
 
     def update(self, k: torch.Tensor, index: int) -> torch.Tensor:
         while len(self.layers) <= index:
             self.layers.append(_Layer())
-        self.steps += 1
         return self.layers[index].update(k)
 
 
@@ -439,7 +438,7 @@ def test_a_cache_the_call_grows_is_given_back_as_it_was_and_the_step_draws_again
     torch.manual_seed(0)
     proj, cache, stash = nn.Linear(4, 4), _Cache(), []
     cache.update(torch.randn(3, 4), 0)
-    before = (list(cache.layers), cache.layers[0].keys, cache.steps)
+    before = (list(cache.layers), cache.layers[0].keys)
 
     def step(x: torch.Tensor) -> torch.Tensor:
         keys = cache.update(proj(x), 0)
@@ -450,8 +449,8 @@ def test_a_cache_the_call_grows_is_given_back_as_it_was_and_the_step_draws_again
     for _ in range(2):
         g = vz.graph(step, torch.randn(1, 4))
         assert g.find("CatBackward0")
-        layers, keys, steps = before
-        assert cache.layers == layers and cache.layers[0].keys is keys and cache.steps == steps
+        layers, keys = before
+        assert cache.layers == layers and cache.layers[0].keys is keys
         assert not cache.layers[0].keys.requires_grad
     assert stash == [4, 4]
 
@@ -508,3 +507,49 @@ def test_a_recorded_amp_step_leaves_the_grad_scaler_as_it_was():
     vz.graph(step, x, params=model)
     assert (scaler.get_scale(), scaler._growth_tracker.item()) == before[:2] == (4096.0, 0)
     assert torch.equal(model.weight, before[2])
+
+
+class _Reader:
+    """An object holding an iterator and its own count of what it read: put back, the count
+    would be out of step with the iterator, which cannot be."""
+
+    def __init__(self) -> None:
+        self._it = iter(range(100))
+        self.seen = 0
+        self.log: list[int] = []
+
+    def next(self) -> int:
+        self.seen += 1
+        value = next(self._it)
+        self.log.append(value)
+        return value
+
+
+class _Config:
+    """A config whose unknown attributes raise KeyError, not AttributeError."""
+
+    def __init__(self) -> None:
+        self._d = {"scale": 2.0}
+
+    def __getattr__(self, name: str) -> object:
+        return self.__dict__["_d"][name]
+
+
+def test_what_the_guard_leaves_as_the_call_left_it():
+    """Only what concerns tensors is put back: a plain number the call changes alone stays
+    changed (a counter another thread may advance meanwhile), an object tied to an iterator
+    stays in step with it, a stash a callback fills is the user's, and an object answering
+    unknown names with a KeyError is read without asking it for them."""
+    w, x = torch.randn(3, requires_grad=True), torch.randn(3)
+    progress, reader, config, stash = types.SimpleNamespace(step=0), _Reader(), _Config(), []
+    probe = types.SimpleNamespace(keep=stash.append)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        progress.step += 1
+        y = x * w * reader.next() * config.scale
+        probe.keep(y.shape)
+        return y.sum()
+
+    vz.graph(step, x)
+    assert progress.step == 1 and stash == [torch.Size([3])]
+    assert (reader.seen, reader.log, reader.next()) == (1, [0, 1], 1)
