@@ -150,9 +150,8 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
             "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
             "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
         )
-    made = result_tensors(result)
-    if made and not any(t.is_floating_point() or t.is_complex() for t in made):
-        kinds = " and ".join(sorted({dtype_name(t.dtype) for t in made}))
+    kinds = _no_float_among(result_tensors(result))
+    if kinds:
         return (
             f"{name} returned {kinds} tensors only, and autograd follows gradients only through floating-point "
             "numbers: an integer or boolean result (argmax, a comparison, a count) has no graph behind it, "
@@ -166,11 +165,18 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
     )
 
 
+def _no_float_among(made: list[torch.Tensor]) -> str:
+    """The dtypes of a result whose tensors are all integers or booleans ("int64"), else ""."""
+    if made and not any(t.is_floating_point() or t.is_complex() for t in made):
+        return " and ".join(sorted({dtype_name(t.dtype) for t in made}))
+    return ""
+
+
 def _why_no_graph_of_a_model(name: str, made: list[torch.Tensor], frozen: bool) -> str:
     """``why_no_graph`` for a call that ran a model: its parameters could have carried a graph
     (``frozen``: none requires grad, and no input could)."""
-    if made and not any(t.is_floating_point() or t.is_complex() for t in made):
-        kinds = " and ".join(sorted({dtype_name(t.dtype) for t in made}))
+    kinds = _no_float_among(made)
+    if kinds:
         return (
             f"{name} returned {kinds} tensors only (token ids, as model.generate() returns, or an argmax), and "
             "autograd follows gradients only through floating-point numbers, so there is no graph to draw. "
