@@ -32,7 +32,6 @@ from .devices import device_notes
 from .guard import UserState, outside_state
 from .inputs import (
     Params,
-    bound_arguments,
     grad_outputs,
     module_names,
     param_names,
@@ -247,8 +246,8 @@ def _record_call(
     fn: Callable, args: tuple, kwargs: dict, params: Params, grad_output: object, drawn: Drawn | None, save_hooks: bool
 ) -> GraphData:
     user_args = (args, kwargs)
-    args, kwargs, names = prepare_inputs(fn, args, kwargs)
-    reached = [*bound_arguments(fn, *user_args).items(), *outside_state(fn)]
+    args, kwargs, names, bound = prepare_inputs(fn, args, kwargs)
+    reached = [*bound.items(), *outside_state(fn)]
     if isinstance(fn, types.MethodType):  # vz.graph(model.forward, x): the module it is a method of
         reached.append((type(fn.__self__).__name__, fn.__self__))
     paths, named = module_names(fn, params, reached)

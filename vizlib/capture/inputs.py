@@ -20,12 +20,13 @@ from .nested import tensor_shape
 Params = dict | nn.Module | None
 
 
-def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict]:
+def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict, dict]:
     """Give float inputs a gradient without touching the caller's tensors; name them.
 
     Python floats become 0-d float tensors; float (and complex) tensors that do not
-    require grad are copied and the copy requires grad. Returns new args, kwargs, and
-    id(tensor) -> name.
+    require grad are copied and the copy requires grad. Returns new args, kwargs,
+    id(tensor) -> name, and the new arguments by name (``bound_arguments``: the modules
+    among them are the caller's own).
     """
 
     def prepare(v: object) -> object:
@@ -37,12 +38,13 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
 
     args, kwargs = tree_map(prepare, (args, kwargs))
     names: dict[int, str] = {}
-    for name, value in bound_arguments(fn, args, kwargs).items():
+    bound = bound_arguments(fn, args, kwargs)
+    for name, value in bound.items():
         # as Python reaches each tensor from the argument: targets[1]['boxes'], batch['x'][0]
         for path, t in tree_flatten_with_path(value)[0]:
             if isinstance(t, torch.Tensor):
                 names[id(t)] = name + keystr(path)
-    return args, kwargs, names
+    return args, kwargs, names, bound
 
 
 def bound_arguments(fn: Callable, args: tuple, kwargs: dict) -> dict[str, object]:

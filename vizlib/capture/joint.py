@@ -50,7 +50,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
-    args, kwargs, arg_names = prepare_inputs(fn, args, kwargs)
+    args, kwargs, arg_names, _ = prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
     holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)
