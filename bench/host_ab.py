@@ -10,7 +10,10 @@ the plain step and the two recordings are called in turn, so the machine's load 
 all three alike. Prints each median CPU time and what each recording adds over the plain
 step; the figures go into bench/results/scale.md by hand.
 
-    .venv/bin/python -m bench.host_ab REV [--runs 100]
+With ``--gpu-path`` both packages read statistics as on an accelerator (``take_gpu_path``):
+the calls a GPU's host pays for, made and timed on the CPU.
+
+    .venv/bin/python -m bench.host_ab REV [--runs 100] [--gpu-path]
 """
 
 from __future__ import annotations
@@ -45,6 +48,17 @@ def vizlib_at(rev: str, into: Path) -> object:
     (into / "vizlib").rename(into / "vizlib_at_rev")
     sys.path.insert(0, str(into))
     return importlib.import_module("vizlib_at_rev")
+
+
+def take_gpu_path(package: Any) -> None:
+    """Make a vizlib package read a CPU tensor's statistics as it reads an accelerator's:
+    values whole by ``moments``, big gradients held for one multi-tensor norm, every
+    small piece batched, pieces of an accelerator's size."""
+    summary = importlib.import_module(f"{package.__name__}.capture.summary")
+    summary._BY_MOMENTS["cpu"] = True
+    summary._BY_FOREACH["cpu"] = True
+    summary._BATCHED["cpu"] = summary.FLOAT64_UP_TO
+    summary._PIECE["cpu"] = summary._DEVICE_PIECE
 
 
 # A model's plain step, and its recording by a given vizlib package.
@@ -83,10 +97,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("rev", help="the git revision to compare with, e.g. HEAD~3")
     parser.add_argument("--runs", type=int, default=100)
+    parser.add_argument("--gpu-path", action="store_true", help="read statistics as on an accelerator")
     args = parser.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         before = vizlib_at(args.rev, Path(tmp))
+        if args.gpu_path:
+            for package in (before, vizlib):
+                take_gpu_path(package)
         for name, (plain, record) in models().items():
             calls: dict[str, Callable[[], object]] = {
                 "plain": plain,

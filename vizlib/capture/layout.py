@@ -11,12 +11,14 @@ from __future__ import annotations
 import torch
 
 
-def flat_copy(x: torch.Tensor) -> torch.Tensor:
-    """A flat copy of x, in memory order where x fills one block of memory (as ``pieces``
-    reads it), else in x's own order; of x's dtype (a small tensor's exact value)."""
+def block_copy(x: torch.Tensor) -> torch.Tensor:
+    """A copy of x in one block of memory, its elements in memory order where x fills one
+    block (as ``pieces`` reads it), else in x's own order; of x's dtype. Not flattened:
+    the batch it joins flattens all its copies in one call (``Summaries._reduce``), where a
+    view of each would cost a GPU's host a dispatcher call per piece."""
     if dense(x) and not x.is_contiguous():
         x = x.permute(memory_order(x))
-    return x.clone(memory_format=torch.contiguous_format).view(-1)
+    return x.clone(memory_format=torch.contiguous_format)
 
 
 def pieces(x: torch.Tensor, limit: int) -> list[torch.Tensor]:

@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from ..data import Stats, Value
-from .layout import dense, flat_copy, memory_key, pieces, unexpanded
+from .layout import block_copy, dense, memory_key, pieces, unexpanded
 from .nested import nested_elements
 from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
 from .rows import UNREDUCED, Pending, finish, finish_one, sum_and_squares
@@ -413,7 +413,7 @@ class Summaries:
         k = x.numel()
         batched = self._batched(x.device)
         if k <= batched:
-            self._batch(p, flat_copy(x), k, gradient)
+            self._batch(p, block_copy(x), k, gradient)
             return p
         as_is = x.dtype in (torch.float32, torch.float64) and dense(x) and k > FLOAT64_UP_TO  # no copy needed
         # A contiguous tensor of one piece is read as it is: its 1-D view would only cost a
@@ -429,7 +429,7 @@ class Summaries:
         for piece in [x] if k <= limit and x.is_contiguous() else pieces(x, limit):
             k = piece.numel()
             if k <= batched:
-                self._batch(p, flat_copy(piece), k, gradient)
+                self._batch(p, block_copy(piece), k, gradient)
             elif not gradient and _BY_MOMENTS.get(piece.device.type, True):
                 self._wait_alike(p, piece, k)
             else:
@@ -572,7 +572,8 @@ class Summaries:
         row is."""
         batch = self._batches.pop(key)
         device, _, gradient, kept = key
-        data = torch.cat([c.view(-1) for c in batch.copies])  # each copy is contiguous
+        # Each copy is one block: flattened and joined in one call, not a view of each.
+        data = torch._C._nn.flatten_dense_tensors(batch.copies)
         rows = segment_rows(data, batch.lengths, gradient)
         width = 1 if gradient else 4
         offset = self._append(rows)
