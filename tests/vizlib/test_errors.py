@@ -31,6 +31,7 @@ WRONG_TYPES = {
     "vz.replay(not a graph)": lambda: vz.replay("g"),
     "vz.grad_flow(not a module)": lambda: vz.grad_flow(42),
     "vz.GradFlowMonitor(not a module)": lambda: vz.GradFlowMonitor([torch.ones(2)]),
+    "vz.GradFlowMonitor(scaler= not a GradScaler)": lambda: vz.GradFlowMonitor(torch.nn.Linear(1, 1), scaler=2.0**16),
     "vz.tensor_layout(a list)": lambda: vz.tensor_layout([1, 2, 3]),
     "vz.timeline(a list of intervals)": lambda: vz.timeline([(0.0, 1.0, "a")]),
     "g.save(a number)": lambda: _posthoc_graph().save(3),

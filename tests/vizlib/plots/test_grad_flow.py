@@ -460,3 +460,152 @@ def test_an_empty_parameter_has_no_gradient_to_flag():
     model = nn.Sequential(nn.Linear(0, 3), nn.Linear(3, 1))
     model(torch.randn(2, 0)).sum().backward()
     assert [p.name for p in grad_magnitudes(model)] == ["0.bias", "1.weight", "1.bias"]
+
+
+def train_scaled(
+    model: nn.Module, opt: torch.optim.Optimizer, scaler: torch.amp.GradScaler, steps: int, overflow_at: int
+) -> list[list[float]]:
+    """GradScaler's recipe on the CPU, whose loss at step ``overflow_at`` is multiplied by inf:
+    that step's gradients are Inf/NaN and GradScaler skips its optimizer step. Returns each
+    step's mean |grad| per parameter as the step used them (unscaled: SGD and a fused step
+    leave them so)."""
+    used = []
+    for step in range(steps):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(*_batch(model, seed=step))
+        scaler.scale(loss * (math.inf if step == overflow_at else 1.0)).backward()
+        scaler.step(opt)
+        scaler.update()
+        used.append([p.grad.abs().mean().item() for p in model.parameters()])
+    return used
+
+
+def _batch(model: nn.Module, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The model's output on random data, and a random target."""
+    g = torch.Generator().manual_seed(seed)
+    out = model(torch.randn(32, 16, generator=g))
+    return out, torch.randn(out.shape, generator=g)
+
+
+def test_monitor_records_a_step_that_grad_scaler_skips_as_skipped_with_its_inf_nan_gradients():
+    model = mlp(2, act=nn.ReLU)
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.05), torch.amp.GradScaler("cpu")
+    with GradFlowMonitor(model, scaler=scaler) as mon:
+        used = train_scaled(model, opt, scaler, steps=5, overflow_at=2)
+    assert scaler.get_scale() == 2.0**15  # GradScaler did skip one step, and backed off
+    assert len(mon.history) == 5 and mon.skipped == [2]
+    assert {p.status for p in mon.history[2]} == {"non-finite"}
+    assert not any(math.isfinite(p.mean) or math.isfinite(p.max) for p in mon.history[2])
+    for step in (0, 1, 3, 4):  # the others as before: the unscaled gradients the step used
+        assert [p.status for p in mon.history[step]] == ["ok"] * len(mon.layers)
+        assert [p.mean for p in mon.history[step]] == pytest.approx(used[step], rel=1e-6)
+    assert "5 steps (1 skipped by GradScaler)" in repr(mon)
+
+
+def test_monitor_watching_a_scaler_does_not_change_training_and_puts_its_step_back():
+    watched, plain = mlp(2, seed=7), mlp(2, seed=7)
+    scaler = torch.amp.GradScaler("cpu")
+    with GradFlowMonitor(watched, scaler=scaler):
+        assert "step" in vars(scaler)  # watched on this instance, never on GradScaler itself
+        train_scaled(watched, torch.optim.SGD(watched.parameters(), lr=0.05), scaler, steps=4, overflow_at=1)
+    assert "step" not in vars(scaler)
+    plain_scaler = torch.amp.GradScaler("cpu")
+    train_scaled(plain, torch.optim.SGD(plain.parameters(), lr=0.05), plain_scaler, steps=4, overflow_at=1)
+    assert scaler.get_scale() == plain_scaler.get_scale()
+    for (n, a), (_, b) in zip(watched.named_parameters(), plain.named_parameters(), strict=True):
+        assert torch.equal(a, b), n
+
+
+@pytest.mark.parametrize("watched", [True, False], ids=["scaler passed", "no scaler passed"])
+def test_monitor_unscales_a_fused_step_and_marks_the_one_its_kernel_skips(watched):
+    """A fused optimizer takes the gradients still scaled, and the scale and the Inf/NaN flag
+    with them: its step runs even when GradScaler found Inf/NaN (its kernel skips the update)."""
+    model = mlp(2, act=nn.ReLU)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01, fused=True)
+    scaler = torch.amp.GradScaler("cpu")
+    with GradFlowMonitor(model, scaler=scaler if watched else None) as mon:
+        used = train_scaled(model, opt, scaler, steps=4, overflow_at=1)
+    assert len(mon.history) == 4 and mon.skipped == [1]
+    assert {p.status for p in mon.history[1]} == {"non-finite"}
+    for step in (0, 2, 3):  # not 65536 times too big
+        assert [p.mean for p in mon.history[step]] == pytest.approx(used[step], rel=1e-5)
+
+
+def test_monitor_without_a_scaler_records_the_steps_that_ran():
+    """Without ``scaler=``, a step GradScaler skips runs no optimizer code to notice."""
+    model = mlp(1)
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.05), torch.amp.GradScaler("cpu")
+    with GradFlowMonitor(model) as mon:
+        train_scaled(model, opt, scaler, steps=3, overflow_at=1)
+    assert len(mon.history) == 2 and mon.skipped == []
+    assert "skipped" not in repr(mon)
+
+
+def test_a_disabled_scaler_skips_nothing_so_no_step_is_marked_skipped():
+    """``GradScaler(enabled=False)`` (the idiom for code that also trains in bf16 or fp32)
+    steps the optimizer whatever the gradients hold."""
+    model = mlp(1)
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.05), torch.amp.GradScaler("cpu", enabled=False)
+    with GradFlowMonitor(model, scaler=scaler) as mon:
+        train_scaled(model, opt, scaler, steps=3, overflow_at=1)
+    assert len(mon.history) == 3 and mon.skipped == []
+    assert {p.status for p in mon.history[1]} == {"non-finite"}
+
+
+def test_monitors_sharing_a_scaler_each_record_its_skips_until_closed_or_dropped():
+    model = mlp(1)
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.05), torch.amp.GradScaler("cpu")
+    first, second = GradFlowMonitor(model, scaler=scaler), GradFlowMonitor(model, scaler=scaler)
+    train_scaled(model, opt, scaler, steps=2, overflow_at=0)
+    first.close()
+    train_scaled(model, opt, scaler, steps=2, overflow_at=0)
+    assert first.skipped == [0] and second.skipped == [0, 2] and len(second.history) == 4
+    dropped = weakref.ref(second)
+    del second
+    gc.collect()
+    assert dropped() is None and "step" not in vars(scaler)
+
+
+def test_monitor_ignores_a_skipped_step_that_vz_graph_draws_and_undoes():
+    model, x = mlp(1), torch.randn(4, 16)
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.1), torch.amp.GradScaler("cpu")
+
+    def overflowing_step(x: torch.Tensor) -> torch.Tensor:
+        opt.zero_grad()
+        scaler.scale(model(x).square().mean() * math.inf).backward()
+        scaler.step(opt)
+        scaler.update()
+        return model(x).square().mean()
+
+    with GradFlowMonitor(model, scaler=scaler) as mon:
+        vz.graph(overflowing_step, x, params=model)
+        overflowing_step(x)
+    assert len(mon.history) == 1 and mon.skipped == [0]
+
+
+def test_monitor_plot_hatches_the_columns_of_skipped_steps(tmp_path):
+    model = WithUnused()  # a "no grad" legend entry too
+    opt, scaler = torch.optim.SGD(model.parameters(), lr=0.05), torch.amp.GradScaler("cpu")
+    width = model.used.in_features
+    with GradFlowMonitor(model, scaler=scaler) as mon:
+        for step in range(6):
+            opt.zero_grad()
+            x = torch.randn(8, width)
+            x[0, 0] = math.inf if step in (1, 4) else 1.0  # an Inf in the input: Inf/NaN gradients
+            scaler.scale(model(x).square().mean()).backward()
+            scaler.step(opt)
+            scaler.update()
+    assert mon.skipped == [1, 4]
+    fig = mon.plot()
+    ax = fig.axes[0]
+    grid, norm = ax.images[0].get_array(), ax.images[0].norm
+    assert (grid[:2, [1, 4]] > norm.vmax).all()  # Inf/NaN: the "exploding" red, drawn, no crash
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert sorted(p.get_x() + p.get_width() / 2 for p in hatched) == [2, 5]  # columns are numbered from 1
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "no grad",
+        "skipped by GradScaler (Inf/NaN): no update",
+    ]
+    assert _texts_inside_the_figure(fig)
+    fig.savefig(tmp_path / "skipped.png")
+    assert (tmp_path / "skipped.png").stat().st_size > 1000
