@@ -23,6 +23,7 @@ from .data import GraphData, ModuleSpec, Node
 
 _CALL = re.compile(r"(.*) \(call (\d+)\)")  # the k-th call of a module run several times
 _INDEX = re.compile(r"(.*\.)?(\d+)")  # the i-th child of a list of modules: "blocks.3", "0"
+_UNNAMED = re.compile(r"(.+)#\d+")  # a module no name was given for, made unique: "Linear#2"
 
 
 @dataclass(frozen=True)
@@ -512,7 +513,7 @@ def _best_repeat(g: GraphData) -> tuple[list[Node], int] | None:
 
     ops = [n for n in _topological(g) if n.kind != "leaf"]
     codes_of: dict[tuple, int] = {}
-    codes = np.array([codes_of.setdefault(_signature(n), len(codes_of)) for n in ops], dtype=np.int64)
+    codes = np.array([codes_of.setdefault(_signature(g, n), len(codes_of)) for n in ops], dtype=np.int64)
     best: tuple[int, int, int, int] | None = None  # (saving, unit, start, turns)
     for unit in range(1, min(_MAX_UNIT, len(ops) // 2) + 1):
         same = np.concatenate(([0], (codes[:-unit] == codes[unit:]).astype(np.int8), [0]))
@@ -532,17 +533,14 @@ def _best_repeat(g: GraphData) -> tuple[list[Node], int] | None:
 
 
 def _fold(g: GraphData, run: list[Node], turns: int, drawn_as: dict[int, int] | None) -> GraphData:
-    """``g`` with the ops of ``run`` (and the leaves only they use) drawn as one loop box."""
-    inside = {n.id for n in run}
+    """``g`` with the ops of ``run`` (and the leaves each turn has its own of) drawn as one loop box."""
     consumers: dict[int, set[int]] = {}
     for s, d in g.edges:
         consumers.setdefault(s, set()).add(d)
-    # Leaves only the run uses go inside when each turn has its own (a weight per step);
-    # a few (the loop's input, a weight every turn shares) stay outside, with their gradients.
-    only_here = [n for n in g.nodes if n.kind == "leaf" and consumers.get(n.id) and consumers[n.id] <= inside]
-    members = run + (only_here if len(only_here) >= turns else [])
+    members = run + _leaves_of_each_turn(g, run, turns, consumers)
     ids = {n.id for n in members}
-    unit = [_label(n) for n in run[: len(run) // turns]]
+    size = len(run) // turns
+    unit = [_label(run[j::size]) for j in range(size)]
     name = " → ".join(unit[:3]) + (" → …" if len(unit) > 3 else "")
     leaving = [n for n in run if n.is_output or consumers.get(n.id, set()) - ids] or run
     prefix = _common_prefix([n.modules for n in members])
@@ -564,19 +562,69 @@ def _fold(g: GraphData, run: list[Node], turns: int, drawn_as: dict[int, int] | 
     return _merge(g, group, {("loop", box.id): box}, drawn_as)
 
 
-def _signature(n: Node) -> tuple:
-    """What makes two nodes the same step of a loop: the op, or the module (any call of it)."""
+def _leaves_of_each_turn(g: GraphData, run: list[Node], turns: int, consumers: dict[int, set[int]]) -> list[Node]:
+    """The leaves that go inside a loop's box: those each turn has its own of (a weight per
+    step, ``layers.3.weight``): used by that turn alone, at the same step of every turn, of
+    one shape and dtype. The rest stay outside, with their gradients: a weight every turn
+    shares, and the loop's input, which only the first turn uses and no other turn has the
+    like of (where it looks like a turn's own weight, the first such leaf of that turn stays out)."""
+    size = len(run) // turns
+    at = {n.id: divmod(k, size) for k, n in enumerate(run)}  # op -> (its turn, its step in it)
+    own: dict[tuple, list[list[Node]]] = {}  # (step, shape, dtype) -> each turn's leaves of it
+    for n in g.nodes:
+        used_by = consumers.get(n.id, set())
+        if n.kind != "leaf" or not used_by or not used_by <= at.keys():
+            continue
+        places = [at[d] for d in used_by]
+        if len({turn for turn, _ in places}) == 1:  # one turn's own
+            kind = (min(step for _, step in places), n.shape, n.dtype)
+            own.setdefault(kind, [[] for _ in range(turns)])[places[0][0]].append(n)
+    inside = []
+    for per_turn in own.values():
+        each = min(len(leaves) for leaves in per_turn)  # how many of the kind every turn has
+        inside += [n for leaves in per_turn for n in leaves[len(leaves) - each :]]
+    return inside
+
+
+def _signature(g: GraphData, n: Node) -> tuple:
+    """What makes two nodes the same step of a loop: the op, or the module: any call of it,
+    and any module of a list, or any module no name was given for, of one class and
+    parameter shapes (``for layer in layers: x = torch.tanh(layer(x))`` runs ``layers.0``,
+    ``layers.1``, ... or ``Linear``, ``Linear#2``, ...: one step each, turn after turn)."""
     if n.kind == "module":
-        m = _CALL.fullmatch(n.name)
-        return ("module", m[1] if m else n.name, n.module_type, n.repeats)
+        return ("module", _kin_name(_called(n.name)), n.module_type, n.repeats, _spec(g, n.name))
     return ("op", n.name, n.op)
 
 
-def _label(n: Node) -> str:
-    if n.kind == "module":
-        m = _CALL.fullmatch(n.name)
-        return m[1] if m else n.name
-    return n.op or n.name
+def _called(name: str) -> str:
+    """A box's module path without the call (``cell (call 2)`` -> ``cell``)."""
+    m = _CALL.fullmatch(name)
+    return m[1] if m else name
+
+
+def _kin_name(path: str) -> str:
+    """What the modules of one list, or the unnamed modules of one class, share:
+    ``layers.3`` -> ``layers.#``, ``Linear#2`` -> ``Linear``; any other path as it is."""
+    if m := _INDEX.fullmatch(path):
+        return f"{m[1] or ''}#"
+    m = _UNNAMED.fullmatch(path)
+    return m[1] if m else path
+
+
+def _label(turns: list[Node]) -> str:
+    """The name a loop box gives one step of its turn (``turns``: that step in each turn):
+    the op, the module called each turn, or the list's modules run in turn (``layers.0-199``),
+    or the class of unnamed ones (``Linear``)."""
+    n = turns[0]
+    if n.kind != "module":
+        return n.op or n.name
+    paths = [_called(t.name) for t in turns]
+    if len(set(paths)) == 1:
+        return paths[0]
+    first, last = _INDEX.fullmatch(paths[0]), _INDEX.fullmatch(paths[-1])
+    if first and last:
+        return f"{first[1] or ''}{first[2]}-{last[2]}"
+    return _kin_name(paths[0])
 
 
 def _common_prefix(chains: list[tuple[str, ...]]) -> tuple[str, ...]:

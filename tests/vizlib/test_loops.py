@@ -84,6 +84,67 @@ def test_per_step_weights_go_inside_the_box():
 
     g = vz.graph(f, torch.ones(2), ws)
     assert len(g.nodes) <= 150 and acyclic(g)
+    # the loop's input stays outside, with its gradient: only the first turn uses it, and no
+    # other turn has the like of it (it was drawn inside, as if it were the first turn's weight)
+    assert [(n.kind, n.name) for n in g.nodes] == [("leaf", "x"), ("module", "mul → tanh"), ("op", "SumBackward0")]
+    assert g.find("x")[0].grad_stats is not None
+
+
+def test_the_loops_input_stays_outside_even_shaped_like_each_turns_own_weight():
+    """x and each ws[k] are 2 x 2, all feeding the turn's matmul: each turn has one weight of
+    its own, the first turn two such leaves, and the first of them, x, stays out."""
+    torch.manual_seed(0)
+    ws = [torch.randn(2, 2) for _ in range(200)]
+
+    def f(x, ws):
+        for w in ws:
+            x = torch.tanh(x @ w)
+        return x.sum()
+
+    g = vz.graph(f, torch.randn(2, 2), ws)
+    assert [(n.kind, n.name) for n in g.nodes] == [("leaf", "x"), ("module", "matmul → tanh"), ("op", "SumBackward0")]
+
+
+@pytest.mark.parametrize("reached", ["closure", "argument", "ModuleList"])
+def test_a_loop_over_a_list_of_modules_folds_into_one_box(reached):
+    """``for layer in layers: x = torch.tanh(layer(x))``: each turn runs another module of the
+    list (``layers.0``, ``layers.1``, ...), of one class and shapes. Their boxes were steps
+    of no loop, told apart by name, and 200 of them drew 400 nodes past max_nodes=150."""
+    torch.manual_seed(0)
+    modules = [nn.Linear(4, 4) for _ in range(200)]
+    layers: object = nn.ModuleList(modules) if reached == "ModuleList" else modules
+
+    def f(x, blocks=None):
+        for layer in layers if blocks is None else blocks:
+            x = torch.tanh(layer(x))
+        return x.sum()
+
+    if reached == "argument":
+        g, name = vz.graph(f, torch.randn(2, 4), layers), "blocks"
+    else:
+        g, name = vz.graph(f, torch.randn(2, 4)), "layers"
+    assert len(g.nodes) <= 150 and acyclic(g), [n.name for n in g.nodes][:10]
+    assert sorted((n.kind, n.name, n.repeats) for n in g.nodes) == [
+        ("leaf", "x", 1),
+        ("module", f"{name}.0-199 → tanh", 200),
+        ("op", "SumBackward0", 1),
+    ]
+
+
+def test_a_loop_over_modules_of_other_shapes_does_not_fold_them_together():
+    """Two lists' modules alternating, of other shapes: not one step of a loop."""
+    torch.manual_seed(0)
+    wide = [nn.Linear(4, 4) for _ in range(100)]
+    narrow = [nn.Linear(4, 4, bias=False) for _ in range(100)]
+
+    def f(x):
+        for a, b in zip(wide, narrow, strict=True):
+            x = torch.tanh(b(a(x)))
+        return x.sum()
+
+    g = vz.graph(f, torch.randn(2, 4))
+    (box,) = [n for n in g.nodes if n.kind == "module"]
+    assert (box.name, box.repeats) == ("wide.0-99 → narrow.0-99 → tanh", 100)
 
 
 def test_a_graph_without_repeats_or_modules_says_why_it_is_not_smaller():

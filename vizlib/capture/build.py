@@ -269,6 +269,9 @@ def _record_call(
                 if _NOT_A_LEAF in str(err) and copies:
                     raise _flag_of_a_copy(sorted(set(copies.values()))) from err
                 raise
+        for key, name in rec.param_names.items():  # of the modules named as they ran
+            if key not in names:
+                names[key] = named[key] = name
         outs = [t for t in result_tensors(result) if t.requires_grad]
         if not outs:
             raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))

@@ -329,8 +329,9 @@ def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
 
 
 def outside_state(fn: object) -> list[tuple[str, object]]:
-    """(name, value) of each module or tensor a function uses from outside its arguments:
-    its closure's and the globals it names (nothing for a module or a builtin)."""
+    """(name, value) of each module, tensor, list, tuple or dict (which may hold modules) a
+    function uses from outside its arguments: its closure's and the globals it names
+    (nothing for a module or a builtin)."""
     if not isinstance(fn, types.FunctionType):
         return []
     try:
@@ -340,7 +341,7 @@ def outside_state(fn: object) -> list[tuple[str, object]]:
     return [
         (name, value)
         for name, value in {**found.globals, **found.nonlocals}.items()
-        if isinstance(value, (nn.Module, torch.Tensor))
+        if isinstance(value, (nn.Module, torch.Tensor, list, tuple, dict))
     ]
 
 

@@ -75,18 +75,50 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
             paths.update({mod: path or type(given).__name__ for path, mod in given.named_modules()})
     others: dict[int, tuple[str, nn.Module]] = {}
     for name, value in reached:
-        if isinstance(value, nn.Module) and value not in paths:
-            others.setdefault(id(value), (name, value))
+        held = value if isinstance(value, nn.Module) else _list_of_modules(value)
+        if held is not None and held not in paths:
+            others.setdefault(id(value), (name, held))
     inside = {id(sub) for _, m in others.values() for sub in m.modules() if sub is not m}
     tops = [(name, m) for key, (name, m) in others.items() if key not in inside]
     named_already = bool(paths)  # (fn or params: a model beside it is named under its variable)
     for name, m in tops:
-        prefix = f"{name}." if len(tops) > 1 or named_already else ""
+        # A list of modules (a plain one, a ModuleList, a ModuleDict) is never called: its
+        # modules go under its name (``layers.0``), not under none, as a model's would.
+        plain = isinstance(m, (_PlainList, nn.ModuleList, nn.ModuleDict))
+        prefix = f"{name}." if len(tops) > 1 or named_already or plain else ""
         for path, mod in m.named_modules():
-            paths.setdefault(mod, prefix + path if path else prefix.rstrip(".") or type(m).__name__)
+            if path or not isinstance(m, _PlainList):  # (the stand-in for a plain list is no module of theirs)
+                paths.setdefault(mod, prefix + path if path else prefix.rstrip(".") or type(m).__name__)
         for path, p in m.named_parameters():
             names.setdefault(id(p), prefix + path)
     return paths, names
+
+
+class _PlainList(nn.ModuleList):
+    """A plain list, tuple or dict of modules the call reaches by a name, standing in for the
+    ``nn.ModuleList`` it could have been, to name its modules as that would:
+    ``layers = [nn.Linear(8, 8) for _ in range(4)]`` runs ``layers.0`` to ``layers.3``."""
+
+
+def _list_of_modules(value: object) -> nn.Module | None:
+    """``value`` as a ``_PlainList`` where it is a non-empty list or tuple of modules, or a dict
+    of them by names a module may have; else None. Asked of every variable a call reaches
+    (a vocabulary of millions of entries too): the first item that is no module settles it."""
+    if isinstance(value, dict):
+        items: Iterable = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    if not value or not all(isinstance(module, nn.Module) for _, module in items):
+        return None
+    plain = _PlainList()
+    try:
+        for key, module in value.items() if isinstance(value, dict) else enumerate(value):
+            plain.add_module(str(key), module)
+    except KeyError:  # a name no module may have ("a.b", "", "training")
+        return None
+    return plain
 
 
 def param_names(params: Params) -> dict[int, str]:

@@ -149,6 +149,7 @@ class ForwardRecorder(TorchFunctionMode):
         self.module_names = module_names  # nn.Module -> path (see _name_unnamed)
         self._paths = set(module_names.values())
         self._unnamed: dict[str, int] = {}  # class name -> the next number to try (_name_unnamed)
+        self.param_names: dict[int, str] = {}  # id -> name of the parameters of modules named as they run
         self.ops: dict = {}  # autograd node -> OpRecord
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
@@ -234,9 +235,11 @@ class ForwardRecorder(TorchFunctionMode):
         return list(self._calls)
 
     def _name_unnamed(self, module: nn.Module) -> str:
-        """Name a module that no name was given for (reached through a list, an attribute of
-        an object, a module made inside the call) and every module inside it: by its class,
-        made unique (``Block``, ``Block#2``), so that two of them are never one box."""
+        """Name a module that no name was given for (reached through an attribute of an
+        object, a module made inside the call) and every module inside it: by its class,
+        made unique (``Block``, ``Block#2``), so that two of them are never one box; and
+        their parameters, as ``named_parameters`` would under that name (``Block#2.ln.weight``),
+        so that each is drawn inside its module's box."""
         root = type(module).__name__
         k = self._unnamed.get(root, 1)
         path = root if k == 1 else f"{root}#{k}"
@@ -249,6 +252,9 @@ class ForwardRecorder(TorchFunctionMode):
             if m not in self.module_names:
                 named[m] = self.module_names[m] = f"{path}.{inner}" if inner else path
                 self._paths.add(named[m])
+                for name, p in m._parameters.items():
+                    if p is not None:
+                        self.param_names.setdefault(id(p), f"{named[m]}.{name}")
         self._specs.named(named)
         return path
 

@@ -15,7 +15,9 @@ class ModuleSpecs:
     def __init__(self, module_names: dict) -> None:
         self._names = module_names  # nn.Module -> path
         self._children: dict[str, list[nn.Module]] | None = None  # parent path -> its modules (see alike)
-        self._kin: dict[nn.Module, list[nn.Module]] = {}  # module -> its parent's children of its spec
+        self._groups: dict[str, dict[ModuleSpec, list[nn.Module]]] = {}  # parent path -> its children by spec
+        self._grouped: dict[str, int] = {}  # parent path -> how many of its children are in _groups
+        self._kin: dict[nn.Module, list[nn.Module]] = {}  # module -> its parent's children of its spec (see alike)
         self._params: dict[int, list] = {}  # what ``of`` has listed of each module
         self._specs: dict[nn.Module, ModuleSpec] = {}
 
@@ -45,20 +47,27 @@ class ModuleSpecs:
         if module not in self._kin:
             self._group(path.rpartition(".")[0])
         kin = self._kin[module]
-        return [m for m in kin if m is not module and m not in calls] if len(kin) > 1 else []
+        # Those that ran are let go (a first call comes once): each first call reads only the
+        # modules yet to run, not every one before it (2,000 Linears of a list: the square).
+        kin[:] = [m for m in kin if m not in calls]
+        return list(kin)
 
     def _group(self, parent: str) -> None:
-        """The children of the module at path ``parent``, each with those of its spec (itself
-        included): grouped once, since every module's first call asks (comparing each
-        sibling's spec anew cost a tenth of GPT-12's module hooks)."""
+        """The children of the module at path ``parent`` not grouped yet, each with those of
+        its spec (itself included): each grouped once, since every module's first call asks
+        (comparing each sibling's spec anew cost a tenth of GPT-12's module hooks). A module
+        named as it runs (``ForwardRecorder._name_unnamed``) joins the groups of those named
+        before it: grouping them all anew for each took 2,000 Linears of a list seconds."""
         if self._children is None:
             self._children = {}
             for m, p in self._names.items():
                 self._children.setdefault(p.rpartition(".")[0], []).append(m)
-        groups: dict[ModuleSpec, list[nn.Module]] = {}
-        for m in self._children.get(parent, []):
+        children = self._children.get(parent, [])
+        groups = self._groups.setdefault(parent, {})
+        for m in children[self._grouped.get(parent, 0) :]:
             self._kin[m] = groups.setdefault(self.of(m), [])
             self._kin[m].append(m)
+        self._grouped[parent] = len(children)
 
 
 def _params(m: nn.Module, made: dict[int, list]) -> list[tuple[str, tuple[int, ...], int]]:

@@ -6,10 +6,13 @@ named alike, or not named at all."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 from torch import nn
 
 import vizlib as vz
+from vizlib.capture.inputs import _list_of_modules
+from vizlib.capture.specs import ModuleSpecs
 
 
 class Block(nn.Module):
@@ -72,13 +75,23 @@ def test_a_model_handed_as_an_argument_or_a_method_is_named():
     ]
 
 
+class _Holder:
+    """A plain object holding modules: no name of the user's reaches them."""
+
+
 def test_modules_no_name_reaches_are_named_apart_when_they_run():
-    """In a container the closure does not name as a module (a dict), or made inside the call:
-    each is named by its class, made unique, when it first runs."""
-    first, second, x = blocks(1)[0], blocks(1)[0], torch.randn(2, 8)
-    models = {"first": first, "second": second}
-    g = vz.graph(lambda x: models["second"](models["first"](x)).sum(), x, depth=0)
+    """Held by a plain object, or made inside the call: each is named by its class, made
+    unique, when it first runs, and so are its parameters, drawn inside its box."""
+    holder, x = _Holder(), torch.randn(2, 8)
+    holder.first, holder.second = blocks(1)[0], blocks(1)[0]
+    g = vz.graph(lambda x: holder.second(holder.first(x)).sum(), x, depth=0)
     assert boxes(g) == [("Block", 1), ("Block#2", 1)], drawn(g)
+    assert [n.name for n in g.nodes if n.kind == "leaf"] == ["x"], drawn(g)
+    g = vz.graph(lambda x: holder.second(holder.first(x)).sum(), x, max_nodes=None)
+    assert {n.name: n.modules[0] for n in g.nodes if n.name.endswith("a.weight")} == {
+        "Block.a.weight": "Block",
+        "Block#2.a.weight": "Block#2",
+    }
 
     def made_inside(x: torch.Tensor) -> torch.Tensor:
         torch.manual_seed(1)
@@ -86,6 +99,62 @@ def test_modules_no_name_reaches_are_named_apart_when_they_run():
 
     g = vz.graph(made_inside, x, max_nodes=None)
     assert {m for n in g.nodes for m in n.modules} == {"Linear", "Linear#2"}
+
+
+def test_modules_of_a_list_named_as_they_run_are_grouped_once_each(monkeypatch):
+    """Each module of a list no name reaches is named as it first runs, and its first call asks which
+    of its siblings are yet to run: every sibling was grouped by its spec anew for each (2,000
+    Linears took seconds, growing with their square). Now each module's spec is asked once
+    when it joins its siblings and once when the recording ends."""
+    torch.manual_seed(0)
+    holder = _Holder()
+    holder.layers = [nn.Linear(8, 8) for _ in range(40)]
+    asked = 0
+    of = ModuleSpecs.of
+
+    def counted(self: ModuleSpecs, module: nn.Module) -> object:
+        nonlocal asked
+        asked += 1
+        return of(self, module)
+
+    monkeypatch.setattr(ModuleSpecs, "of", counted)
+
+    def run(x: torch.Tensor) -> torch.Tensor:
+        for layer in holder.layers:
+            x = torch.tanh(layer(x))
+        return x.sum()
+
+    g = vz.graph(run, torch.randn(4, 8))
+    assert asked == 2 * len(holder.layers)
+    assert [name for name, _ in boxes(g)][:3] == ["Linear", "Linear#2", "Linear#3"]
+
+
+class _Looked(dict):
+    """``calls``, counting how often a module is looked up in it."""
+
+    looked = 0
+
+    def __contains__(self, key: object) -> bool:
+        self.looked += 1
+        return super().__contains__(key)
+
+
+def test_a_first_call_reads_only_the_siblings_yet_to_run():
+    """``alike`` hands a module's first call its siblings of its spec yet to run, reading no
+    sibling that ran before it (each read all of them: the square of their number)."""
+    torch.manual_seed(0)
+    given = [nn.Linear(8, 8) for _ in range(3)]
+    names: dict = {m: f"blocks.{k}" for k, m in enumerate(given)}
+    specs, calls = ModuleSpecs(names), _Looked()
+    for k, m in enumerate(given):
+        calls[m] = 1
+        assert specs.alike(m, calls) == given[k + 1 :]
+    for k in range(1, 201):  # a list's, each named as it runs (ForwardRecorder._name_unnamed)
+        m = nn.Linear(8, 8)
+        names[m] = f"Linear#{k}"
+        specs.named({m: names[m]})
+        calls.looked, calls[m] = 0, 1
+        assert specs.alike(m, calls) == [] and calls.looked <= 1
 
 
 def test_inputs_nested_in_lists_and_dicts_are_named_as_python_reaches_them():
@@ -115,3 +184,39 @@ def test_a_model_beside_the_one_params_names_is_named_under_its_variable():
     assert len(leaves) == len(set(leaves)) and "teacher.0.weight" in leaves and "0.weight" in leaves
     g = vz.graph(distill, x, params=student, depth=1)
     assert {name for name, _ in boxes(g)} == {"0", "1", "2", "teacher.0", "teacher.1", "teacher.2"}
+
+
+@pytest.mark.parametrize("kind", [list, tuple, nn.ModuleList])
+def test_lists_and_dicts_of_modules_are_named_as_a_module_list_would_name_them(kind):
+    """A plain list, tuple or dict of modules, or an ``nn.ModuleList``, that the call reaches by
+    a name (closure, argument) is never called itself: its modules go under that name, as
+    ``layers.0``, ``heads.enc``, with their parameters (``layers.0.a.weight``)."""
+    x, layers, kept = torch.randn(2, 8), kind(blocks(2)), blocks(2)
+    g = vz.graph(lambda x: layers[1](layers[0](x)).sum(), x, max_nodes=None)
+    assert {n.modules[0] for n in g.nodes if n.kind == "op" and n.modules} == {"layers.0", "layers.1"}
+    assert g.find("layers.0.a.weight") and g.find("layers.1.b.bias")
+    g = vz.graph(lambda x: layers[1](layers[0](x)).sum(), x, depth=0)
+    assert boxes(g) == [("layers.0-1", 2)], drawn(g)  # two alike in a row: one box, as blocks.0-11
+    heads = {"enc": kept[0], "dec": kept[1]}
+    g = vz.graph(lambda x, heads: heads["dec"](heads["enc"](x)).sum(), x, heads, max_nodes=None)
+    assert {n.modules[0] for n in g.nodes if n.kind == "op" and n.modules} == {"heads.enc", "heads.dec"}
+
+
+class _Counted(list):
+    """A list that counts the items read from it."""
+
+    read = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        for item in super().__iter__():
+            self.read += 1
+            yield item
+
+
+def test_a_big_list_is_not_read_through_for_modules():
+    """Asked of every list a call reaches (a vocabulary of millions of words too): the first
+    item that is no module settles it."""
+    vocabulary = _Counted(["a", "b"] * 100_000)
+    assert _list_of_modules(vocabulary) is None and vocabulary.read == 1
+    assert _list_of_modules({"a.b": nn.Linear(1, 1)}) is None  # no module may be named so
+    assert _list_of_modules([]) is None
