@@ -198,13 +198,16 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
         return collapse(g, depth, drawn_as), drawn_as
     if max_nodes is None or _count(g) <= max_nodes:
         return g, drawn_as
-    small, how = g, ""
+    small, how, tangled = g, "", ""
     for d in _depths_worth_trying(g, max_nodes):
         drawn_as = {n.id: n.id for n in g.nodes}  # (each depth is collapsed from g)
         small = collapse(g, d, drawn_as)
         how = f"modules nested {d} level{'s' if d != 1 else ''} deep are drawn as one box each"
         if _count(small) <= max_nodes:
-            break
+            if len(small.edges) <= EDGES_PER_NODE * max_nodes or d == 0:
+                break
+            # (a DenseNet's layers each feed every later one: 93 boxes, 627 edges, a hairball)
+            tangled = tangled or f"; {d} levels deep would draw {len(small.edges)} edges"
     if _count(small) > max_nodes:
         folded_as = dict(drawn_as)
         folded = fold_repeats(small, max_nodes, folded_as)
@@ -215,10 +218,15 @@ def fold(g: GraphData, depth: int | None, max_nodes: int | None) -> tuple[GraphD
     if not how:
         how = "no modules ran and no run of ops repeats enough to draw as a loop, so nothing could be collapsed"
     small.notes.append(
-        f"{_count(g)} nodes is more than max_nodes={max_nodes}, so {how} ({_count(small)} nodes); "
+        f"{_count(g)} nodes is more than max_nodes={max_nodes}, so {how} ({_count(small)} nodes{tangled}); "
         "pass depth= to choose, or max_nodes=None to see every op"
     )
     return small, drawn_as
+
+
+# A depth whose boxes fit ``max_nodes`` is still passed over for a shallower one where it
+# would draw more than this many edges per node allowed: the eye cannot follow them.
+EDGES_PER_NODE = 2
 
 
 def _count(g: GraphData) -> int:

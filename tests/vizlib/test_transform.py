@@ -156,3 +156,32 @@ def test_numbers_fold_anew_a_graph_they_did_not_plan(gpt):
     numbers = transform.DrawnNumbers(None, 20)
     numbers.of(other)
     assert numbers.picture(full) == simplify(full, None, 20)
+
+
+class _DenseBlock(nn.Module):
+    """A DenseNet's block: each layer reads every earlier layer's output, concatenated."""
+
+    def __init__(self, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(4 * (k + 1), 4) for k in range(layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = [x]
+        for layer in self.layers:
+            features.append(torch.tanh(layer(torch.cat(features, -1))))
+        return torch.cat(features, -1)[..., :4]
+
+
+def test_a_depth_whose_boxes_fit_but_whose_edges_tangle_is_passed_over():
+    """At 2 levels deep, two dense blocks of 14 layers are 94 nodes, within max_nodes=150, but
+    303 edges: every layer's box wired to every later one's concatenation, which the eye cannot
+    follow (densenet121's picture: 93 boxes, 627 edges). The picture goes one level up, and says why."""
+    torch.manual_seed(0)
+    net = nn.Sequential(_DenseBlock(14), nn.Linear(4, 4), _DenseBlock(14))
+    x = torch.randn(2, 4)
+    deep = vz.graph(lambda x: net(x).sum(), x, depth=2)
+    assert len(deep.nodes) <= 150 < len(deep.edges) / transform.EDGES_PER_NODE
+    g = vz.graph(lambda x: net(x).sum(), x)
+    assert [n.name for n in g.nodes if n.kind == "module"] == ["0", "1", "2"]
+    assert "(5 nodes; 2 levels deep would draw 303 edges)" in g.notes[-1]
+    assert acyclic(g)
