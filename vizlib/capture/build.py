@@ -448,11 +448,14 @@ def _leaf_gradients(
     w: Walked, outs: list[torch.Tensor], seeds: list[torch.Tensor], leaves: list[torch.Tensor], rec: ForwardRecorder
 ) -> list[torch.Tensor | None]:
     """The leaves' gradients, by ``autograd.grad`` (or ``backward()`` where a reentrant
-    checkpoint or a multi-grad hook needs it), with the message a freed graph deserves."""
+    checkpoint or a multi-grad hook needs it), with the message a freed graph deserves.
+    Run with anomaly detection off: a user hunting a NaN with it on gets the picture that
+    shows where the NaN arises, not torch's error from vizlib's backward."""
     try:
-        if _reentrant_checkpoint(w) or any(map(_multi_grad_hooked, leaves)):
-            return _grads_by_backward(outs, leaves, seeds, rec.state)
-        return list(torch.autograd.grad(outs, leaves, seeds, retain_graph=True, allow_unused=True))
+        with torch.autograd.set_detect_anomaly(False):
+            if _reentrant_checkpoint(w) or any(map(_multi_grad_hooked, leaves)):
+                return _grads_by_backward(outs, leaves, seeds, rec.state)
+            return list(torch.autograd.grad(outs, leaves, seeds, retain_graph=True, allow_unused=True))
     except RuntimeError as err:
         raise_if_freed(err, _freed_advice(w, rec))
         raise

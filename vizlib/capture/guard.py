@@ -39,6 +39,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parameter import is_lazy
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.hooks import RemovableHandle
 
@@ -64,6 +65,9 @@ class UserState:
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
+        # A lazy module's parameters and buffers, which its first call makes and initialises
+        # (``nn.LazyLinear``): kept as that call leaves them, as a plain first call would.
+        self._lazy: set[int] = set()
         # (a module's _buffers or _parameters, a name, the tensor it held): a forward that
         # assigns a new tensor to one (self.ema = 0.9 * self.ema + ...) gets the old one back
         self._entries: list[tuple[dict, str, torch.Tensor]] = []
@@ -140,12 +144,14 @@ class UserState:
             self._modules.add(id(m))
             for name, b in m._buffers.items():
                 if b is not None:
+                    self._note_lazy(b)
                     self.keep_value(b)
                     self._entries.append((m._buffers, name, b))
             if isinstance(m, (nn.Embedding, nn.EmbeddingBag)) and m.max_norm is not None:
                 self.keep_value(m.weight)  # its forward rescales rows of it in place
             for name, p in m._parameters.items():
                 if p is not None:
+                    self._note_lazy(p)
                     self.keep_grad(p)
                     self._entries.append((m._parameters, name, p))
             # A tensor attribute a forward pre-hook computes (prune's and the old weight_norm's
@@ -159,11 +165,15 @@ class UserState:
         once per piece of memory: ``x.data`` is a new tensor at each ask, and the values to
         put back are those before the first change through any of them."""
         # A meta tensor has no values to change or put back.
-        if t.layout != torch.strided or t.is_inference() or t.is_meta:
+        if t.layout != torch.strided or t.is_inference() or t.is_meta or id(t) in self._lazy:
             return
         memory = (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
         if memory not in self._values:
             self._values[memory] = (t, t.detach().clone(), t._version)
+
+    def _note_lazy(self, t: torch.Tensor) -> None:
+        if is_lazy(t):
+            self._lazy.add(id(t))
 
     def keep_grad(self, t: torch.Tensor) -> None:
         """A tensor whose ``.grad`` a backward may fill: a leaf, or one that retains its grad

@@ -67,8 +67,33 @@ class ModuleHooks:
         if stack:
             with torch._C.DisableTorchFunction():
                 stack[-1].enter_module(module, args)
+            if module._forward_hooks:
+                self._leave_after_its_hooks(module)
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
+        stack = getattr(self._local, "recorders", None)
+        if stack and module not in self._late():
+            with torch._C.DisableTorchFunction():
+                stack[-1].leave_module(module, output)
+
+    # A module's own forward hooks run after the global ones, and are part of calling it, as
+    # its pre-hooks are: what they compute (``o * 2``) is the module's output, its box's.
+    # So a module that has some is left by a hook of vizlib's put after them, for this call.
+    def _late(self) -> dict[nn.Module, RemovableHandle]:
+        late = getattr(self._local, "late", None)
+        if late is None:
+            late = self._local.late = {}
+        return late
+
+    def _leave_after_its_hooks(self, module: nn.Module) -> None:
+        late = self._late()
+        if module not in late:  # (a module that calls itself: left once, by its outer call)
+            late[module] = module.register_forward_hook(self._post_late, always_call=True)
+
+    def _post_late(self, module: nn.Module, args: object, output: object) -> None:
+        late = self._late().pop(module, None)
+        if late is not None:
+            late.remove()
         stack = getattr(self._local, "recorders", None)
         if stack:
             with torch._C.DisableTorchFunction():

@@ -217,6 +217,9 @@ class ForwardRecorder(TorchFunctionMode):
         if self._stretch is not None:  # a call inside one run unwatched (see unwatched.py)
             self._stretch.nested += 1
             return
+        # What the module is handed made where the mode could not see (a custom Function's
+        # output, a reentrant checkpoint's) belongs to the caller, not to this module.
+        self.adopt(*_tensors(args))
         path = self.module_names.get(module) or self._name_unnamed(module)
         if calls == 1:
             self._entered[path] = module
@@ -274,7 +277,7 @@ class ForwardRecorder(TorchFunctionMode):
         tensors += self._handed
         self._handed = []  # (kept once)
         for t in tensors:
-            fn = t.grad_fn
+            fn = _node_of(t)
             if fn is not None and fn._sequence_nr() >= self.first_number:
                 continue  # made by the call
             if not self._made_here(t):
@@ -295,7 +298,7 @@ class ForwardRecorder(TorchFunctionMode):
         if self.drawn is not None and self._scope:
             if self.drawn.module_left(len(self._scope) - 1, self._scope[-1], ran_ops):
                 for t in _tensors(output):
-                    self.read_late(t.grad_fn)
+                    self.read_late(_node_of(t))
         self._scope = self._scope[:-1]
 
     def _leave_unwatched(self, stretch: Stretch, output: object) -> bool:
@@ -307,7 +310,7 @@ class ForwardRecorder(TorchFunctionMode):
         assert self.drawn is not None
         self.drawn.ops_ran(len(self._scope), made)
         for t in _tensors(output):
-            fn = t.grad_fn
+            fn = _node_of(t)
             if fn is not None and fn not in self.ops and fn._sequence_nr() >= self.first_number:
                 self._made[id(t)] = weakref.ref(t)
                 r = self.ops[fn] = _record_of(t, None, ())  # (the stretch knows its modules)
@@ -365,17 +368,25 @@ class ForwardRecorder(TorchFunctionMode):
             # traced by Dynamo (torch.cond traces its branches so, eagerly too): its tensors
             # are fake, and what it traces runs later, as the ops the mode sees then.
             return func(*args, **kwargs)
+        raw, name, in_place = _call_name(func)
+        if raw == "__set__":
+            # An attribute set (``t._backward_hooks = None``, ``t.data = u``) makes no node. And
+            # torch sets one on what a custom Function marked dirty, inside ``apply``, while it
+            # holds a view's lock that reading the view's ``grad_fn`` would wait for forever.
+            return func(*args, **kwargs)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
         self.adopt(*_tensors(args))
         if kwargs:
             self.adopt(*_tensors(kwargs))
-        raw, name, in_place = _call_name(func)
+        # What an in-place call changes: its first argument, by position or by keyword
+        # (``nn.init.normal_(w)`` hands torch ``tensor=w``).
+        first = args[0] if args else next(iter(kwargs.values()), None)
         in_place = in_place or kwargs.get("out") is not None
-        if in_place and args and torch.is_grad_enabled() and (copied := self._copied_input(args[0])):
+        if in_place and torch.is_grad_enabled() and (copied := self._copied_input(first)):
             self._refuse_in_place(raw, copied)
         if in_place or kwargs or name in _UPDATES_ARGS or name in _RENORMS:
-            self._keep_what_changes(name, in_place, args, kwargs)
+            self._keep_what_changes(name, first if in_place else None, args, kwargs)
         if raw == "backward":  # the call's own backward adds into the user's .grad in place
             self.state.keep_grad_values()
         self._in_call = True
@@ -385,7 +396,7 @@ class ForwardRecorder(TorchFunctionMode):
             self._in_call = False
         made = _tensors(args[0] if name in _SETITEM and args else out)
         for t in made:
-            if not self._theirs(t, raw, args):
+            if not self._theirs(t, raw, first):
                 self._made[id(t)] = weakref.ref(t)
             self._record(t, name)
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
@@ -421,14 +432,14 @@ class ForwardRecorder(TorchFunctionMode):
             + (f", or use the out-of-place op ({fix})." if fix else ".")
         )
 
-    def _keep_what_changes(self, name: str, in_place: bool, args: Sequence, kwargs: dict) -> None:
+    def _keep_what_changes(self, name: str, changed: object, args: Sequence, kwargs: dict) -> None:
         """Hand the user's state an op is about to change to ``self.state``: the generator
-        it draws from, the tensor (made before the call) it changes in place."""
+        it draws from, the tensor (made before the call) it changes in place (``changed``,
+        None where it changes none), the tensors it writes its results into."""
         gen = kwargs.get("generator")
         if isinstance(gen, torch.Generator):
             self.state.keep_generator(gen)
-        targets = [args[0]] if in_place and args else []
-        targets += [kwargs.get("out")]
+        targets = [changed, kwargs.get("out")]
         targets += [args[k] for k in _UPDATES_ARGS.get(name, ()) if k < len(args)]
         if name in _RENORMS and kwargs.get("max_norm", args[3] if len(args) > 3 else None) is not None:
             targets.append(kwargs.get("weight", args[1] if len(args) > 1 else None))
@@ -437,14 +448,14 @@ class ForwardRecorder(TorchFunctionMode):
             if not self._made_here(base):
                 self.state.keep_value(base)
 
-    def _theirs(self, out: torch.Tensor, raw: str, args: Sequence) -> bool:
+    def _theirs(self, out: torch.Tensor, raw: str, first: object) -> bool:
         """Whether a call's result ``out`` is the caller's memory under another name
         (``x.detach()``, ``x.data``) or the caller's tensor itself (``x.float()`` of a float
-        ``x``): changing it in place changes theirs. (Asked of every result: the cheap tests
-        first.)"""
-        if not args or not (out is args[0] or raw in _ALIASES):
+        ``x``, what ``nn.init.normal_(x)`` returns), ``first`` being the call's first
+        argument: changing it in place changes theirs. (Asked of every result: the cheap
+        tests first.)"""
+        if first is None or not (out is first or raw in _ALIASES):
             return False
-        first = args[0]
         return isinstance(first, torch.Tensor) and not self._made_here(first)
 
     def _made_here(self, t: torch.Tensor) -> bool:
@@ -458,7 +469,7 @@ class ForwardRecorder(TorchFunctionMode):
             self._record(t, None)
 
     def _record(self, t: torch.Tensor, op: str | None) -> None:
-        fn = t.grad_fn
+        fn = _node_of(t)
         if fn is not None and fn not in self.ops:
             r = self.ops[fn] = _record_of(t, op, self._scope, self._packed)
             self._packed = []
@@ -486,6 +497,16 @@ class ForwardRecorder(TorchFunctionMode):
         r.value, r.value_stats = self.summaries.describe(t)
         r.unread = None
         return True
+
+
+def _node_of(t: torch.Tensor) -> object:
+    """``t.grad_fn``; None for a view made under no_grad whose base changed in place since
+    (``with torch.no_grad(): emb.weight[0].fill_(0)``, a padding row zeroed), of which torch
+    refuses to say: no graph goes through such a view."""
+    try:
+        return t.grad_fn
+    except RuntimeError:
+        return None
 
 
 def _record_of(t: torch.Tensor, op: str | None, modules: tuple[str, ...], saved: list | None = None) -> OpRecord:

@@ -553,3 +553,131 @@ def test_what_the_guard_leaves_as_the_call_left_it():
     vz.graph(step, x)
     assert progress.step == 1 and stash == [torch.Size([3])]
     assert (reader.seen, reader.log, reader.next()) == (1, [0, 1], 1)
+
+
+_DIRTY_VIEW = """
+import torch, vizlib as vz
+
+class InPlaceDouble(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+def f(y):
+    z = y * 1
+    return InPlaceDouble.apply(z[:2]).sum() + z.sum()
+
+print(vz.graph(f, torch.tensor([1.0, 2.0, 3.0, 4.0])).find("y")[0].grad)
+"""
+
+
+def test_a_custom_function_that_marks_a_view_dirty_draws():
+    """Torch sets ``_backward_hooks`` on what a Function marked dirty, inside ``apply``, while
+    it holds the view's lock: the function mode read that view's ``grad_fn`` there and waited
+    for good. In a process of its own, which a hang cannot stop the suite with."""
+    ran = subprocess.run([sys.executable, "-c", _DIRTY_VIEW], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "[4.0, 4.0, 1.0, 1.0]"
+
+
+def test_a_padding_row_zeroed_under_no_grad_draws_and_is_given_back():
+    """``emb.weight[0].fill_(0)`` under no_grad, ``nn.init.orthogonal_``: a view made under
+    no_grad, whose base then changed in place, of which torch refuses to give the
+    ``grad_fn`` (vizlib asked, and failed where PyTorch alone runs the call)."""
+    torch.manual_seed(0)
+    emb, ids = nn.Embedding(5, 3), torch.tensor([0, 1, 2])
+    before = emb.weight.detach().clone()
+
+    def zero_padding(ids: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            emb.weight[0].fill_(0.0)
+        return emb(ids).sum()
+
+    for f in (zero_padding, lambda ids: (nn.init.orthogonal_(emb.weight), emb(ids).sum())[1]):
+        g = vz.graph(f, ids)
+        assert g.find("weight") and torch.equal(emb.weight, before)
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        lambda net: nn.init.normal_(net.weight),
+        lambda net: nn.init.kaiming_uniform_(net.weight, a=5**0.5),
+        lambda net: nn.init.trunc_normal_(net.weight),
+        lambda net: net.reset_parameters(),
+    ],
+)
+def test_weights_initialised_anew_inside_the_call_are_given_back(init):
+    """``nn.init``'s functions hand torch their tensor by keyword (``tensor=w``): the in-place
+    change was not seen as one, and the user's weights stayed re-initialised."""
+    torch.manual_seed(0)
+    net, x = nn.Linear(3, 2), torch.randn(4, 3)
+    before = [p.detach().clone() for p in net.parameters()]
+    vz.graph(lambda x: (init(net), net(x).sum())[1], x)
+    assert all(torch.equal(p, b) for p, b in zip(net.parameters(), before, strict=True))
+
+
+class _Exp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx: object, x: torch.Tensor) -> torch.Tensor:
+        return x.exp()
+
+    @staticmethod
+    def backward(ctx: object, g: torch.Tensor) -> torch.Tensor:
+        return g
+
+
+class _MadeOutOfSight(nn.Module):
+    """Hands its head what a custom Function, and a reentrant checkpoint, made."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.block, self.head = nn.Sequential(nn.Linear(4, 4), nn.Tanh()), nn.Linear(4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(_Exp.apply(checkpoint(self.block, x, use_reentrant=True))).sum()
+
+
+def test_what_a_module_makes_out_of_the_modes_sight_is_its_own_not_its_heads():
+    """A custom Function's output, a reentrant checkpoint's, are recorded when first used:
+    they went into the box of the module they were handed to, and with it the whole block."""
+    torch.manual_seed(0)
+    g = vz.graph(_MadeOutOfSight(), torch.randn(8, 4), depth=1)
+    assert [n.name for n in g.nodes if n.kind != "leaf"] == [
+        "CheckpointFunctionBackward",
+        "_ExpBackward",
+        "head",
+        "SumBackward0",
+    ]
+
+
+def test_a_nan_hunted_with_anomaly_detection_is_drawn_not_raised():
+    """Under ``detect_anomaly()``, the NaN a masked ``log(0)`` gives in backward raised torch's
+    error out of vizlib's own backward; the picture that shows where it arises is drawn."""
+    x = torch.tensor([0.0, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (anomaly mode warns that it is on)
+        with torch.autograd.detect_anomaly():
+            g = vz.graph(lambda x: torch.where(x > 0, x.log(), torch.zeros_like(x)).sum(), x)
+            assert torch.is_anomaly_enabled()
+    assert [n.name for n in g.nodes if n.nonfinite] == ["x", "LogBackward0"]
+
+
+def test_what_a_modules_own_forward_hook_computes_is_in_its_box():
+    """A forward hook is part of calling the module, as a pre-hook is: its ``o * 2`` goes in the
+    module's box, whose output is the hook's, and vizlib's own hook is gone after."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+    net[0].register_forward_hook(lambda m, i, o: o * 2)
+    x = torch.randn(5, 3)
+    g = vz.graph(lambda x: net(x).sum(), x, max_nodes=None)
+    assert {n.name: n.module for n in g.nodes if n.name == "MulBackward0"} == {"MulBackward0": "0"}
+    box = vz.graph(lambda x: net(x).sum(), x, depth=1).find("0")[0]
+    assert box.value_stats.mean == pytest.approx((net[0](x)).mean().item(), rel=1e-5)
+    assert len(net[0]._forward_hooks) == 1 and not net[0]._forward_hooks_always_called
