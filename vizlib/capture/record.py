@@ -39,7 +39,7 @@ from .rows import Pending
 from .specs import ModuleSpecs
 from .summary import Summaries
 from .unwatched import RanAt, Stretch, Stretches, next_number
-from .walk import saved_entry
+from .walk import AutogradNode, saved_entry
 
 # Calls that change their first argument in place but return nothing useful (the name as
 # recorded: dunders stripped of their underscores).
@@ -499,7 +499,7 @@ class ForwardRecorder(TorchFunctionMode):
         return True
 
 
-def _node_of(t: torch.Tensor) -> object:
+def _node_of(t: torch.Tensor) -> AutogradNode:
     """``t.grad_fn``; None for a view made under no_grad whose base changed in place since
     (``with torch.no_grad(): emb.weight[0].fill_(0)``, a padding row zeroed), of which torch
     refuses to say: no graph goes through such a view."""
