@@ -1,4 +1,4 @@
-"""Loops without modules: how long vz.graph and the picture take as the loop grows.
+"""Loops: how long vz.graph and the picture take as the loop grows.
 
 A loop that reuses one weight makes an autograd graph whose every step takes an edge from
 the same leaf: laid out op by op, `dot` needs time and memory quadratic in the steps.
@@ -6,9 +6,11 @@ With the default ``max_nodes`` vizlib folds the repeated ops into one box ("mul 
 loop ×N), so the picture has a handful of nodes whatever N is, and what remains grows
 linearly: recording the forward and backward, and finding the repeat. This script times
 ``vz.graph(f, x, w)`` (record, backward, fold) and ``g.to_svg()`` (DOT and `dot`) for a
-shared-weight loop of 1,000 to 10,000 steps and for a residual loop whose graph has 50,000
-nodes, in a fresh process each, with CPU seconds beside wall seconds (the machine is
-shared) and the process's peak memory. One row draws 500 steps with every op
+shared-weight loop of 1,000 to 10,000 steps, for a residual loop whose graph has 50,000
+nodes, and for a loop over a plain list of 2,000 ``nn.Linear`` modules (each turn another
+module, named ``layers.0`` to ``layers.1999``), in a fresh process each, with CPU seconds
+beside wall seconds (the machine is shared) and the process's peak memory. One row draws 500
+steps with every op
 (``max_nodes=None``) for comparison. Writes bench/results/loops.md.
 
     .venv/bin/python -m bench.bench_loops
@@ -27,6 +29,7 @@ CASES = [  # (label, loop, steps, max_nodes)
     ("shared weight, 10,000 steps", "shared", 10_000, 150),
     ("residual, 16,666 steps (50,000 nodes)", "residual", 16_666, 150),
     ("shared weight, 500 steps, every op (max_nodes=None)", "shared", 500, None),
+    ("a list of 2,000 Linear modules, x = tanh(layer(x))", "modules", 2_000, 150),
 ]
 
 # Runs in a fresh Python: one case's memory and caches cannot change another's numbers.
@@ -47,12 +50,19 @@ def residual(x, w):
         x = x + torch.tanh(x * w)
     return x.sum()
 
+layers = [torch.nn.Linear(8, 8) for _ in range(steps)] if kind == "modules" else []
+
+def modules(x, w):
+    for layer in layers:
+        x = torch.tanh(layer(x))
+    return x.sum()
+
 def clocks():
     r = resource.getrusage(resource.RUSAGE_SELF)
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.perf_counter(), r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
 
-f = shared if kind == "shared" else residual
+f = {"shared": shared, "residual": residual, "modules": modules}[kind]
 x, w = torch.randn(8), torch.randn(8)
 vz.graph(lambda x: (x * 2).sum(), x).to_svg()  # imports and the first `dot` run are not the loop's
 w0, c0 = clocks()
@@ -113,11 +123,12 @@ def main() -> None:
         "and 6.2 GB, and 3,300 steps were killed; the folded picture's `dot` run stays the same whatever "
         "the steps. What is left grows linearly with them: recording each op, its values and its "
         "gradient, and the backward pass. The largest child is `dot` or, when `dot` is smaller, the "
-        "Python process it was forked from."
+        "Python process it was forked from. The list of 2,000 modules runs another module each turn: "
+        "its picture folds them into one box, `layers.0-1999 → tanh`, loop ×2000."
     )
     write_section(
         "loops",
-        "Loops without modules: recording and drawing time",
+        "Loops: recording and drawing time",
         "`vz.graph(f, x, w)` then `g.to_svg()` in a fresh process per row (imports and a first small "
         "graph done before timing), CPU seconds (user+system, `dot` included) and wall seconds in "
         "brackets; `x = tanh(x * w)` (shared weight) or `x = x + tanh(x * w)` (residual) per step, "

@@ -43,21 +43,15 @@ def collapse(g: GraphData, depth: int, drawn_as: dict[int, int] | None = None) -
     the member whose output leaves the box, and the sum of their saved bytes. Boxes of
     consecutive siblings (``blocks.0``, ``blocks.1``, ... or the calls of one module) with
     the same class and parameter shapes, each feeding the next, become a single box with
-    ``repeats`` set to their number. ``drawn_as`` (see ``fold``) follows each node into its box.
+    ``repeats`` set to their number; the ops outside boxes that feed one of its calls each,
+    alike for every call (``x[t]``), become one loop box beside it (``_fed_alike``).
+    ``drawn_as`` (see ``fold``) follows each node into its box.
     """
     path_of = {n.id: n.modules[depth] for n in g.nodes if len(n.modules) > depth}
     if not path_of:
         return g
     runs = _runs(g, path_of)
-    group: dict[int, tuple] = {}
-    for n in g.nodes:
-        path = path_of.get(n.id)
-        if path is None:
-            group[n.id] = ("node", n.id)
-        elif path in runs:
-            group[n.id] = ("run", runs[path].name)
-        else:
-            group[n.id] = ("box", path)
+    group, fed = _groups(g, path_of, runs)
     members: dict[tuple, list[Node]] = {}
     for n in g.nodes:
         members.setdefault(group[n.id], []).append(n)
@@ -72,7 +66,88 @@ def collapse(g: GraphData, depth: int, drawn_as: dict[int, int] | None = None) -
         elif kind == "box":
             spec = _spec(g, name)
             boxes[k] = _box(name, ms, depth, leaving, spec.type if spec else None, 1)
+    for run, calls in fed.items():
+        k = ("fed", run.name)
+        boxes[k] = _box(_fed_name(calls, members[k]), members[k], depth, leaving, LOOP, len(calls))
     return _merge(g, group, boxes, drawn_as)
+
+
+def _groups(
+    g: GraphData, path_of: dict[int, str], runs: dict[str, _Run]
+) -> tuple[dict[int, tuple], dict[_Run, list[list[int]]]]:
+    """What each node is drawn in: ("node", id) as itself, ("box", path) its module's box,
+    ("run", name) a run's, ("fed", name) the loop box of what feeds a run's calls; and those
+    ops by run and call (``_fed_alike``)."""
+    group: dict[int, tuple] = {}
+    for n in g.nodes:
+        path = path_of.get(n.id)
+        if path is None:
+            group[n.id] = ("node", n.id)
+        elif path in runs:
+            group[n.id] = ("run", runs[path].name)
+        else:
+            group[n.id] = ("box", path)
+    fed = _fed_alike(g, group, path_of, runs)
+    for run, calls in fed.items():
+        group.update({i: ("fed", run.name) for ids in calls for i in ids})
+    return group, fed
+
+
+def _fed_name(calls: list[list[int]], members: list[Node]) -> str:
+    """The name of the loop box of the ops that feed each call of a run (``getitem → mul``):
+    the label of each of their steps, across the calls."""
+    by_id = {n.id: n for n in members}
+    return _loop_name([_label([by_id[ids[j]] for ids in calls]) for j in range(len(calls[0]))])
+
+
+def _fed_alike(
+    g: GraphData, group: dict[int, tuple], path_of: dict[int, str], runs: dict[str, _Run]
+) -> dict[_Run, list[list[int]]]:
+    """For each run of calls folded into one box, the ops drawn outside any box that feed
+    one call each, where every call is fed by the same ops: ``h = cell(x[t], h)`` selects a
+    step of ``x`` for each call. Those fold into one loop box beside the run's ("getitem",
+    loop ×50): drawn one by one, they would line up side by side, all feeding the one box.
+
+    An op feeds a call when each of its consumers is that call, or an op that feeds it
+    (``x[t] * 2``: the select and the mul). Each run maps to the ids of the ops feeding each
+    of its calls, in order. Folding them draws no cycle that was not there: each of them
+    reaches the run's box, so a path from that box back to one of them would be one already.
+    """
+    if not runs:
+        return {}
+    call_at = {p: (run, k) for run in runs.values() for k, p in enumerate(run.paths)}
+    call_of = {i: call_at[p] for i, p in path_of.items() if p in call_at}
+    consumers: dict[int, list[int]] = {}
+    producers: dict[int, list[int]] = {}
+    for s, d in g.edges:
+        consumers.setdefault(s, []).append(d)
+        producers.setdefault(d, []).append(s)
+    ops = {n.id for n in g.nodes if n.kind == "op" and group[n.id][0] == "node"}
+    feeds: dict[int, tuple[_Run, int]] = {}
+    pending = [s for s, d in g.edges if d in call_of and s in ops]
+    while pending:  # (an op is asked again once one more of its consumers is found to feed a call)
+        s = pending.pop()
+        fed = [call_of.get(d) or feeds.get(d) for d in consumers[s]]
+        if s not in feeds and fed[0] is not None and all(call == fed[0] for call in fed):
+            feeds[s] = fed[0]
+            pending += [p for p in producers.get(s, ()) if p in ops]
+    calls: dict[_Run, list[list[int]]] = {run: [[] for _ in run.paths] for run in dict.fromkeys(runs.values())}
+    for i in sorted(feeds):
+        run, k = feeds[i]
+        calls[run][k].append(i)
+    by_id = {n.id: n for n in g.nodes}
+    return {run: ids for run, ids in calls.items() if _alike(g, ids, by_id)}
+
+
+def _alike(g: GraphData, calls: list[list[int]], by_id: dict[int, Node]) -> bool:
+    """Whether every call is fed by ops, the same ops in the same order."""
+    steps = {tuple(_signature(g, by_id[i]) for i in ids) for ids in calls}
+    return len(steps) == 1 and bool(calls[0])
+
+
+def _loop_name(unit: list[str]) -> str:
+    """The name of a loop box from the labels of the steps of one turn (``mul → tanh``)."""
+    return " → ".join(unit[:3]) + (" → …" if len(unit) > 3 else "")
 
 
 def _merge(
@@ -548,8 +623,7 @@ def _fold(g: GraphData, run: list[Node], turns: int, drawn_as: dict[int, int] | 
     members = run + _leaves_of_each_turn(g, run, turns, consumers)
     ids = {n.id for n in members}
     size = len(run) // turns
-    unit = [_label(run[j::size]) for j in range(size)]
-    name = " → ".join(unit[:3]) + (" → …" if len(unit) > 3 else "")
+    name = _loop_name([_label(run[j::size]) for j in range(size)])
     leaving = [n for n in run if n.is_output or consumers.get(n.id, set()) - ids] or run
     prefix = _common_prefix([n.modules for n in members])
     box = replace(

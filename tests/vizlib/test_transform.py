@@ -185,3 +185,53 @@ def test_a_depth_whose_boxes_fit_but_whose_edges_tangle_is_passed_over():
     assert [n.name for n in g.nodes if n.kind == "module"] == ["0", "1", "2"]
     assert "(5 nodes; 2 levels deep would draw 303 edges)" in g.notes[-1]
     assert acyclic(g)
+
+
+def _gru_over_time(steps_of_input: int = 1) -> tuple:
+    """A hand-written recurrent loop, ``h = cell(x[t], h)``: each call of the cell is fed by its own
+    ``x[t]`` (a select; with ``steps_of_input=2``, ``x[t] * 2`` too), made outside any module."""
+    torch.manual_seed(0)
+    cell, head = nn.GRUCell(3, 4), nn.Linear(4, 1)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(2, 4)
+        for t in range(x.shape[0]):
+            h = cell(x[t] * 2 if steps_of_input == 2 else x[t], h)
+        return head(h).sum()
+
+    return f, torch.randn(20, 2, 3)
+
+
+@pytest.mark.parametrize("steps_of_input, unit", [(1, "getitem"), (2, "getitem → mul")])
+def test_the_ops_feeding_each_call_of_a_folded_run_fold_with_it(steps_of_input, unit):
+    """The cell's 20 calls are one box; the 20 ``x[t]`` that feed one call each are one box too
+    (not 20 nodes side by side: a picture 8,000 points wide at 50 steps), drawn between ``x``
+    and the cell, showing the last step's numbers, as a loop box does."""
+    f, x = _gru_over_time(steps_of_input)
+    g, full = vz.graph(f, x), vz.graph(f, x, max_nodes=None)
+    assert boxes(g) == [(unit, "loop", 20), ("cell (calls 1-20)", "GRUCell", 20), ("head", "Linear", 1)]
+    assert acyclic(g) and not [n for n in g.nodes if n.kind == "op" and n.name != "SumBackward0"]
+    (fed,) = [n for n in g.nodes if n.module_type == "loop"]
+    last = [n for n in full.nodes if n.op == unit.split(" → ")[-1]][-1]
+    assert (fed.value_stats, fed.grad_stats, fed.shape) == (last.value_stats, last.grad_stats, last.shape)
+    assert fed.members == 20 * steps_of_input
+    cell = g.find("cell (calls 1-20)")[0].id
+    assert {(s, d) for s, d in g.edges if fed.id in (s, d)} == {(g.find("x")[0].id, fed.id), (fed.id, cell)}
+    assert g.find("x")[0].grad_stats == full.find("x")[0].grad_stats
+
+
+def test_ops_feeding_the_calls_of_a_run_unalike_stay_as_they_are():
+    """Where the calls are fed by different ops (the first by ``x[0] * 2``, the rest by ``x[t]``),
+    no one box stands for them all: they stay as they are."""
+    torch.manual_seed(0)
+    cell = nn.GRUCell(3, 4)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(2, 4)
+        for t in range(x.shape[0]):
+            h = cell(x[t] * 2 if t == 0 else x[t], h)
+        return h.sum()
+
+    g = vz.graph(f, torch.randn(20, 2, 3), depth=0)
+    assert boxes(g) == [("GRUCell (calls 1-20)", "GRUCell", 20)] and acyclic(g)
+    assert [n.name for n in g.nodes if n.kind == "op"].count("SelectBackward0") == 20

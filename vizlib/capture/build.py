@@ -14,6 +14,7 @@ Two ways in, one GraphData out:
 from __future__ import annotations
 
 import gc
+import re
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -227,6 +228,25 @@ def _flag_of_a_copy(names: list[str]) -> VizlibValueError:
     )
 
 
+# What flex_attention says of inputs that require grad on a device its eager path has no backward for.
+_FLEX_NO_BACKWARD = re.compile(r"FlexAttention does not support backward on (\w+)\.")
+
+
+def _flex_attention_refused(names: list[str], device: str) -> VizlibValueError:
+    """The error for flex_attention refusing inputs that require grad on ``device`` (the CPU),
+    which vizlib's copies of the call's inputs do where the user's do not."""
+    them = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return VizlibValueError(
+        f"flex_attention cannot run backward in eager mode on {device}, so it refuses a query, key or value that "
+        f"requires grad, and vizlib hands the call copies of {them} that require grad, to draw their gradients. "
+        "Where they reach flex_attention unchanged, pass them through a closure, which vizlib hands over as they "
+        "are, to draw the gradients of the weights after it: vz.graph(lambda: model(q, k, v).sum(), params=model). "
+        "Where weights that require grad come before it, PyTorch refuses the call without vizlib too: run it on a "
+        "CUDA device, or draw the forward without gradients as torch.compile captures it: "
+        "vz.compiled_graphs(model, q, k, v) after model.requires_grad_(False)."
+    )
+
+
 def _copy_changed_in_place(name: str) -> VizlibValueError:
     """The error for an input vizlib made require grad that the call changed in place where
     the recorder could not see it first (inside an autograd.Function's forward)."""
@@ -268,6 +288,8 @@ def _record_call(
                     raise VizlibValueError(_INFERENCE_ADVICE) from err
                 if _NOT_A_LEAF in str(err) and copies:
                     raise _flag_of_a_copy(sorted(set(copies.values()))) from err
+                if (flex := _FLEX_NO_BACKWARD.match(str(err))) and copies:
+                    raise _flex_attention_refused(list(dict.fromkeys(copies.values())), flex[1]) from err
                 raise
         for key, name in rec.param_names.items():  # of the modules named as they ran
             if key not in names:

@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from torch import fx
+from torch import fx, nn
 from torch.utils._pytree import tree_map
 
 from ..data import GraphData
@@ -123,6 +123,16 @@ def uncompiled(fn: object) -> Callable:
         )
     inner = getattr(fn, "_orig_mod", None) or getattr(fn, "_torchdynamo_orig_callable", None)
     return inner if callable(inner) else fn
+
+
+def original_module(module: nn.Module) -> nn.Module:
+    """The module ``torch.compile`` wrapped, where ``module`` is its wrapper (an
+    ``OptimizedModule``, which keeps it as ``_orig_mod``), else ``module`` itself. Dynamo is
+    not imported to ask: a process that never loaded it has compiled nothing."""
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    while eval_frame is not None and isinstance(module, eval_frame.OptimizedModule):
+        module = module._orig_mod
+    return module
 
 
 class _RunEager:

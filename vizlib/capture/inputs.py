@@ -5,7 +5,7 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
 
 import torch
@@ -14,6 +14,7 @@ from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tre
 
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import dims, dtype_name
+from .compiled import original_module
 from .nested import tensor_shape
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
@@ -72,9 +73,11 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
     names.update(param_names(params))
     for given in (fn, params):
         if isinstance(given, nn.Module):
-            paths.update({mod: path or type(given).__name__ for path, mod in given.named_modules()})
+            given = original_module(given)
+            paths.update({mod: path or type(given).__name__ for path, mod in named_modules(given)})
     others: dict[int, tuple[str, nn.Module]] = {}
     for name, value in reached:
+        value = original_module(value) if isinstance(value, nn.Module) else value
         held = value if isinstance(value, nn.Module) else _list_of_modules(value)
         if held is not None and held not in paths:
             others.setdefault(id(value), (name, held))
@@ -86,12 +89,39 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
         # modules go under its name (``layers.0``), not under none, as a model's would.
         plain = isinstance(m, (_PlainList, nn.ModuleList, nn.ModuleDict))
         prefix = f"{name}." if len(tops) > 1 or named_already or plain else ""
-        for path, mod in m.named_modules():
+        for path, mod in named_modules(m):
             if path or not isinstance(m, _PlainList):  # (the stand-in for a plain list is no module of theirs)
                 paths.setdefault(mod, prefix + path if path else prefix.rstrip(".") or type(m).__name__)
-        for path, p in m.named_parameters():
+        for path, p in named_parameters(m):
             names.setdefault(id(p), prefix + path)
     return paths, names
+
+
+def named_modules(module: nn.Module) -> Iterator[tuple[str, nn.Module]]:
+    """``module.named_modules()``, with each module that ``torch.compile`` wrapped named as it
+    would be unwrapped: ``block.lin``, not ``block._orig_mod.lin``, for a model whose block was
+    compiled on its own. The wrapper gets its original's path: the wrapper runs only to call it
+    (``module_hooks`` draws no box for it)."""
+    found: dict[str, tuple[str, nn.Module]] = {}  # path -> (path unwrapped, module)
+    for path, mod in module.named_modules():
+        outer, _, last = path.rpartition(".")
+        above, holder = found.get(outer, ("", module))
+        if not path or (last == "_orig_mod" and original_module(holder) is not holder):
+            path_of = above  # (a wrapper's only module is the one it wrapped)
+        else:
+            path_of = f"{above}.{last}" if above else last
+        found[path] = (path_of, mod)
+        yield path_of, mod
+
+
+def named_parameters(module: nn.Module) -> Iterator[tuple[str, nn.Parameter]]:
+    """``module.named_parameters()``, named as ``named_modules`` names their modules."""
+    seen: set[int] = set()
+    for path, mod in named_modules(module):
+        for name, p in mod.named_parameters(recurse=False):
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield (f"{path}.{name}" if path else name), p
 
 
 class _PlainList(nn.ModuleList):
@@ -125,7 +155,7 @@ def param_names(params: Params) -> dict[int, str]:
     if params is None:
         return {}
     if isinstance(params, nn.Module):
-        return {id(p): name for name, p in params.named_parameters()}
+        return {id(p): name for name, p in named_parameters(original_module(params))}
     if isinstance(params, dict):
         return {id(t): name for name, t in params.items() if isinstance(t, torch.Tensor)}
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")

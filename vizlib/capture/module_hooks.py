@@ -12,6 +12,8 @@ from torch import nn
 from torch.nn.modules.module import register_module_forward_hook, register_module_forward_pre_hook
 from torch.utils.hooks import RemovableHandle
 
+from .compiled import original_module
+
 
 class Recorder(Protocol):
     """What the hooks hand each module call to (``record.ForwardRecorder``)."""
@@ -62,9 +64,12 @@ class ModuleHooks:
     # every tensor property they read (a parameter's .grad, a buffer's shape) and every op
     # that reads an output's numbers would be one more call of the mode (a third of a
     # recording's bookkeeping, GPT-12's first module noting every parameter and buffer).
+    # A module torch.compile wrapped runs its original (whose hooks fire) and nothing else:
+    # the wrapper is no box of its own, and its original is named as it would be unwrapped
+    # (``inputs.named_modules``).
     def _pre(self, module: nn.Module, args: object) -> None:
         stack = getattr(self._local, "recorders", None)
-        if stack:
+        if stack and original_module(module) is module:
             with torch._C.DisableTorchFunction():
                 stack[-1].enter_module(module, args)
             if module._forward_hooks:
@@ -72,7 +77,7 @@ class ModuleHooks:
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
         stack = getattr(self._local, "recorders", None)
-        if stack and module not in self._late():
+        if stack and original_module(module) is module and module not in self._late():
             with torch._C.DisableTorchFunction():
                 stack[-1].leave_module(module, output)
 

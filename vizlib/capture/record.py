@@ -32,6 +32,7 @@ from ..errors import VizlibValueError
 from ..text import device_name, dtype_name
 from .backward import SavedForBackward, _Held
 from .guard import UserState
+from .inputs import named_modules
 from .layout import dense as in_one_block
 from .module_hooks import MODULE_HOOKS
 from .nested import tensor_shape
@@ -251,7 +252,7 @@ class ForwardRecorder(TorchFunctionMode):
             path = f"{root}#{k}"
         self._unnamed[root] = k + 1
         named = {}
-        for inner, m in module.named_modules():
+        for inner, m in named_modules(module):  # (a compiled block's original by its name)
             if m not in self.module_names:
                 named[m] = self.module_names[m] = f"{path}.{inner}" if inner else path
                 self._paths.add(named[m])

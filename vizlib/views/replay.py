@@ -100,11 +100,29 @@ def replay(g: GraphData) -> Replay:
             f"vz.replay needs a vz.Graph, e.g. vz.replay(vz.graph(fn, x, w)); got {type(g).__name__}."
         )
     if not g.backward_order:
-        raise VizlibValueError(
-            "This graph has no backward order to replay: it was drawn from a tensor after the fact. "
-            "Record the call instead, so vizlib can watch backward run: vz.replay(vz.graph(fn, x, w))."
-        )
+        raise VizlibValueError(f"This graph has no backward order to replay: {_why_no_backward(g)}")
     return Replay(g)
+
+
+def _why_no_backward(g: GraphData) -> str:
+    """Why no backward ran while ``g`` was drawn, and what to draw instead: each kind of graph
+    that has no order (a compiler's, a call on the meta device, a tensor's) has its own cause."""
+    if any(n.role for n in g.nodes):  # (only a compiler graph's nodes have roles: input, call_function...)
+        return (
+            "it is a graph PyTorch's compiler holds (from vz.compiled_graphs, vz.joint_graph, an FX GraphModule "
+            "or an ExportedProgram), which vizlib draws as it is, running nothing: a joint graph's backward part "
+            "is the ops backward would run, not a run of them. Record the eager call, so vizlib can watch "
+            "backward run: vz.replay(vz.graph(fn, x))."
+        )
+    if any(n.device == "meta" for n in g.nodes):
+        return (
+            "its tensors are on the meta device, which holds shapes but no values, so vizlib ran no backward. "
+            "Record the call on real tensors (on the CPU, or a small model built there): vz.replay(vz.graph(fn, x))."
+        )
+    return (
+        "it was drawn from a tensor after the fact, when backward was not watched. Record the call instead, so "
+        "vizlib can watch backward run: vz.replay(vz.graph(fn, x, w))."
+    )
 
 
 def _grad(node: Node) -> str:

@@ -6,6 +6,9 @@ named alike, or not named at all."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 import torch
 from torch import nn
@@ -220,3 +223,68 @@ def test_a_big_list_is_not_read_through_for_modules():
     assert _list_of_modules(vocabulary) is None and vocabulary.read == 1
     assert _list_of_modules({"a.b": nn.Linear(1, 1)}) is None  # no module may be named so
     assert _list_of_modules([]) is None
+
+
+def _small() -> nn.Sequential:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))
+
+
+def _names(g: vz.Graph) -> list[tuple[str, str, tuple]]:
+    return [(n.kind, n.name, n.modules) for n in g.nodes]
+
+
+@pytest.mark.parametrize("reached", ["closure", "argument", "params"])
+def test_a_compiled_model_is_named_as_its_original(reached):
+    """``model = torch.compile(model)`` keeps the model as ``_orig_mod`` inside a wrapper that is
+    a module too: reached by a name of the user's or named by ``params=``, its modules and
+    parameters are named as the model's own (``0.weight``, box ``0``), never ``_orig_mod.0``,
+    and the wrapper is no box around them."""
+    plain, x = _small(), torch.randn(5, 3)
+    model = torch.compile(plain)
+    calls = {
+        "closure": lambda **kw: vz.graph(lambda x: model(x).sum(), x, **kw),
+        "argument": lambda **kw: vz.graph(lambda m, x: m(x).sum(), model, x, **kw),
+        "params": lambda **kw: vz.graph(lambda x: model(x).sum(), x, params=model, **kw),
+    }
+    originals = {
+        "closure": lambda **kw: vz.graph(lambda x: plain(x).sum(), x, **kw),
+        "argument": lambda **kw: vz.graph(lambda m, x: m(x).sum(), plain, x, **kw),
+        "params": lambda **kw: vz.graph(lambda x: plain(x).sum(), x, params=plain, **kw),
+    }
+    for kw in ({"max_nodes": None}, {"depth": 1}):
+        assert _names(calls[reached](**kw)) == _names(originals[reached](**kw)), kw
+    assert boxes(calls[reached](depth=1)) == [("0", 1), ("1", 1), ("2", 1)]
+
+
+def test_compiled_modules_inside_a_model_or_a_list_are_named_as_their_originals():
+    """A block compiled on its own (``model.block = torch.compile(block)``), a list of compiled
+    layers: ``1.weight`` and ``layers.0.weight``, as without torch.compile."""
+    plain, x = _small(), torch.randn(5, 3)
+    model = nn.Sequential(plain[0], plain[1], torch.compile(plain[2]))
+    g = vz.graph(lambda x: model(x).sum(), x, max_nodes=None)
+    assert _names(g) == _names(vz.graph(lambda x: plain(x).sum(), x, max_nodes=None))
+    layers = [torch.compile(nn.Linear(3, 3)) for _ in range(2)]
+    g = vz.graph(lambda x: layers[1](layers[0](x)).sum(), x, max_nodes=None)
+    assert {n.name for n in g.nodes if n.kind == "leaf"} == {"x"} | {
+        f"layers.{k}.{p}" for k in (0, 1) for p in ("weight", "bias")
+    }
+    assert {m for n in g.nodes for m in n.modules} == {"layers.0", "layers.1"}
+
+
+_NO_DYNAMO = """
+import sys, torch, vizlib as vz
+from torch import nn
+model = nn.Sequential(nn.Linear(3, 4), nn.ReLU())
+vz.graph(lambda x: model(x).sum(), torch.randn(2, 3), params=model)
+print("torch._dynamo" in sys.modules)
+"""
+
+
+def test_naming_modules_imports_no_dynamo():
+    """Telling a compiled module from a model imports nothing of torch.compile's: whoever never
+    compiled pays no import of Dynamo (seconds), and PyTorch's cond fails where it is loaded
+    (test_torch_cond_run_eagerly_draws_as_one_node)."""
+    ran = subprocess.run([sys.executable, "-c", _NO_DYNAMO], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.strip() == "False"

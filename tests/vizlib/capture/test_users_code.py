@@ -16,6 +16,7 @@ from collections import OrderedDict
 import pytest
 import torch
 from torch import nn
+from torch.nn.attention.flex_attention import flex_attention
 from torch.utils.checkpoint import checkpoint
 
 import vizlib as vz
@@ -405,6 +406,32 @@ def test_a_call_that_makes_its_inputs_features_require_grad_is_told_to_pass_it_t
         vz.graph(lambda x: encoder(x).sum(), x)
     g = vz.graph(lambda: encoder(x).sum(), params=encoder)
     assert g.find("conv.weight") and not x.requires_grad
+
+
+class _Attend(nn.Module):
+    """flex_attention over the inputs as they are, then a projection: a model whose weights come
+    after the attention, so that only the inputs could make flex_attention's require grad."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.out = nn.Linear(8, 8)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        with warnings.catch_warnings():  # (torch's: eager flex_attention is unfused)
+            warnings.simplefilter("ignore")
+            return self.out(flex_attention(q, k, v))
+
+
+def test_flex_attention_on_the_cpu_is_told_that_vizlibs_copies_require_grad():
+    """Eager flex_attention on the CPU refuses inputs that require grad, and vizlib's copies of
+    q, k and v do (the user's do not): the message says so and names the way out, which draws
+    the gradients of the weights after the attention."""
+    attend, (q, k, v) = _Attend(), torch.randn(3, 1, 2, 4, 8).unbind(0)
+    with pytest.raises(VizlibValueError, match=r"flex_attention .* copies of q, k and v .*vz.graph\(lambda: "):
+        vz.graph(lambda q, k, v: attend(q, k, v).sum(), q, k, v)
+    g = vz.graph(lambda: attend(q, k, v).sum(), params=attend)
+    assert g.find("out.weight") and not q.requires_grad
 
 
 class _Layer:

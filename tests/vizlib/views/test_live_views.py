@@ -171,6 +171,27 @@ def test_replay_refuses_graphs_without_backward_order():
         vz.replay(x)
 
 
+def _twice(x: torch.Tensor) -> torch.Tensor:
+    return (x * 2).sum()
+
+
+@pytest.mark.parametrize(
+    "make, reason",
+    [
+        (lambda: vz.compiled_graphs(_twice, torch.ones(2))[0], "compiler"),
+        (lambda: vz.graph(torch.fx.symbolic_trace(_twice)), "compiler"),
+        (lambda: vz.graph(_twice, torch.ones(2, device="meta")), "meta device"),
+    ],
+    ids=["compiled_graphs", "fx", "meta"],
+)
+def test_replay_says_why_a_graph_has_no_backward_order(make, reason):
+    """A compiler's graph is drawn as it is (nothing ran backward), a call on the meta device ran
+    no backward: each is told so, not that it was drawn from a tensor after the fact."""
+    with pytest.raises(vz.VizlibError, match="no backward order") as refused:
+        vz.replay(make())
+    assert reason in str(refused.value) and "after the fact" not in str(refused.value)
+
+
 @pytest.mark.parametrize(
     "make", [lambda: vz.explore(line, x=2.0, w=3.0, b=1.0), lambda: vz.replay(vz.graph(line, x=2.0, w=3.0, b=1.0))]
 )
