@@ -128,7 +128,7 @@ def _is_tensor_list(x: object) -> TypeGuard[list[torch.Tensor] | tuple[torch.Ten
 def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> GraphData:
     w = walk([root_of(t) for t in roots])
     names = param_names(params)
-    nodes, freed, summaries = [], False, Summaries()
+    nodes, summaries = [], Summaries()
     later: list[tuple[Node, str, Pending | None]] = []  # what the summaries fill in once fetched
     for i, fn in enumerate(w.fns):
         leaf = w.leaf_tensor(i)
@@ -137,15 +137,7 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
             _leaf_numbers(nodes[-1], leaf, leaf.grad, summaries, later)
             continue
         shape, dtype, device = output_meta(fn)
-        node = Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device)
-        if not freed:
-            try:
-                attach_saved(node, saved_tensors(fn))
-            except VizlibValueError:
-                if show_saved:
-                    raise
-                freed = True
-        nodes.append(node)
+        nodes.append(Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device))
     for t in roots:
         out = nodes[w.index[root_of(t)]]
         out.is_output = True
@@ -154,15 +146,41 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
     _fill_in(summaries, later)
     g = GraphData(nodes=nodes, edges=[(s, d) for s, d, _ in w.edges], edge_grads=[None] * len(w.edges))
     g.notes += device_notes(nodes, summaries.devices, recorded=False)
-    if freed:
-        g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
-        for n in nodes:
-            n.saved, n.saved_bytes = [], 0
-    else:
-        g.saved_bytes = total_saved(
-            s for i, fn in enumerate(w.fns) if w.leaf_tensor(i) is None for s in saved_tensors(fn)
-        )
+    _posthoc_saved(g, w, show_saved)
     return g
+
+
+def _posthoc_saved(g: GraphData, w: Walked, show_saved: bool) -> None:
+    """What each op node of ``g`` (the walk's ``w.fns``, in order) saved, and the graph's
+    saved bytes, read from the nodes; a note where they cannot all be counted. Freed by an
+    earlier backward(): an error with ``show_saved``, else a note and no bytes."""
+    kept: list[tuple[SavedTensor, tuple]] = []
+    recomputed = False
+    for node, fn in zip(g.nodes, w.fns, strict=True):
+        if node.kind != "op":
+            continue
+        try:
+            saved = saved_tensors(fn)
+        except VizlibValueError:
+            if show_saved:
+                raise
+            g.notes.append("an earlier backward() freed the tensors saved for backward: saved bytes unknown")
+            for n in g.nodes:
+                n.saved, n.saved_bytes = [], 0
+            return
+        attach_saved(node, saved.tensors)
+        kept += saved.tensors
+        recomputed = recomputed or saved.recomputed
+    g.saved_bytes = total_saved(kept)
+    if recomputed:
+        g.notes.append(_RECOMPUTED_NOTE)
+
+
+# Why a graph drawn after the fact counts nothing for the ops of a checkpointed block.
+_RECOMPUTED_NOTE = (
+    "the ops inside a torch.utils.checkpoint(use_reentrant=False) block keep nothing for backward: what they "
+    "use is recomputed in backward by running the block again, so it is not counted (reading it would run it)"
+)
 
 
 # ---------------------------------------------------------------- recorded
@@ -446,9 +464,9 @@ def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | 
             continue
         try:
             if i not in built.shows:
-                if node.saved and (named := saved_tensors(fn)):
+                if node.saved and (named := saved_tensors(fn).tensors):
                     attach_saved(node, named)
-            elif (packed := rec.packed_at.get(fn._sequence_nr())) and (named := saved_tensors(fn)):
+            elif (packed := rec.packed_at.get(fn._sequence_nr())) and (named := saved_tensors(fn).tensors):
                 node.saved_bytes += total_saved(named) - total_saved(packed)
         except VizlibValueError:  # (saved_tensors' words are for a graph drawn after the fact)
             raise VizlibValueError(_freed_advice(w, rec)) from None
@@ -673,7 +691,7 @@ def _grads_by_backward(
 def _saved_or_none(fn: object) -> list[tuple[SavedTensor, tuple]]:
     """What node ``fn`` saved, or nothing when it cannot say (a node of torch.func's own)."""
     try:
-        return saved_tensors(fn)
+        return saved_tensors(fn).tensors
     except (RuntimeError, VizlibValueError):
         return []
 

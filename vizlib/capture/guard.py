@@ -43,6 +43,8 @@ from torch.nn.parameter import is_lazy
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.hooks import RemovableHandle
 
+from .walk import in_own_storage, memory_parts
+
 # How far and how much the walk of a call's objects goes: enough for closures over models,
 # bounded so that a function naming a huge global structure costs little.
 _MAX_DEPTH = 4
@@ -167,7 +169,7 @@ class UserState:
         # A meta tensor has no values to change or put back.
         if t.layout != torch.strided or t.is_inference() or t.is_meta or id(t) in self._lazy:
             return
-        memory = (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+        memory = _memory_of(t)
         if memory not in self._values:
             self._values[memory] = (t, t.detach().clone(), t._version)
 
@@ -313,6 +315,16 @@ def _on_this_thread(hook: Callable[..., None]) -> Callable[..., None]:
     return on_this_thread
 
 
+def _memory_of(t: torch.Tensor) -> tuple:
+    """Which elements of which memory ``t``'s values are, the same for every tensor that
+    views them (``x.data``, a buffer's view). A wrapper subclass's are those of the tensors
+    it holds (``walk.memory_parts``); where it names none, its own object stands for them."""
+    if in_own_storage(t):
+        return (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+    parts = memory_parts(t)
+    return tuple(map(_memory_of, parts)) if parts else (id(t),)
+
+
 def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
     """Copy back each tensor whose values changed, then give it back the version it had.
 
@@ -329,13 +341,26 @@ def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
         by_device.setdefault(t.device, []).append((t, before))
     with torch.no_grad():
         for pairs in by_device.values():
-            changed = torch.stack([(t != before).any() for t, before in pairs]).tolist()
-            for (t, before), differs in zip(pairs, changed, strict=True):
-                if differs:
-                    t.copy_(before)
+            for t, before in _changed(pairs):
+                t.copy_(before)
     moved = [(t, version) for t, _, version in kept if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
+
+
+def _changed(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The pairs (a tensor, a copy of its values before) that differ, compared on one device
+    and read in one transfer. A subclass that runs ops itself (``__torch_dispatch__``, as
+    TwoTensor does) compares into a tensor of its kind, which cannot be read so: each is
+    taken as changed (copying its own values back onto it changes nothing)."""
+    plain = [(t != before).any() for t, before in pairs if _compares_plainly(t)]
+    differs = iter(torch.stack(plain).tolist() if plain else [])
+    return [(t, before) for t, before in pairs if not _compares_plainly(t) or next(differs)]
+
+
+def _compares_plainly(t: torch.Tensor) -> bool:
+    """Whether ``t != x`` is a plain tensor: unless ``t``'s kind runs ops itself."""
+    return type(t).__torch_dispatch__ is torch.Tensor.__torch_dispatch__
 
 
 def outside_state(fn: object) -> list[tuple[str, object]]:

@@ -9,8 +9,10 @@ ids handed out by a counter are deterministic and read naturally from top to bot
 from __future__ import annotations
 
 import heapq
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import torch
 
@@ -158,17 +160,17 @@ def storage_key(t: torch.Tensor) -> tuple:
     A meta tensor's storage has no address (every one says 0): it is named by the
     storage object itself, which lives as long as the tensors on it.
     """
-    if t.layout == torch.strided and not t.is_nested:  # nearly every tensor: no list made
+    if in_own_storage(t):  # nearly every tensor: no list made
         s = t.untyped_storage()
         return (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), s.nbytes())
-    return tuple(storage_key(p) for p in _memory_parts(t))
+    return tuple(storage_key(p) for p in memory_parts(t))
 
 
 def saved_entry(t: torch.Tensor, label: str) -> tuple[SavedTensor, tuple] | None:
     """A tensor saved for backward as a picture lists it (``label``, shape, dtype, bytes) and
     the memory it keeps alive (``storage_key``); None where it keeps none (a 0-byte
     placeholder). Asked of every tensor a forward saves: the storage is looked up once."""
-    if t.layout == torch.strided and not t.is_nested:
+    if in_own_storage(t):
         s = t.untyped_storage()
         size = s.nbytes()
         key: tuple = (device_name(t.device), s._cdata if t.is_meta else s.data_ptr(), size)
@@ -178,17 +180,41 @@ def saved_entry(t: torch.Tensor, label: str) -> tuple[SavedTensor, tuple] | None
 
 
 def nbytes(t: torch.Tensor) -> int:
-    """Bytes of memory a tensor keeps alive: its storage's, or for a sparse or nested
-    tensor (which has no single storage) those of the dense tensors that make it."""
-    if t.layout == torch.strided and not t.is_nested:
+    """Bytes of memory a tensor keeps alive: its storage's, or for a sparse, nested or
+    wrapper-subclass tensor (which has no storage of its own) those of the tensors that
+    make it."""
+    if in_own_storage(t):
         return t.untyped_storage().nbytes()
-    return sum(nbytes(p) for p in _memory_parts(t))
+    return sum(nbytes(p) for p in memory_parts(t))
 
 
-def _memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
-    """The strided tensors that hold a sparse or nested tensor's memory."""
+def in_own_storage(t: torch.Tensor) -> bool:
+    """Whether ``t``'s memory is its storage: a strided tensor's, unless it is nested or a
+    wrapper subclass (``_make_wrapper_subclass``, as TwoTensor and DTensor are made), whose
+    storage only stands in, with no memory (torch calls it an invalid python storage: its
+    ``data_ptr()`` raises)."""
+    if t.layout != torch.strided or t.is_nested:
+        return False
+    if type(t) is torch.Tensor or type(t) is torch.nn.Parameter:
+        return True
+    try:
+        t.untyped_storage().data_ptr()
+    except RuntimeError:
+        return False
+    return True
+
+
+def memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
+    """The tensors that hold a sparse, nested or wrapper-subclass tensor's memory.
+
+    A wrapper subclass names its inner tensors in ``__tensor_flatten__`` (PyTorch's protocol
+    for subclasses that torch.compile can trace); one without it holds tensors vizlib cannot
+    find, so none of its memory is counted."""
     if t.is_nested:  # its elements lie in one tensor underneath (a strided one's components share it)
         return [t.values()]
+    if t.layout == torch.strided:  # a wrapper subclass
+        names = t.__tensor_flatten__()[0] if hasattr(t, "__tensor_flatten__") else []
+        return [inner for name in names if isinstance(inner := getattr(t, name, None), torch.Tensor)]
     if t.layout == torch.sparse_coo:
         return [t._indices(), t._values()]
     if t.layout in (torch.sparse_csr, torch.sparse_bsr):
@@ -198,29 +224,74 @@ def _memory_parts(t: torch.Tensor) -> list[torch.Tensor]:
     return []
 
 
-def saved_tensors(fn: AutogradNode) -> list[tuple[SavedTensor, tuple]]:
+class Saved(NamedTuple):
+    """What an autograd node saved for backward, as ``saved_tensors`` reads it."""
+
+    tensors: list[tuple[SavedTensor, tuple]]  # each as a picture lists it, and the memory it keeps alive
+    recomputed: bool  # some are recomputed in backward (torch.utils.checkpoint): not read, not counted
+
+
+# What torch says, in vizlib's words, when an unpack hook would run ops under saved-tensor
+# hooks of its own: torch.utils.checkpoint(use_reentrant=False) recomputing its block.
+_RECOMPUTES = "vizlib reads what autograd saved, but this saved tensor would be recomputed to be read"
+
+
+def saved_tensors(fn: AutogradNode) -> Saved:
     """The tensors node ``fn`` saved for backward, read from its ``_saved_*`` attributes.
+
+    An op inside a non-reentrant torch.utils.checkpoint block keeps nothing: its saved
+    tensors went through checkpoint's hooks, whose unpack hook runs the block again to
+    recompute them, the user's code with its hooks and BatchNorm updates, once per tensor
+    read outside a backward. PyTorch 2.11 has no way to tell such a tensor without
+    unpacking it (``SavedTensor.unpack_hook`` came later): each is read where no saved-tensor
+    hooks may be pushed (``_hooks_refused``), so that checkpoint's unpack hook fails where it
+    pushes the hooks that catch the recomputed tensors, before the block runs. Those are
+    left out (``Saved.recomputed``). Other unpack hooks (the caller's ``save_on_cpu``) run
+    as before.
 
     Raises VizlibValueError if an earlier backward() already freed them.
     """
-    found = []
-    for attr in _saved_attributes(type(fn)):
-        try:
-            value = getattr(fn, attr)
-        except RuntimeError as err:
-            raise_if_freed(
-                err,
-                "The tensors this graph saved for backward were freed by an earlier backward(). "
-                "Call backward(retain_graph=True) the first time, or recompute the result "
-                "before drawing it with show_saved=True.",
-            )
-            raise
-        items = value if isinstance(value, (tuple, list)) else (value,)
-        name = attr.removeprefix("_saved_")
-        for k, t in enumerate(items):
-            if isinstance(t, torch.Tensor) and (entry := saved_entry(t, name if len(items) == 1 else f"{name}[{k}]")):
-                found.append(entry)
-    return found
+    found, recomputed = [], False
+    with _hooks_refused():
+        for attr in _saved_attributes(type(fn)):
+            try:
+                value = getattr(fn, attr)
+            except RuntimeError as err:
+                if _RECOMPUTES in str(err):
+                    recomputed = True
+                    continue
+                raise_if_freed(
+                    err,
+                    "The tensors this graph saved for backward were freed by an earlier backward(). "
+                    "Call backward(retain_graph=True) the first time, or recompute the result "
+                    "before drawing it with show_saved=True.",
+                )
+                raise
+            items = value if isinstance(value, (tuple, list)) else (value,)
+            name = attr.removeprefix("_saved_")
+            for k, t in enumerate(items):
+                label = name if len(items) == 1 else f"{name}[{k}]"
+                if isinstance(t, torch.Tensor) and (entry := saved_entry(t, label)):
+                    found.append(entry)
+    return Saved(found, recomputed)
+
+
+@contextmanager
+def _hooks_refused() -> Iterator[None]:
+    """No saved-tensor hooks may be pushed inside (torch raises ``_RECOMPUTES``), as under
+    torch's ``disable_saved_tensors_hooks``, which refuses to start where hooks are pushed
+    already (an outer recording's, the caller's ``save_on_cpu``): those stay as they are,
+    as torch's own compiled code leaves them when it disables hooks."""
+    autograd = torch._C._autograd
+    before = autograd._saved_tensors_hooks_get_disabled_error_message()
+    autograd._saved_tensors_hooks_disable(_RECOMPUTES, False)
+    try:
+        yield
+    finally:
+        if before is None:
+            autograd._saved_tensors_hooks_enable()
+        else:
+            autograd._saved_tensors_hooks_disable(before, False)
 
 
 _SAVED_ATTRIBUTES: dict[type, tuple[str, ...]] = {}

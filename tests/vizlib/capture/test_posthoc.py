@@ -87,3 +87,51 @@ def test_posthoc_on_a_leaf_tensor():
     x = torch.tensor([1.0, 2.0], requires_grad=True)
     g = vz.graph(x, params={"x": x})
     assert [(n.kind, n.name) for n in g.nodes] == [("leaf", "x")] and g.edges == []
+
+
+# ---------------------------------------------------------------- torch.utils.checkpoint
+
+
+def checkpointed_bn_model() -> tuple[nn.Module, list[int]]:
+    """A block with a BatchNorm, and a list its first layer's forward hook adds to at each
+    run (a recomputation stops once it has what backward needs, before the block's end)."""
+    torch.manual_seed(0)
+    block = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh())
+    runs: list[int] = []
+    block[0].register_forward_hook(lambda *_: runs.append(1))
+    return block, runs
+
+
+@pytest.mark.parametrize("show_saved", [False, True])
+def test_posthoc_graph_of_a_checkpointed_block_runs_none_of_it(show_saved):
+    """Reading what an op inside a non-reentrant checkpoint saved would recompute the block
+    (once per tensor read): the user's hooks would run and BatchNorm's statistics move."""
+    block, runs = checkpointed_bn_model()
+    w = torch.randn(5, 4, requires_grad=True)
+    y = (torch.utils.checkpoint.checkpoint(block, torch.randn(5, 3), use_reentrant=False) * w).sum()
+    state = {k: v.clone() for k, v in block.state_dict().items()}
+    g = vz.graph(y, params=block, show_saved=show_saved)
+    assert runs == [1], "the block ran again"
+    assert all(torch.equal(v, block.state_dict()[k]) for k, v in state.items())
+    assert g.find("1.weight") and g.find("NativeBatchNormBackward0")
+    # What is kept: the product's factors (the block's output and w), not the block's insides.
+    assert g.saved_bytes == 2 * 5 * 4 * 4
+    assert any("torch.utils.checkpoint" in note and "recomputed" in note for note in g.notes)
+    y.backward()  # the graph is still the user's to run backward through
+    assert runs == [1, 1] and w.grad is not None
+
+
+def test_posthoc_graph_without_checkpoint_says_nothing_of_it():
+    *_, y = leaves_and_result()
+    assert not any("checkpoint" in note for note in vz.graph(y, show_saved=True).notes)
+
+
+def test_posthoc_graph_of_a_checkpointed_block_inside_the_callers_saved_tensor_hooks():
+    """Drawn where the caller's saved-tensor hooks are pushed, which torch's
+    disable_saved_tensors_hooks refuses to start under."""
+    block, runs = checkpointed_bn_model()
+    y = torch.utils.checkpoint.checkpoint(block, torch.randn(5, 3), use_reentrant=False).sum()
+    with torch.autograd.graph.save_on_cpu():
+        g = vz.graph(y, show_saved=True)
+    assert runs == [1] and any("torch.utils.checkpoint" in note for note in g.notes)
+    assert torch._C._autograd._saved_tensors_hooks_is_enabled()

@@ -1,7 +1,7 @@
 """PyTorch features the course never uses, drawn (or refused before torch fails) in the
 user's terms: torch.func transforms inside the function, reentrant checkpoint, sparse
-tensors, torch.compile'd code, an in-place op on an input, joint_graph of a closure, and
-tensor_layout of a nested tensor."""
+tensors, torch.compile'd code, an in-place op on an input, joint_graph of a closure,
+tensor_layout of a nested tensor, and wrapper subclasses (``_make_wrapper_subclass``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import warnings
 import pytest
 import torch
 from torch import nn
+from torch.testing._internal.two_tensor import TwoTensor
+from torch.utils._pytree import tree_map
 from torch.utils.checkpoint import checkpoint
 
 import vizlib as vz
@@ -137,3 +139,54 @@ def test_tensor_layout_of_a_nested_tensor_says_to_draw_its_pieces():
         vz.tensor_layout(nt)
     assert isinstance(info.value, vz.VizlibError)
     assert vz.tensor_layout(*nt.unbind()) is not None
+
+
+class Wrapped(torch.Tensor):
+    """A ``__torch_dispatch__`` wrapper subclass as PyTorch's tutorials write one: its storage
+    holds no memory, its values are the tensor it wraps, which it does not declare (it has
+    no ``__tensor_flatten__``, unlike TwoTensor)."""
+
+    @staticmethod
+    def __new__(cls, elem: torch.Tensor) -> Wrapped:
+        return torch.Tensor._make_wrapper_subclass(cls, elem.shape, dtype=elem.dtype, requires_grad=elem.requires_grad)
+
+    def __init__(self, elem: torch.Tensor) -> None:
+        self.elem = elem
+
+    __torch_function__ = torch._C._disabled_torch_function_impl
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        unwrap = lambda t: t.elem if isinstance(t, Wrapped) else t  # noqa: E731
+        out = func(*tree_map(unwrap, args), **tree_map(unwrap, kwargs or {}))
+        return tree_map(lambda t: Wrapped(t) if isinstance(t, torch.Tensor) else t, out)
+
+
+def inner_values(t: torch.Tensor) -> list[list[float]]:
+    return [t.a.tolist(), t.b.tolist()] if isinstance(t, TwoTensor) else [t.elem.tolist()]
+
+
+# x.exp() saves its result: TwoTensor declares its two inner tensors (3 floats each),
+# Wrapped declares none, so no bytes are counted for it.
+WRAPPERS = {
+    "TwoTensor": (lambda: TwoTensor(torch.tensor([0.5, -1.0, 2.0]), torch.tensor([1.0, 0.0, 3.0])), 2 * 3 * 4),
+    "undeclared": (lambda: Wrapped(torch.tensor([0.5, -1.0, 2.0])), 0),
+}
+
+
+@pytest.mark.parametrize(("make", "saved_bytes"), WRAPPERS.values(), ids=WRAPPERS)
+def test_wrapper_subclass_tensors_draw_recorded_and_after_the_fact(make, saved_bytes):
+    f = lambda x: x.exp().sum()  # noqa: E731
+    x = make()
+    before = inner_values(x)
+    recorded = vz.graph(f, x, show_saved=True)
+    assert recorded.find("x") and recorded.find("ExpBackward0")
+    assert recorded.saved_bytes == saved_bytes
+    assert inner_values(x) == before and not x.requires_grad and x.grad is None
+    leaf = make().requires_grad_()
+    y = f(leaf)
+    posthoc = vz.graph(y, params={"x": leaf}, show_saved=True)
+    assert [n.name for n in posthoc.nodes] == [n.name for n in recorded.nodes]
+    assert posthoc.saved_bytes == saved_bytes
+    y.backward()  # the graph is still the user's to run backward through
+    assert type(leaf.grad) is type(leaf)

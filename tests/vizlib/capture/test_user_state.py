@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import torch
 from torch import nn
+from torch.testing._internal.two_tensor import TwoTensor
 
 import vizlib as vz
 
@@ -201,6 +202,25 @@ def test_graph_puts_back_a_buffer_the_forward_replaced():
     before = model.average
     vz.graph(model, torch.ones(3, 2))
     assert model.average is before and torch.equal(before, torch.zeros(2))
+
+
+class _Counted(nn.Module):
+    """Counts its calls in a buffer that is a wrapper subclass (TwoTensor), in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", TwoTensor(torch.zeros(2), torch.ones(2)))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return (x * self.calls).sum()
+
+
+def test_graph_puts_back_a_wrapper_subclass_buffer_the_forward_changed_in_place():
+    model = _Counted()
+    vz.graph(model, torch.ones(2))
+    assert model.calls.a.tolist() == [0.0, 0.0] and model.calls.b.tolist() == [1.0, 1.0]
+    assert model.calls._version == 0
 
 
 @pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), torch.optim.Adam])
