@@ -99,6 +99,16 @@ def layouts(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | None =
     return result
 
 
+def _has_memory(x: torch.Tensor) -> bool:
+    """Whether ``x``'s storage is memory: not a wrapper subclass's stand-in (TwoTensor's, a
+    DTensor's), whose ``data_ptr()`` torch refuses."""
+    try:
+        x.untyped_storage().data_ptr()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
     """The tensors' names, after checking that every argument can be drawn."""
     for i, x in enumerate(tensors):
@@ -121,6 +131,13 @@ def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
             )
         if x.device.type == "meta":
             raise VizlibValueError(f"{what} is on the meta device: it has no values to draw. Use a real tensor.")
+        if not _has_memory(x):
+            inner = x.__tensor_flatten__()[0] if hasattr(x, "__tensor_flatten__") else []
+            them = f"vz.tensor_layout({', '.join(f'{what}.{n}' for n in inner)})" if inner else "the tensors it holds"
+            raise VizlibValueError(
+                f"{what} is a {type(x).__name__}, a tensor subclass with no memory of its own: its storage only "
+                f"stands in for the tensors it is made of. Draw those instead: {them}."
+            )
         if x.is_quantized:
             raise VizlibValueError(
                 f"{what} is a quantized tensor: its memory holds {x.dtype} integers that stand for numbers "

@@ -199,3 +199,14 @@ def test_a_quantized_tensor_says_what_to_draw_instead():
     with pytest.raises(vz.VizlibError, match=r"int_repr\(\).*dequantize\(\)"):
         tensor_layout(q)
     assert texts(tensor_layout(q.int_repr()))[1:5:2] == ["5", "-10"]
+
+
+def test_a_wrapper_subclass_says_to_draw_the_tensors_it_is_made_of():
+    """A TwoTensor's storage only stands in (torch refuses its ``data_ptr()``): drawing it
+    failed with torch's words about an invalid python storage."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    t = TwoTensor(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]))
+    with pytest.raises(vz.VizlibError, match=r"Draw those instead: vz.tensor_layout\(t.a, t.b\)"):
+        tensor_layout(t)
+    assert texts(tensor_layout(t.a, t.b))[1:5:2] == ["1", "2"]
