@@ -39,7 +39,7 @@ class Explorer(StaticFallback, widgets.VBox):
     ``explorer.graph`` is the Graph of the last call that worked.
     """
 
-    def __init__(self, fn: Callable, sliders: dict[str, widgets.FloatSlider]):
+    def __init__(self, fn: Callable, sliders: dict[str, widgets.FloatSlider | widgets.IntSlider]):
         self._fn = fn
         self._sliders = sliders
         self._layout = LayoutCache()
@@ -55,8 +55,12 @@ class Explorer(StaticFallback, widgets.VBox):
         self.add_class("vizlib-explore")
 
     def values(self) -> dict[str, float]:
-        """The sliders' current values, rounded to their grid (no 0.30000000000000004)."""
-        return {name: round(s.value, _grid_digits(s.step, s.min)) for name, s in self._sliders.items()}
+        """The sliders' current values, rounded to their grid (no 0.30000000000000004); an
+        integer slider's as a Python int (a count, an index: no gradient)."""
+        return {
+            name: s.value if isinstance(s, widgets.IntSlider) else round(s.value, _grid_digits(s.step, s.min))
+            for name, s in self._sliders.items()
+        }
 
     def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
         try:
@@ -107,9 +111,46 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
         raise VizlibTypeError(
             "vz.explore needs at least one input to make a slider for, e.g. vz.explore(f, x=2.0, w=(-5, 5))."
         )
-    sliders = {name: _slider(name, spec) for name, spec in inputs.items()}
+    counts = _counts(fn)
+    # Every name written whole (ipywidgets gives a label 80 px: "learning_r…"), and the
+    # sliders' tracks lined up after the longest.
+    style = {"description_width": f"{max(map(len, inputs)) + 2}ch"}
+    sliders = {name: _slider(name, spec, style, name in counts) for name, spec in inputs.items()}
     _check_call(fn, inputs)
-    return Explorer(fn, sliders)
+    try:
+        return Explorer(fn, sliders)
+    except Exception as err:
+        floats = [n for n, spec in inputs.items() if n not in counts and _is_integral(spec)]
+        if floats:  # (the learner's own exception, with the way out where a count got a float)
+            err.add_note(_COUNT_HINT.format(name=floats[0], fn=_name(fn)))
+        raise
+
+
+# Said beside an error of the first call where an input was given as an integer: it slid over
+# floats, and a count or an index given a float tensor fails in the learner's code.
+_COUNT_HINT = (
+    "vz.explore: {name} was given as an integer but slides over real numbers and reaches {fn} as a "
+    "float tensor that requires grad (a number vz.explore can draw the gradient of). If {name} is a "
+    "count, a size or an index, annotate it as one, def {fn}(..., {name}: int), for a slider of integers "
+    "that hands {fn} a Python int."
+)
+
+
+def _counts(fn: Callable) -> set[str]:
+    """The arguments ``fn`` annotates as ``int``: their sliders move over integers and hand
+    ``fn`` Python ints (a count, a size, an index), where any other number is a real one
+    whose gradient the picture draws (``b=(-5, 5)`` slides over floats)."""
+    try:
+        sig = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
+    except (TypeError, ValueError):
+        return set()
+    return {name for name, p in sig.parameters.items() if p.annotation in (int, "int")}
+
+
+def _is_integral(spec: object) -> bool:
+    """An input given as an integer, or as a range of integers."""
+    values = spec if isinstance(spec, tuple) else (spec,)
+    return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values)
 
 
 def _check_call(fn: Callable, inputs: dict) -> None:
@@ -128,7 +169,10 @@ def _check_call(fn: Callable, inputs: dict) -> None:
         ) from None
 
 
-def _slider(name: str, spec: object) -> widgets.FloatSlider:
+def _slider(name: str, spec: object, style: dict, count: bool = False) -> widgets.FloatSlider | widgets.IntSlider:
+    """The slider of one input: of integers for a count (``count``), else of real numbers."""
+    if count:
+        return _int_slider(name, spec, style)
     lo, hi, step, value = _range(name, spec)
     return widgets.FloatSlider(
         value=value,
@@ -138,6 +182,31 @@ def _slider(name: str, spec: object) -> widgets.FloatSlider:
         description=name,
         continuous_update=False,
         readout_format=_readout(lo, hi, step),
+        style=style,
+    )
+
+
+def _int_slider(name: str, spec: object, style: dict) -> widgets.IntSlider:
+    """A slider of integers for an argument annotated ``int``: ``n=3`` slides over 0 to
+    max(2n, 10), ``n=(1, 8)`` or ``n=(0, 64, 8)`` over that range, starting in its middle."""
+    if isinstance(spec, numbers.Integral) and not isinstance(spec, bool):
+        n = int(spec)
+        lo, hi, step, value = min(0, 2 * n), max(2 * n, 10), 1, n
+    elif isinstance(spec, tuple) and len(spec) in (2, 3) and _is_integral(spec):
+        lo, hi = int(spec[0]), int(spec[1])
+        step = int(spec[2]) if len(spec) == 3 else 1
+        if not (lo < hi and step > 0):
+            raise VizlibValueError(
+                f"vz.explore: the range {name}={spec} needs low < high and a positive step, e.g. {name}=(1, 8)."
+            )
+        value = lo + (hi - lo) // 2 // step * step
+    else:
+        raise VizlibValueError(
+            f"vz.explore: {name} is annotated as an int, so its slider moves over integers, but it was given "
+            f"{spec!r:.40}. Give an integer ({name}=3) or a range of integers ({name}=(1, 8) or {name}=(0, 64, 8))."
+        )
+    return widgets.IntSlider(
+        value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, style=style
     )
 
 

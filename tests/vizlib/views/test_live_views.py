@@ -202,3 +202,36 @@ def test_widgets_carry_a_static_picture_and_a_stable_text(make):
     assert bundle["text/plain"] == make()._repr_mimebundle_()["text/plain"]  # nbval compares it
     assert "running notebook" in bundle["text/plain"].splitlines()[0]
     assert "w: 3, grad 2" in bundle["text/plain"]
+
+
+def copies(x, n: int):
+    return torch.stack([x] * n).sum()
+
+
+def test_an_input_annotated_int_gets_a_slider_of_integers_handing_a_python_int():
+    """A count (``n: int``) slid over floats reached the function as a float tensor, which
+    ``[x] * n`` cannot use; its slider moves over integers and hands it an int."""
+    explorer = vz.explore(copies, x=2.0, n=3)
+    assert explorer.values() == {"x": 2.0, "n": 3} and type(explorer.values()["n"]) is int
+    assert explorer.graph.find("x")[0].grad == 3.0
+    explorer._sliders["n"].value = 5
+    assert explorer.graph.find("x")[0].grad == 5.0
+    ranged = vz.explore(copies, x=2.0, n=(0, 64, 8))._sliders["n"]
+    assert (ranged.min, ranged.max, ranged.step, ranged.value) == (0, 64, 8, 32)
+    with pytest.raises(vz.VizlibError, match=r"n is annotated as an int.*n=\(1, 8\)"):
+        vz.explore(copies, x=2.0, n=2.5)
+
+
+def test_an_integer_given_to_an_unannotated_count_gets_the_way_out_beside_the_error():
+    """``b=(-5, 5)`` is a real number's range: an integer slides over floats unless the
+    argument says it is an int; where that breaks the call, the learner's own error says so."""
+    with pytest.raises(TypeError) as caught:
+        vz.explore(lambda x, n: torch.stack([x] * n).sum(), x=2.0, n=3)
+    assert any("annotate it as one" in note and "n: int" in note for note in caught.value.__notes__)
+
+
+def test_slider_names_are_written_whole_and_their_tracks_lined_up():
+    """ipywidgets gives a description 80 px: "learning_r…" in JupyterLab."""
+    explorer = vz.explore(lambda learning_rate, w: learning_rate * w, learning_rate=0.1, w=1.0)
+    widths = {s.style.description_width for s in explorer._sliders.values()}
+    assert widths == {f"{len('learning_rate') + 2}ch"}
