@@ -214,10 +214,15 @@ def dot_to(dot_source: str, fmt_name: str) -> bytes:
         return _run_program(exe, PURE, dot_source, fmt_name)
     if name == "pygraphviz":
         return _run_pygraphviz(dot_source, fmt_name)
+    if os.environ.get(ENV, "").strip() == "browser":  # asked for, not the last resort
+        raise VizlibError(
+            f"{ENV}=browser is set: vizlib lays pictures out only in Jupyter's front-end (displaying the graph), "
+            f"not to {fmt_name.upper()} or in live views. Unset {ENV} to draw with the Graphviz installed here."
+        )
     reasons = " ".join(why for engine in ENGINES[:-1] if (why := why_not(engine)))
     raise VizlibError(
         f"No Graphviz in this Python, so vizlib can draw only in Jupyter's front-end (displaying the graph), "
-        f"not to {fmt_name.upper()} or in live views. {reasons} " + INSTALL_HINT
+        f"not to {fmt_name.upper()} or in live views. {reasons} {INSTALL_HINT}".replace("  ", " ")
     )
 
 

@@ -125,6 +125,14 @@ def test_a_graphviz_pure_that_cannot_run_is_passed_over_with_a_warning(monkeypat
         assert vz.renderer() == "pygraphviz"
 
 
+def test_the_browser_asked_for_says_to_unset_it_not_to_install_graphviz(monkeypatch):
+    """With Graphviz installed, ``VIZLIB_RENDERER=browser`` was told "No Graphviz in this Python"."""
+    monkeypatch.setenv("VIZLIB_RENDERER", "browser")
+    with pytest.raises(vz.VizlibError, match=r"VIZLIB_RENDERER=browser is set.*Unset VIZLIB_RENDERER") as caught:
+        tanh_graph().to_svg()
+    assert "No Graphviz" not in str(caught.value)
+
+
 def test_without_any_graphviz_the_browser_lays_it_out(no_graphviz, tmp_path):
     g = tanh_graph()
     assert vz.renderer() == "browser"
