@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 from torch import fx, nn
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
@@ -50,7 +50,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
-    args, kwargs, arg_names, _ = prepare_inputs(fn, args, kwargs)
+    args, kwargs, arg_names, bound = prepare_inputs(fn, args, kwargs)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
     holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)
@@ -59,14 +59,12 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
         names |= {id(t): (n, "parameter") for n, t in params.items()}
         names |= {id(t): (n, "buffer") for n, t in buffers.items()}
         call, call_args = _functional(holder), (params, buffers, *args)
-    placeholder_names = {}
-    placeholder_roles = {}
-    for k, leaf in enumerate(tree_leaves((call_args, kwargs))):
-        if id(leaf) in names:
-            placeholder_names[f"primals_{k + 1}"], placeholder_roles[f"primals_{k + 1}"] = names[id(leaf)]
-
+    placeholder_names, placeholder_roles, constants = _inputs_named(tree_leaves((call_args, kwargs)), names, bound)
     forward, backward = _partition(fn, call, call_args, kwargs)
     fw = graph_module_data(forward, names=placeholder_names, roles=placeholder_roles, part="forward")
+    for fx_node, node in zip(forward.graph.nodes, fw.nodes, strict=True):
+        if fx_node.name in constants:
+            node.value = constants[fx_node.name]  # (an int or a bool: its value is the input)
     saved_names = {p: placeholder_names.get(p, p) for p in _saved(backward)}
     bw_roles = {p: "saved" for p in saved_names} | {
         p: "tangent" for p in _placeholders(backward) if p not in saved_names
@@ -195,6 +193,45 @@ def _named(arg_names: dict[int, str], args: tuple, kwargs: dict) -> list[tuple[s
     return [
         (arg_names[id(t)], t) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) in arg_names
     ]
+
+
+def _inputs_named(
+    leaves: list, names: dict[int, tuple[str, str]], bound: dict[str, object]
+) -> tuple[dict[str, str], dict[str, str], dict[str, int | float]]:
+    """The name and role of each of AOTAutograd's inputs (``primals_k``, one per leaf of the
+    call's arguments), and the value of each that is a Python number (an int, a bool)."""
+    named, roles, constants = {}, {}, {}
+    others = _other_arguments(bound)
+    for k, leaf in enumerate(leaves):
+        placeholder = f"primals_{k + 1}"
+        if id(leaf) in names:
+            named[placeholder], roles[placeholder] = names[id(leaf)]
+        elif not isinstance(leaf, torch.Tensor) and (name := _take(others, leaf)):
+            named[placeholder], roles[placeholder] = name, "input"
+            if isinstance(leaf, (int, float)):
+                constants[placeholder] = leaf
+    return named, roles, constants
+
+
+def _other_arguments(bound: dict[str, object]) -> list[tuple[str, object]]:
+    """(name, value) of each argument that is no tensor (an int, a bool: AOTAutograd makes it
+    an input too), named as Python reaches it (``n``, ``sizes[1]``), in the call's order."""
+    return [
+        (name + keystr(path), value)
+        for name, arg in bound.items()
+        for path, value in tree_flatten_with_path(arg)[0]
+        if not isinstance(value, torch.Tensor)
+    ]
+
+
+def _take(others: list[tuple[str, object]], leaf: object) -> str | None:
+    """The name of the first argument in ``others`` that is ``leaf`` (taken out of the list:
+    two arguments equal to 3 are one object, each is named once, in order)."""
+    for k, (name, value) in enumerate(others):
+        if value is leaf:
+            del others[k]
+            return name
+    return None
 
 
 def _functional(module: nn.Module) -> Callable:

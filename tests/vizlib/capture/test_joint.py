@@ -139,3 +139,15 @@ def test_the_functions_own_exception_propagates_unchanged():
     with pytest.raises(KeyError, match="mine") as info:
         vz.joint_graph(refuses, torch.ones(2))
     assert not isinstance(info.value, VizlibError)
+
+
+def test_int_and_bool_arguments_are_named_with_their_values():
+    """AOTAutograd makes a Python int or bool argument a graph input too: it was drawn as
+    ``primals_2 (input): ?``, where a tensor argument gets its parameter's name."""
+
+    def scaled(x: torch.Tensor, n: int, flag: bool, m: int) -> torch.Tensor:
+        return (x * n * m).sum() if flag else x.sum()
+
+    g = vz.joint_graph(scaled, torch.ones(4, 3), 3, True, 3)
+    inputs = [(n.name, n.value) for n in g.nodes if n.role == "input"]
+    assert inputs[0][0] == "x" and inputs[1:] == [("n", 3), ("flag", True), ("m", 3)]
