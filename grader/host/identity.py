@@ -1,93 +1,164 @@
 """Whose each submission is: decided from the paths (and the roster) before anything is
-graded, so that two students are never merged into one row or one feedback page.
+graded, so that two students are never merged into one row or one feedback page, and so
+that a student is the same student in every run, whatever their classmates' files are
+called.
 
-Without a roster, a student is their file's stem (``alice.ipynb`` is ``alice``) while
-every stem is different. Where two files share a stem, the class is taken to be laid out
-one folder per student (``alice/02_autograd.ipynb``, ``bob/02_autograd.ipynb``): every
-student is then their folder, written relative to the folder all the submissions share.
-Where a shared stem has no folder of its own to tell its students apart
-(``alex.ipynb`` and ``late/alex.ipynb``), grading is refused with the list of clashes.
+Without a roster, paths are read below the folder all the submissions share:
+
+- a file in a folder below it belongs to that folder (``alice/02_autograd.ipynb`` and
+  ``alice/Copy of 02_autograd.ipynb`` are ``alice``'s), whatever the file is called;
+- a file directly in it is its stem (``carol.ipynb`` is ``carol``); both kinds may mix;
+- an LMS's own names give the student's id and name (``lms_student``): Moodle's folders
+  ``Alice Smith_123_assignsubmission_file_`` (also when grading that one folder),
+  Blackboard's ``HW1_jdoe_attempt_2024-03-01-10-00-00_02_autograd.ipynb``, Canvas's
+  ``smithjohn_12345_67890_02_autograd.ipynb``, and a ``late_`` in front of any name;
+- a folder holding a file named like a student beside it (``alex.ipynb`` and
+  ``late/alex.ipynb``) is not taken for a student: that is refused with the list of
+  clashes, since it cannot say whose ``late/alex.ipynb`` is.
 
 A roster line's ``file`` names a submission by its path or the end of it (with or without
-``.ipynb``), or by the student's folder. A line that would name the submissions of several
-students (``02_autograd.ipynb`` in a folder-per-student class) is refused rather than
-merging them.
+``.ipynb``), by the student's folder, or by the id the LMS's name gives (``jdoe`` names
+both of Blackboard's attempts), in any letter case and Unicode form (roster.fold). A line
+that would name the submissions of several students (``02_autograd.ipynb`` in a
+folder-per-student class, or ``Alice.ipynb`` beside ``alice.ipynb``) is refused rather
+than merging them.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import unicodedata
+from dataclasses import replace
 from pathlib import Path
 
 from grader.host.errors import GraderError
-from grader.host.roster import SUFFIX, Entry, Roster, Student
+from grader.host.roster import SUFFIX, Entry, Roster, Student, fold
+
+LATE = re.compile(r"^late_", re.IGNORECASE)  # Canvas marks a late file so; instructors too
+# <name>_<id>_assignsubmission_<plugin>_[<file>]: Moodle's folder, or its file without folders
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
+# <assignment>_<user>_attempt_<yyyy-mm-dd-hh-mm-ss>[_<file>]: Blackboard's attempt files
+BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d{2}){5}(?:_(?P<file>.*))?$")
+# <name>[_late]_<user id>_<submission id>_<file>: Canvas's "Download Submissions"
+CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$", re.IGNORECASE)
 
 
 def owners(paths: list[Path], roster: Roster | None = None) -> dict[Path, Student]:
     """Submission path -> its student, in the order given; GraderError where the paths and
     the roster cannot tell two students apart."""
     paths = list(dict.fromkeys(Path(path) for path in paths))
-    own, clashing, clash = _by_path(paths)
+    own, refused = _by_path(paths)
     if roster is None:
-        if clashing:
-            raise GraderError(clash)
-        return {path: Student(own[path]) for path in paths}
+        if refused:
+            raise GraderError(next(iter(refused.values())))
+        return own
     keys: dict[str, Entry] = {key: entry for entry in roster.entries for key in entry.keys}
     found: dict[Path, Student] = {}
     matched: dict[Entry, list[Path]] = {}
     for path in paths:
-        entry = next((keys[key] for key in _candidates(path) if key in keys), None)
+        entry = next((keys[key] for key in _candidates(path, own[path]) if key in keys), None)
         if entry is None:
-            if path in clashing:
-                raise GraderError(clash)
-            found[path] = Student(own[path], listed=False)
+            if path in refused:
+                raise GraderError(refused[path])
+            found[path] = replace(own[path], listed=False)
         else:
             found[path] = entry.student
             matched.setdefault(entry, []).append(path)
     for entry, handed in matched.items():
-        if len({own[path] for path in handed}) > 1:
-            raise GraderError(
-                f"roster {roster.path}, line {entry.line}: file {entry.file!r} names the submissions of several "
-                f"students ({', '.join(path.as_posix() for path in handed)}). Name each student's file by its "
-                "folder or its path (e.g. alice or alice/02_autograd.ipynb)."
-            )
+        _refuse_several(roster, entry, handed, own)
     return found
 
 
-def _by_path(paths: list[Path]) -> tuple[dict[Path, str], set[Path], str]:
-    """Path -> its student's name without a roster (stem, or folder where stems repeat);
-    the paths that cannot be told apart so, and the refusal to raise for them."""
+def lms_student(name: str) -> Student:
+    """The student a folder's name or a file's stem names: the id (and name) in an LMS's
+    export name, else the name itself; NFC, and without a ``late_`` in front, so that a
+    student is one id however their files were marked or which disk they came from."""
+    name = unicodedata.normalize("NFC", name)
+    bare = LATE.sub("", name) or name
+    for pattern in (MOODLE, BLACKBOARD, CANVAS):
+        if found := pattern.match(bare):
+            return Student(found["id"], found.groupdict().get("name") or "")
+    return Student(bare)
+
+
+def _by_path(paths: list[Path]) -> tuple[dict[Path, Student], dict[Path, str]]:
+    """Path -> its student without a roster (see the module's docstring); and the paths that
+    cannot be told apart so, each with the refusal to raise for it."""
+    if not paths:
+        return {}, {}
     where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
-    stems: dict[str, list[Path]] = {}
-    for path in paths:
-        stems.setdefault(path.stem, []).append(path)
-    if all(len(same) == 1 for same in stems.values()):
-        return {path: path.stem for path in paths}, set(), ""
     common = Path(os.path.commonpath([str(where[path].parent) for path in paths]))
-    own = {path: where[path].parent.relative_to(common).as_posix() for path in paths}
-    if all(name != "." for name in own.values()):
-        return own, set(), ""
-    clashing = {path for same in stems.values() if len(same) > 1 for path in same}
-    clashes = [
-        f"{stem}{SUFFIX if same[0].suffix == SUFFIX else same[0].suffix} ({', '.join(p.as_posix() for p in same)})"
-        for stem, same in stems.items()
-        if len(same) > 1
-    ]
-    names = {path: path.as_posix() if path in clashing else path.stem for path in paths}
-    return (
-        names,
-        clashing,
-        (
-            f"several submissions share a file name and no folder of their own tells their students apart: "
-            f"{'; '.join(clashes)}. Pass a roster (--roster FILE.csv) whose file column names each submission "
-            "by its path, or put each student's files in a folder of their own (submissions/<student>/...)."
-        ),
+    own = {path: _owner(where[path], common) for path in paths}
+    refused = _category_folders(paths, where, common, own)
+    # One Student per id (a name read from two exports could differ), chosen in path order,
+    # not argument order.
+    first: dict[str, Student] = {}
+    for path in sorted(paths, key=lambda path: str(where[path])):
+        first.setdefault(own[path].id, own[path])
+    return {path: first[own[path].id] for path in paths}, refused
+
+
+def _owner(where: Path, common: Path) -> Student:
+    """The student of the submission at ``where`` (absolute), the submissions sharing
+    ``common``: an LMS's submission folder on its way, else the folder below ``common``,
+    else its stem."""
+    below = where.parent.relative_to(common)
+    for folder in (*reversed(below.parts), common.name):
+        if MOODLE.match(unicodedata.normalize("NFC", folder)):
+            return lms_student(folder)
+    return lms_student(below.as_posix() if below.parts else where.stem)
+
+
+def _category_folders(
+    paths: list[Path], where: dict[Path, Path], common: Path, own: dict[Path, Student]
+) -> dict[Path, str]:
+    """The files that a folder cannot be trusted to name: ``late/alex.ipynb`` beside a
+    student ``alex`` (``alex.ipynb``) is most likely alex's, not a student called late.
+    Each such file and the loose one it clashes with -> the refusal that lists them."""
+    loose: dict[str, list[Path]] = {}
+    for path in paths:
+        if where[path].parent == common:
+            loose.setdefault(fold(own[path].id), []).append(path)
+    clashes: dict[str, list[Path]] = {}
+    for path in paths:
+        stem = fold(lms_student(where[path].stem).id)
+        if where[path].parent != common and stem in loose and fold(own[path].id) != stem:
+            clashes.setdefault(stem, list(loose[stem])).append(path)
+    if not clashes:
+        return {}
+    listed = "; ".join(f"{same[0].name} ({', '.join(path.as_posix() for path in same)})" for same in clashes.values())
+    message = (
+        f"several submissions share a file name and no folder of their own tells their students apart: "
+        f"{listed}. Pass a roster (--roster FILE.csv) whose file column names each submission "
+        "by its path, or put each student's files in a folder of their own (submissions/<student>/...)."
+    )
+    return {path: message for same in clashes.values() for path in same}
+
+
+def _refuse_several(roster: Roster, entry: Entry, handed: list[Path], own: dict[Path, Student]) -> None:
+    """A roster line may name one student's several submissions, never several students'."""
+    students = {own[path] for path in handed}
+    if len(students) <= 1:
+        return
+    files = ", ".join(path.as_posix() for path in handed)
+    if len({fold(student.id) for student in students}) == 1:
+        raise GraderError(
+            f"roster {roster.path}, line {entry.line}: file {entry.file!r} names {files}, whose names differ "
+            "only in letter case or Unicode form, so no roster line can tell them apart (a Windows or macOS "
+            "disk holds them as one file). Keep the student's own file and rename or remove the other."
+        )
+    raise GraderError(
+        f"roster {roster.path}, line {entry.line}: file {entry.file!r} names the submissions of several "
+        f"students ({files}). Name each student's file by its folder or its path (e.g. alice or "
+        "alice/02_autograd.ipynb)."
     )
 
 
-def _candidates(path: Path) -> list[str]:
-    """How a roster's file value may name this submission, the most precise first: its
-    path and each end of it (with and without .ipynb), then its folders."""
+def _candidates(path: Path, owner: Student) -> list[str]:
+    """How a roster's file value may name this submission, the most precise first, folded
+    (roster.fold): its path and each end of it (with and without .ipynb), then its
+    folders, then the id its path gives (an LMS's user id)."""
     whole = Path(os.path.normpath(path))
     parts = whole.parts[1:] if whole.anchor else whole.parts
     names = [whole.as_posix(), whole.as_posix().removesuffix(SUFFIX)]
@@ -96,4 +167,5 @@ def _candidates(path: Path) -> list[str]:
         names += [end, end.removesuffix(SUFFIX)]
     folders = parts[:-1]
     names += ["/".join(folders[start:]) for start in range(len(folders))]
-    return list(dict.fromkeys(name for name in names if name not in ("", ".", "/")))
+    names.append(owner.id)
+    return list(dict.fromkeys(fold(name) for name in names if name not in ("", ".", "/")))

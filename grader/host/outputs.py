@@ -62,6 +62,8 @@ class Outputs:
         _refuse_clashes(submissions, report, gradebook, folder, form)
         _check_targets(report, gradebook, folder, form)
         students = read_roster(roster) if roster is not None else None
+        for note in students.skipped if students is not None else []:
+            print(f"note: {note}", file=sys.stderr)
         if form != "csv":
             _check_lms(form, students, id_column)
         if gradebook is not None or folder is not None or students is not None:
@@ -83,7 +85,11 @@ class Outputs:
         if self.roster is not None:
             _warn_roster(rows)
         parts: list[tuple[str, Path | None, Callable[[], None]]] = [
-            ("--report", self.report, lambda: write_json(results, self.report, sandboxed) if self.report else None),
+            (
+                "--report",
+                self.report,
+                lambda: write_json(results, self.report, sandboxed, self.roster) if self.report else None,
+            ),
             ("--gradebook", self.gradebook, lambda: self._write_gradebook(rows, tasks)),
             ("--feedback", self.feedback, lambda: self._write_feedback(rows, tasks, sandboxed)),
         ]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from grader.host.files import write_atomic
 from grader.host.results import SubmissionResult
+from grader.host.roster import Roster
 from grader.host.summary import class_summary
 
 
@@ -40,9 +41,10 @@ def table(result: SubmissionResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def as_json(results: list[SubmissionResult], sandboxed: bool = True) -> dict:
+def as_json(results: list[SubmissionResult], sandboxed: bool = True, roster: Roster | None = None) -> dict:
     """Everything the table shows, for a gradebook import, and the class summary
-    (summary.py; ``sandboxed=False`` marks it unsandboxed)."""
+    (summary.py; ``sandboxed=False`` marks it unsandboxed; the ``roster`` tells it whose
+    each submission is)."""
     return {
         "submissions": [
             {
@@ -67,9 +69,11 @@ def as_json(results: list[SubmissionResult], sandboxed: bool = True) -> dict:
             }
             for result in results
         ],
-        "summary": class_summary(results, sandboxed),
+        "summary": class_summary(results, sandboxed, roster),
     }
 
 
-def write_json(results: list[SubmissionResult], path: Path, sandboxed: bool = True) -> None:
-    write_atomic(Path(path), json.dumps(as_json(results, sandboxed), indent=2, ensure_ascii=False) + "\n")
+def write_json(
+    results: list[SubmissionResult], path: Path, sandboxed: bool = True, roster: Roster | None = None
+) -> None:
+    write_atomic(Path(path), json.dumps(as_json(results, sandboxed, roster), indent=2, ensure_ascii=False) + "\n")

@@ -14,20 +14,37 @@ Other columns are kept for the LMS gradebooks (lms.py: Canvas's SIS columns, an 
 for Moodle). An id or a file on two lines is refused: one of them is a typo that would
 give one student's grade to another. A submission the roster does not name is graded
 under its path's name and flagged "not in roster" in the gradebook (never on the
-student's own page); a roster student without a submission gets a row of zeros, "no
-submission".
+student's own page); a roster student without a submission (an empty ``file``, or one
+that names no submission) gets a row of zeros, "no submission".
+
+File values match whatever their letter case and Unicode form (``fold``): macOS writes
+file names decomposed (NFD) where a roster typed elsewhere is composed (NFC), and a
+Windows or macOS disk keeps ``Alice.ipynb`` and ``alice.ipynb`` as one file.
+
+A Canvas gradebook export with a ``file`` column added is a roster as it is: its
+"Points Possible" line and Canvas's Test Student (``Student, Test``, without a file) are
+left out, and ``Roster.skipped`` says so for the log.
 """
 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.host.errors import GraderError
 
 SUFFIX = ".ipynb"
 COLUMNS = ("file", "id", "name")
+CANVAS_POINTS = "points possible"  # the line under the header of a Canvas gradebook export
+CANVAS_TEST_STUDENTS = ("student, test", "test student")  # Canvas's student view, in every course
+
+
+def fold(text: str) -> str:
+    """``text`` as names are compared: composed (NFC) and case-folded, so that a name
+    typed on one system matches the same name as another system's disk writes it."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
 
 
 @dataclass(frozen=True)
@@ -55,9 +72,11 @@ class Entry:
 
     @property
     def keys(self) -> list[str]:
-        """How the file value can name a submission: as written (``/`` separators), and
-        without ``.ipynb``."""
-        file = self.file.replace("\\", "/").strip("/")
+        """How the file value can name a submission, folded (``fold``): as written (``/``
+        separators), and without ``.ipynb``; none for a student without a file."""
+        file = fold(self.file.replace("\\", "/").strip("/"))
+        if not file:
+            return []
         return [file, file.removesuffix(SUFFIX)] if file.endswith(SUFFIX) else [file]
 
 
@@ -66,6 +85,7 @@ class Roster:
     entries: list[Entry]
     path: Path = Path("roster.csv")
     headers: tuple[str, ...] = ()  # the columns as the header row writes them
+    skipped: list[str] = field(default_factory=list)  # lines left out, and why (for the log)
 
     @property
     def students(self) -> list[Student]:
@@ -87,11 +107,11 @@ def read_roster(path: Path) -> Roster:
             f"roster {path}: no column {' or '.join(map(repr, missing))}. The first row must name the "
             f"columns {', '.join(COLUMNS)} (name is optional), separated by commas."
         )
-    entries = _entries(path, header, keys, lines)
+    entries, skipped = _entries(path, header, keys, lines)
     if not entries:
         raise GraderError(f"roster {path}: no students in it.")
     _refuse_duplicates(path, entries)
-    return Roster(entries, path, tuple(header))
+    return Roster(entries, path, tuple(header), skipped)
 
 
 def _read_csv(path: Path) -> tuple[str, list[list[str]]]:
@@ -122,30 +142,51 @@ def _refuse_other_separators(path: Path, first: str) -> None:
             )
 
 
-def _entries(path: Path, header: list[str], keys: list[str], lines: list[list[str]]) -> list[Entry]:
-    """One entry per student line (blank lines skipped), keeping every column as written
-    for the LMS gradebooks; a line without its file or id is refused, as it matches no one."""
+def _entries(path: Path, header: list[str], keys: list[str], lines: list[list[str]]) -> tuple[list[Entry], list[str]]:
+    """One entry per student line, keeping every column as written for the LMS gradebooks,
+    and what was left out: blank lines, and a Canvas export's lines that are not students
+    (``_canvas_extra``). A line without an id is refused (the gradebook could not name its
+    student); one without a file is a student who handed nothing in."""
     entries: list[Entry] = []
+    skipped: list[str] = []
     for line, values in enumerate(lines[1:], start=2):
         if not any(value.strip() for value in values):
             continue  # a blank line
         row = {key: value.strip() for key, value in zip(keys, values, strict=False)}
-        file, student_id = row.get("file", ""), row.get("id", "")
-        if not file or not student_id:
-            raise GraderError(f"roster {path}, line {line}: both file and id are needed.")
+        if why := _canvas_extra(row):
+            skipped.append(f"roster {path}, line {line}: left out {row.get('name', '')!r}: {why}")
+            continue
+        if not row.get("id", ""):
+            raise GraderError(
+                f"roster {path}, line {line}: no id. Give every student the id the LMS knows them by "
+                "(a student who handed nothing in needs only the id, with the file left empty)."
+            )
         columns = tuple((name, value.strip()) for name, value in zip(header, values, strict=False))
-        entries.append(Entry(line, file, Student(student_id, row.get("name", ""), True, columns)))
-    return entries
+        student = Student(row["id"], row.get("name", ""), True, columns)
+        entries.append(Entry(line, row.get("file", ""), student))
+    return entries, skipped
+
+
+def _canvas_extra(row: dict[str, str]) -> str | None:
+    """Why a line of a Canvas gradebook export is no student to grade, or None: the
+    "Points Possible" line under the header, and the Test Student Canvas adds to every
+    course (unless the instructor gave it a file to grade)."""
+    name, file = fold(row.get("name", "").strip()), row.get("file", "")
+    if name == CANVAS_POINTS and not row.get("id"):
+        return "the points possible of a Canvas export, not a student"
+    if name in CANVAS_TEST_STUDENTS and not file:
+        return "Canvas's test student, with no file"
+    return None
 
 
 def _refuse_duplicates(path: Path, entries: list[Entry]) -> None:
-    """One line per student, one student per file: a repeated id or file is a typo that
-    would give one student's grade (and code) to another."""
+    """One line per student, one student per file: a repeated id or file (in any letter
+    case or Unicode form) is a typo that would give one student's grade (and code) to another."""
     ids: dict[str, Entry] = {}
     files: dict[str, Entry] = {}
     for entry in entries:
         for key in entry.keys:
-            first = files.setdefault(key.casefold(), entry)
+            first = files.setdefault(key, entry)
             if first is not entry:
                 raise GraderError(
                     f"roster {path}, line {entry.line}: file {entry.file!r} is already on line {first.line} "

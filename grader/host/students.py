@@ -1,6 +1,14 @@
 """The class as rows, one per student: their submissions (identity.py says whose each
-is), the roster's students without one, and notes on anything to look at. The gradebook
-and the feedback pages are written from these rows.
+is), the roster's students without one, and notes on anything to look at. The gradebook,
+the feedback pages and the class summary are written from these rows.
+
+A student who hands in a chapter more than once is graded on each file, and the one with
+the most points counts (ties: the last by path, as an LMS names later attempts:
+``attempt_2024-03-02`` after ``attempt_2024-03-01``, ``hw-1.ipynb`` after ``hw.ipynb``).
+The order the files were given in (a shell's glob follows the locale) and their dates
+(which copying and unzipping change) play no part, so grading again gives the same
+grade; the note on the student's row and page names every file, its points, and the one
+counted.
 """
 
 from __future__ import annotations
@@ -9,7 +17,7 @@ from dataclasses import dataclass, field
 
 from grader.host.identity import owners
 from grader.host.results import SubmissionResult
-from grader.host.roster import Roster, Student
+from grader.host.roster import Roster, Student, fold
 
 NOT_IN_ROSTER = "not in roster"
 
@@ -26,9 +34,27 @@ class Row:
     instructor_notes: list[str] = field(default_factory=list)
 
     def counted(self) -> dict[str, SubmissionResult]:
-        """Chapter -> the submission the gradebook counts (the last one given, where a
-        student handed in the chapter twice)."""
-        return {r.chapter: r for r in self.results if r.chapter is not None}
+        """Chapter -> the submission the gradebook counts: of a chapter handed in more than
+        once, the one with the most points, ties to the last by path (see the module's
+        docstring: never the order the files were given in)."""
+        best: dict[str, SubmissionResult] = {}
+        for result in sorted(self.results, key=_by_name):
+            if result.chapter is None:
+                continue
+            if result.chapter not in best or _rank(result) >= _rank(best[result.chapter]):
+                best[result.chapter] = result
+        return best
+
+
+def _rank(result: SubmissionResult) -> tuple[float, bool]:
+    """How a submission compares with the student's others: its points, then, of equal
+    points, a graded one before one the grader could not finish."""
+    return result.score, result.error is None
+
+
+def _by_name(result: SubmissionResult) -> tuple[str, str]:
+    """A submission's place in name order, the same on every system and locale."""
+    return fold(result.path.as_posix()), result.path.as_posix()
 
 
 def class_rows(results: list[SubmissionResult], roster: Roster | None = None) -> list[Row]:
@@ -65,12 +91,24 @@ def _notes(row: Row) -> list[str]:
         flagged = [task.number for task in result.tasks if task.reason == "flagged"]
         if flagged:
             notes.append(f"{result.path.name}: flagged (reaches into the checks): {', '.join(flagged)}")
+    return notes + _handed_twice(row)
+
+
+def _handed_twice(row: Row) -> list[str]:
+    """For each chapter handed in more than once: every file with its points, and which
+    counted and why (the student sees it on their page, so they know which work was graded)."""
+    notes = []
     counted = row.counted()
     for chapter in sorted(counted):
-        handed = [r.path.name for r in row.results if r.chapter == chapter]
+        handed = sorted((r for r in row.results if r.chapter == chapter), key=lambda r: (_by_name(r), r.score))
         if len(handed) > 1:
+            scored = ", ".join(f"{r.path.name} {_points(r.score)}/{_points(r.max_score)}" for r in handed)
             notes.append(
-                f"{len(handed)} submissions for chapter {chapter} ({', '.join(handed)}): "
-                f"counted {counted[chapter].path.name}"
+                f"{len(handed)} submissions for chapter {chapter} ({scored}): counted {counted[chapter].path.name} "
+                "(the most points; of equal points, the last by name)"
             )
     return notes
+
+
+def _points(value: float) -> str:
+    return f"{value:g}"

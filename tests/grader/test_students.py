@@ -1,0 +1,183 @@
+"""Who is who in a class (findings 4 to 7 of the second class trial): students named by
+their folder in an LMS's export whatever their files are called, an LMS's rosters as
+exported, roster names matched whatever their letter case or Unicode form, and which of
+a student's two submissions counts, whatever order the files were given in."""
+
+from __future__ import annotations
+
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from grader.host.errors import GraderError
+from grader.host.gradebook import gradebook_rows
+from grader.host.identity import owners
+from grader.host.lms import write_lms_gradebook
+from grader.host.outputs import Outputs
+from grader.host.roster import read_roster
+from grader.host.students import class_rows
+from grader.host.summary import class_summary, summary_text
+
+from .classroom import TASKS, graded, read_table, roster_file
+
+MOODLE = [
+    Path("moodle/Alice Smith_123_assignsubmission_file_/01_tensors.ipynb"),
+    Path("moodle/Bob Jones_456_assignsubmission_file_/tensors_bob.ipynb"),
+    Path("moodle/Chloé Ñúñez_789_assignsubmission_file_/Copy of 01_tensors.ipynb"),
+]
+
+
+def ids(found: dict) -> list[tuple[str, str]]:
+    return [(student.id, student.name) for student in found.values()]
+
+
+# --- 4. folder-per-student exports -----------------------------------------------------
+
+
+def test_a_moodle_export_names_each_student_by_their_folder_whatever_their_files():
+    """Moodle's "download all submissions" puts each student in `<name>_<id>_assignsubmission_file_`:
+    the student is that name and id, not the file's name, and stays so when a classmate's
+    file happens to share a name."""
+    expected = [("123", "Alice Smith"), ("456", "Bob Jones"), ("789", "Chloé Ñúñez")]
+    assert ids(owners(MOODLE)) == expected
+    dan = Path("moodle/Dan Li_321_assignsubmission_file_/01_tensors.ipynb")
+    assert ids(owners([*MOODLE, dan])) == [*expected, ("321", "Dan Li")]
+    assert ids(owners(MOODLE[:1])) == expected[:1]  # one student's folder alone
+
+
+def test_a_moodle_student_with_two_files_handed_in_twice():
+    copy = Path("moodle/Alice Smith_123_assignsubmission_file_/Copy of 01_tensors.ipynb")
+    rows = class_rows([graded(str(MOODLE[0])), graded(str(copy), passed=()), graded(str(MOODLE[1]))])
+    assert [(row.student.id, len(row.results)) for row in rows] == [("123", 2), ("456", 1)]
+    assert "2 submissions for chapter 90_fixture" in rows[0].notes[0]
+
+
+def test_blackboard_attempts_of_one_user_are_one_student_who_submitted_twice(tmp_path):
+    """Blackboard's export is flat: `<assignment>_<user>_attempt_<date>_<file>`."""
+    first = "HW1_jdoe_attempt_2024-03-01-10-00-00_01_tensors.ipynb"
+    second = "HW1_jdoe_attempt_2024-03-02-09-30-00_01_tensors.ipynb"
+    other = "HW1_asmith_attempt_2024-03-01-11-00-00_homework.ipynb"
+    assert [s.id for s in owners([Path(first), Path(second), Path(other)]).values()] == ["jdoe", "jdoe", "asmith"]
+    rows = class_rows([graded(first, passed=()), graded(second), graded(other)])
+    assert [(row.student.id, len(row.results)) for row in rows] == [("asmith", 1), ("jdoe", 2)]
+    assert "2 submissions" in rows[1].notes[0]
+    roster = read_roster(roster_file(tmp_path, "file,id,name\njdoe,u1,Jo Doe\nasmith,u2,Al Smith\n"))
+    assert [s.id for s in owners([Path(first), Path(second), Path(other)], roster).values()] == ["u1", "u1", "u2"]
+
+
+def test_canvas_file_names_give_the_user_id_and_late_is_not_part_of_the_name():
+    """Canvas's zip: `<name>_<userid>_<submissionid>_<file>`, late ones marked `late_` or `_late_`."""
+    found = owners(
+        [
+            Path("smithjohn_12345_67890_01_tensors.ipynb"),
+            Path("late_doejane_23456_78901_01_tensors.ipynb"),
+            Path("roepat_late_34567_89012_tensors-1.ipynb"),
+            Path("late_alice.ipynb"),
+        ]
+    )
+    assert ids(found) == [("12345", "smithjohn"), ("23456", "doejane"), ("34567", "roepat"), ("alice", "")]
+
+
+def test_a_mixed_layout_is_graded_each_loose_file_named_by_its_stem():
+    found = owners(
+        [Path("mixed/alice/01_tensors.ipynb"), Path("mixed/bob/01_tensors.ipynb"), Path("mixed/carol.ipynb")]
+    )
+    assert [s.id for s in found.values()] == ["alice", "bob", "carol"]
+    assert Outputs.prepare(list(found), gradebook=Path("grades.csv")).gradebook == Path("grades.csv")
+
+
+# --- 5. a roster with students who did not submit ----------------------------------------
+
+CANVAS_EXPORT = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,Homework 1 (4521),file\n"
+    "    Points Possible,,,,,18.00,\n"
+    '"Alice, A",1001,s1001,alice@x.edu,Sec 1,,alice.ipynb\n'
+    '"Bob, B",1002,s1002,bob@x.edu,Sec 1,,bob.ipynb\n'
+    '"Carol, C",1003,s1003,carol@x.edu,Sec 1,,\n'
+    '"Student, Test",9999,,,Sec 1,,\n'
+)
+
+
+def test_a_canvas_export_with_a_file_column_is_a_roster(tmp_path, capsys):
+    """Its "Points Possible" row and Canvas's Test Student are left out (and said so); a
+    student with no file gets "no submission" and 0."""
+    roster = read_roster(roster_file(tmp_path, CANVAS_EXPORT))
+    Outputs.prepare([Path("alice.ipynb")], roster=tmp_path / "roster.csv")
+    assert "line 2: left out 'Points Possible'" in capsys.readouterr().err
+    assert [s.id for s in roster.students] == ["1001", "1002", "1003"]
+    assert any("Points Possible" in note for note in roster.skipped)
+    assert any("Student, Test" in note for note in roster.skipped)
+    rows = class_rows([graded("alice.ipynb"), graded("bob.ipynb", passed=("9.2",))], roster)
+    carol = next(row for row in rows if row.student.id == "1003")
+    assert carol.notes == ["no submission"]
+    left_out = write_lms_gradebook(rows, tmp_path / "cv.csv", TASKS, "canvas")
+    assert [row[1::4] for row in read_table(tmp_path / "cv.csv")[1:]] == [["1001", "6"], ["1002", "3"], ["1003", "0"]]
+    assert left_out == []
+
+
+def test_a_roster_line_without_an_id_is_still_refused(tmp_path):
+    with pytest.raises(GraderError, match="line 2: no id"):
+        read_roster(roster_file(tmp_path, "file,id\nalice.ipynb,\n"))
+
+
+# --- 6. letter case and Unicode form ---------------------------------------------------
+
+
+def test_roster_files_match_whatever_their_letter_case_or_unicode_form(tmp_path):
+    """macOS writes file names decomposed (NFD); a roster typed elsewhere is composed (NFC)."""
+    nfd = unicodedata.normalize("NFD", "Chloé.ipynb")
+    roster = read_roster(roster_file(tmp_path, "file,id,name\nChloé.ipynb,2001,Chloé N\nAlice.ipynb,2002,Alice\n"))
+    found = owners([Path(nfd), Path("alice.ipynb")], roster)
+    assert [(s.id, s.listed) for s in found.values()] == [("2001", True), ("2002", True)]
+
+
+def test_two_files_that_differ_only_in_case_or_form_are_refused_for_one_roster_line(tmp_path):
+    roster = read_roster(roster_file(tmp_path, "file,id\nalice.ipynb,a1\n"))
+    with pytest.raises(GraderError, match=r"line 2.*Alice.ipynb.*alice.ipynb.*letter case or Unicode form"):
+        owners([Path("Alice.ipynb"), Path("alice.ipynb")], roster)
+
+
+def test_a_roster_file_repeated_in_another_case_or_form_is_refused(tmp_path):
+    text = "file,id\nChloé.ipynb,a1\n" + unicodedata.normalize("NFD", "chloé") + ",b2\n"
+    with pytest.raises(GraderError, match="already on line 2"):
+        read_roster(roster_file(tmp_path, text))
+
+
+# --- 7. a student's two submissions --------------------------------------------------------
+
+
+def twice(order: list[int]) -> list:
+    """Alice hands in two notebooks (one failing 9.2), Bob one; in the given order."""
+    results = [
+        graded("twice/alice/01_tensors.ipynb", passed=("9.1", "9.3")),
+        graded("twice/alice/01_tensors_v2.ipynb"),
+        graded("twice/bob/01_tensors.ipynb", passed=("9.1",)),
+    ]
+    return [results[n] for n in order]
+
+
+def test_which_of_two_submissions_counts_does_not_depend_on_their_order():
+    """The better of the two counts (ties: the last by name), and the note names both."""
+    tables = [gradebook_rows(class_rows(twice(order)), TASKS) for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2])]
+    assert tables[0] == tables[1] == tables[2]
+    alice = tables[0][1]
+    assert alice[:6] == ["alice", "", "2", "3", "1", "6"]
+    assert "01_tensors.ipynb 3/6" in alice[-1] and "01_tensors_v2.ipynb 6/6" in alice[-1]
+    assert "counted 01_tensors_v2.ipynb" in alice[-1]
+
+
+def test_ties_count_the_last_file_by_name():
+    first, second = graded("jo/a.ipynb", passed=("9.1",)), graded("jo/b.ipynb", passed=("9.1",))
+    for results in ([first, second], [second, first]):
+        jo, _ = class_rows([*results, graded("kim/a.ipynb")])
+        assert jo.counted()["90_fixture"] is second
+
+
+def test_the_class_summary_counts_students_not_files():
+    for order in ([0, 1, 2], [2, 1, 0]):
+        summary = class_summary(twice(order))
+        task = {t["task"]: t for t in summary["tasks"]}
+        assert (task["9.2"]["passed"], task["9.2"]["graded"]) == (1, 2)
+        assert (summary["students"], summary["submissions"]) == (2, 3)
+        assert "from 2 students" in summary_text(summary)
