@@ -30,6 +30,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from copy import copy as copy_of
 from typing import Any
 
 import torch
@@ -46,6 +47,7 @@ def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
     """One GraphData per graph Dynamo captured from ``fn(*args, **kwargs)``, in order, each
     with its title ("graph 1 of 3 — ended by: ..."), ``break_reason`` and, as notes,
     Dynamo's explanation and where in the learner's code the break was."""
+    dynamic = _dynamic_asked(fn)
     fn = uncompiled(fn)
     captured: list[tuple[fx.GraphModule, Any]] = []
 
@@ -58,7 +60,7 @@ def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
     torch._dynamo.reset()
     try:
         with state, quiet_compiler():
-            torch.compile(fn, backend=keep)(*args, **kwargs)
+            torch.compile(fn, backend=keep, dynamic=dynamic)(*args, **kwargs)
     except Exception as err:
         raise_clearly(err, fn, "torch.compile")
         raise
@@ -106,11 +108,48 @@ def _positional_names(fn: Callable) -> list[str]:
     return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
 
+# Where ``torch._dynamo.mark_dynamic`` (and its kin) note which sizes of a tensor Dynamo
+# traces as symbols (``s0``), not as the numbers they are now.
+_SIZE_MARKS = (
+    "_dynamo_dynamic_indices",
+    "_dynamo_weak_dynamic_indices",
+    "_dynamo_unbacked_indices",
+    "_dynamo_static_indices",
+    "_dynamo_dynamic_range",
+)
+
+
 def copy_tensor(v: object) -> object:
-    """A tensor copied with its requires_grad, so that nothing the call does reaches the caller's."""
+    """A tensor copied with its requires_grad, and with the sizes the caller marked dynamic,
+    so that nothing the call does reaches the caller's and the graph is the one they get."""
     if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
-        return v.detach().clone().requires_grad_(v.requires_grad)
+        copy = v.detach().clone().requires_grad_(v.requires_grad)
+        for mark in _SIZE_MARKS:
+            if hasattr(v, mark):
+                setattr(copy, mark, copy_of(getattr(v, mark)))
+        return copy
     return v
+
+
+def _dynamic_asked(fn: object) -> bool | None:
+    """The ``dynamic=`` the caller compiled ``fn`` with (``torch.compile(f, dynamic=True)``), so
+    that the graphs drawn are the ones their compiled code runs; None (torch's default) for a
+    plain function, or where PyTorch keeps it elsewhere. Read from the context Dynamo keeps: a
+    compiled module's ``dynamo_ctx``, a compiled function's closure."""
+    context = getattr(fn, "dynamo_ctx", None)
+    if context is None and getattr(fn, "_torchdynamo_orig_callable", None) is not None:
+        held = [_contents(cell) for cell in getattr(fn, "__closure__", None) or ()]
+        context = next((c for c in held if hasattr(c, "_dynamic")), None)
+    dynamic = getattr(context, "_dynamic", None)
+    return dynamic if isinstance(dynamic, bool) else None
+
+
+def _contents(cell: Any) -> object:
+    """What a closure's cell holds (None for one not filled yet, which Python refuses to read)."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return None
 
 
 def uncompiled(fn: object) -> Callable:

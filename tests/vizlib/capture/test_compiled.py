@@ -127,3 +127,23 @@ def test_the_functions_own_exception_propagates_unchanged():
     with pytest.raises(KeyError, match="mine") as info:
         vz.compiled_graphs(refuses, torch.ones(2))
     assert not isinstance(info.value, VizlibError)
+
+
+def _scaled_by_rows(x: torch.Tensor) -> torch.Tensor:
+    return (x * x.shape[0]).sum()
+
+
+def test_sizes_marked_dynamic_and_dynamic_compiles_draw_their_symbols():
+    """vizlib copies the caller's tensors (a copy lost ``mark_dynamic``'s mark) and compiles
+    the function anew (without the caller's ``dynamic=True``): the graph drawn was the
+    specialised one, ``x (5, 3)``, not the one the caller's compiled code runs."""
+    x = torch.randn(5, 3)
+    torch._dynamo.mark_dynamic(x, 0)
+    leaves = [(n.name, n.shape) for n in vz.compiled_graphs(_scaled_by_rows, x)[0].nodes if n.kind == "leaf"]
+    (symbol,) = [name for name, shape in leaves if shape is None]
+    assert (("x", (symbol, 3)) in leaves) and symbol.startswith("s")
+    compiled = torch.compile(_scaled_by_rows, dynamic=True)
+    shapes = [n.shape for n in vz.compiled_graphs(compiled, torch.randn(5, 3))[0].nodes if n.name == "x"]
+    assert len(shapes) == 1 and all(isinstance(size, str) for size in shapes[0])
+    static = [n.shape for n in vz.compiled_graphs(_scaled_by_rows, torch.randn(5, 3))[0].nodes if n.name == "x"]
+    assert static == [(5, 3)]
