@@ -19,6 +19,19 @@ from grader.host.sandbox import prepare as prepare_sandbox
 from grader.kernel.output_guard import LIMIT as OUTPUT_LIMIT
 
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
+# Seconds all of one submission's rounds may take together: a correct notebook of the
+# slowest chapter grades in under 30 s (bench/RESULTS.md), so 20 times that; without it, a
+# notebook whose cells hang costs a cell timeout per task plus the replays after each.
+SUBMISSION_TIMEOUT = 600.0
+# The exit status: tells an instructor's script a student's lost point from a run to redo.
+GRADED, POINTS_LOST, GRADING_FAILED = 0, 1, 2
+EXIT_STATUS = (
+    "exit status: 0 when every submission was graded and passed every task; 1 when some student lost "
+    "points or handed in something that could not be graded (not a notebook, another chapter's); 2 when "
+    "grading itself failed: a usage error, an output that could not be written, or the grader's own "
+    "failure on a submission (its traceback is in the report's notes and on stderr), after writing "
+    "everything it could."
+)
 UNSANDBOXED = "unsandboxed (--no-sandbox): learners' code ran with your rights, outside the grader's sandbox\n"
 
 
@@ -42,9 +55,11 @@ def grade(
     gradebook_format: str = "csv",
     assignment: str | None = None,
     id_column: str | None = None,
+    time_limit: float | None = SUBMISSION_TIMEOUT,
 ) -> int:
     """Grade, print a table per submission and the class summary, write the JSON report,
-    gradebook and feedback files asked for (grader/host/outputs.py); the exit status."""
+    gradebook and feedback files asked for (grader/host/outputs.py); the exit status
+    (EXIT_STATUS; a GraderError, raised, is GRADING_FAILED)."""
     # Imported here: release must work where only the course (not nbval) is installed.
     from grader.host.grade import grade_files
     from grader.host.outputs import Outputs
@@ -78,17 +93,33 @@ def grade(
         print(UNSANDBOXED)
 
     results, name = grade_files(
-        submissions, chapters, cell_timeout, box, jobs or default_jobs(), progress=True, chapter=chapter
+        submissions,
+        chapters,
+        cell_timeout,
+        box,
+        jobs or default_jobs(),
+        progress=True,
+        chapter=chapter,
+        time_limit=time_limit,
     )
     for result in results:
         for note in result.notes:
             print(f"warning: {result.path}: {note}", file=sys.stderr)
         print(table(result))
     if len(results) > 1:
-        print(summary_text(class_summary(results, sandboxed)))
+        print(summary_text(class_summary(results, sandboxed, outputs.roster)))
     tasks = [(task.number, task.points) for task in chapters[name].tasks] if name is not None else None
     outputs.write(results, tasks, sandboxed)
-    return 0 if all(result.passed for result in results) else 1
+    if any(result.internal_error for result in results):
+        failed = [str(result.path) for result in results if result.internal_error]
+        print(
+            f"error: the grader failed on {len(failed)} submission(s), not graded: {', '.join(failed)} "
+            "(the traceback is in the warnings above and the report's notes); everything else was graded "
+            "and written",
+            file=sys.stderr,
+        )
+        return GRADING_FAILED
+    return GRADED if all(result.passed for result in results) else POINTS_LOST
 
 
 def positive(
@@ -149,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     grade_command = commands.add_parser(
         "grade",
         parents=[common],
-        help="grade submissions; exit status 1 if any task failed",
+        help="grade submissions; exit status 1 if a student lost points, 2 if grading failed",
         description=(
             "Grade submissions: each one's solution cells run in the instructor's notebook, in a sandbox "
             "of its own. One class is graded on one chapter (--chapter, else the chapter most submissions "
@@ -160,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog=(
             f"Limits on each submission, besides the options: a cell that prints or displays more than "
             f"{OUTPUT_LIMIT:,} characters fails its task (print a summary instead); each process may use "
-            f"{Limits.cpu_seconds:,} s of CPU time and write files up to {Limits.file_size // GiB} GiB."
+            f"{Limits.cpu_seconds:,} s of CPU time and write files up to {Limits.file_size // GiB} GiB. " + EXIT_STATUS
         ),
     )
     grade_command.add_argument("submissions", nargs="+", type=Path, metavar="SUBMISSION.ipynb")
@@ -222,6 +253,17 @@ def main(argv: list[str] | None = None) -> int:
         help=f"seconds one cell may run before its task fails (default {CELL_TIMEOUT:g})",
     )
     grade_command.add_argument(
+        "--submission-timeout",
+        type=positive(float, "the seconds one submission's notebook may run in all", f"{SUBMISSION_TIMEOUT:g}"),
+        default=SUBMISSION_TIMEOUT,
+        metavar="SECONDS",
+        help=(
+            "seconds one submission may run in all (kernel starts and re-runs after a lost kernel included); "
+            "then its remaining tasks fail as not run, with the time used "
+            f"(default {SUBMISSION_TIMEOUT:g})"
+        ),
+    )
+    grade_command.add_argument(
         "--jobs",
         type=positive(int, "the number of submissions graded at once", "one per core", "1 or more"),
         metavar="N",
@@ -269,10 +311,11 @@ def main(argv: list[str] | None = None) -> int:
             gradebook_format=args.gradebook_format,
             assignment=args.assignment,
             id_column=args.id_column,
+            time_limit=args.submission_timeout,
         )
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 1
+        return GRADING_FAILED
 
 
 if __name__ == "__main__":

@@ -30,6 +30,9 @@ from grader.host.students import Row
 
 MAX_CODE = 20_000  # characters of a learner's code shown per task
 MAX_MESSAGE = 5_000  # characters of a check's message shown
+# Bytes of a page's file name before ".html" (file systems allow 255 bytes, not characters;
+# the room left is for "-2" when two names meet, ".html", and write_atomic's temporary name).
+MAX_NAME_BYTES = 150
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 60em;
@@ -97,6 +100,7 @@ def _submission(result: SubmissionResult) -> list[str]:
         f"<h2>Chapter {_e(chapter)}: {_e(earned)}</h2>",
         f'<p class="muted">Submission: {_e(result.path.name)}</p>',
     ]
+    parts += [f'<p class="warning">Note: {_e(_private(_cut(notice, MAX_MESSAGE)))}</p>' for notice in result.notices]
     if result.error is not None:
         parts.append(f'<p class="error">Not graded: {_e(_private(_cut(result.error, MAX_MESSAGE)))}</p>')
         return parts
@@ -147,26 +151,38 @@ def _e(text: str) -> str:
 
 
 def file_name(student_id: str) -> str:
-    """A safe file name for a student's page: letters, digits, ``.``, ``-``, ``_``."""
+    """A safe file name for a student's page: letters, digits, ``.``, ``-``, ``_``, at most
+    MAX_NAME_BYTES bytes of UTF-8 (a name in CJK takes three bytes a character), never a
+    character cut in half."""
     name = re.sub(r"[^\w.-]", "_", student_id).lstrip(".")
-    return (name or "student")[:100]
+    return name.encode("utf-8")[:MAX_NAME_BYTES].decode("utf-8", errors="ignore") or "student"
 
 
 def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possible: float | None = None) -> list[Path]:
     """Write ``folder/<student>.html`` for every student who handed something in; the paths
-    (``possible``: see feedback_html)."""
+    (``possible``: see feedback_html). A page that cannot be written costs no other page:
+    OSError at the end names each one that failed."""
     written: list[Path] = []
+    failed: list[str] = []
     taken: set[str] = set()
     for row in rows:
         if not row.results:
             continue
         stem = base = file_name(row.student.id)
         n = 1
-        while stem.casefold() in taken:  # two ids that differ only in unsafe characters or case
+        while stem.casefold() in taken:  # two ids that differ only in unsafe characters, case or past the cut
             n += 1
             stem = f"{base}-{n}"
         taken.add(stem.casefold())
         path = Path(folder) / f"{stem}.html"
-        write_atomic(path, feedback_html(row, sandboxed, possible))
+        try:
+            write_atomic(path, feedback_html(row, sandboxed, possible))
+        except OSError as error:
+            failed.append(f"{row.student.id}: {error.strerror or error}")
+            continue
         written.append(path)
+    if failed:
+        raise OSError(
+            f"{len(failed)} page(s) not written ({'; '.join(failed)}); the {len(written)} other pages were written"
+        )
     return written

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+from time import monotonic
 from typing import NamedTuple
 
 from tqdm import tqdm
@@ -46,7 +48,13 @@ from grader.host.results import EACH, SubmissionResult, TaskResult
 from grader.host.run import run_nbval, stop_all
 from grader.host.sandbox import Sandbox
 from grader.host.scan import findings, module_aliases
-from grader.host.submission import Submission, chapter_of, match_solutions, read_submission
+from grader.host.submission import (
+    Submission,
+    chapter_of,
+    markdown_solutions,
+    match_solutions,
+    read_submission,
+)
 from grader.host.verdicts import read_verdicts
 
 
@@ -60,6 +68,7 @@ class _Grading:
     decided: dict[str, TaskResult]
     lost: set[str]  # tasks whose solution must not run again
     setup_retried: bool = False  # a round already lost the kernel before any task ran
+    started: float | None = None  # monotonic(), when its first round started
 
     @property
     def graded(self) -> list[Task]:
@@ -111,29 +120,22 @@ def grade_files(
     jobs: int = 1,
     progress: bool = False,
     chapter: str | None = None,
+    time_limit: float | None = None,
 ) -> ClassGrading:
     """Grade submissions as one class (``chapter``: see choose_chapter, or EACH); bad input
     becomes SubmissionResult.error, never an exception, except a class whose chapter
-    cannot be decided (GraderError, before anything runs).
+    cannot be decided (GraderError, before anything runs). So does an unexpected exception
+    on one submission (a bug, or input nothing foresaw): that submission is not graded,
+    its traceback goes to the instructor's notes, and its classmates are graded as ever.
 
     Each submission goes through its own rounds, one nbval process and one kernel (in a
     sandbox of its own, unless ``sandbox`` is None) per round, so that nothing one
     submission does reaches another's grading; ``jobs`` submissions are graded at once,
-    and ``progress`` shows a bar on stderr. Returns when every run has ended and every
-    sandbox is gone."""
-    results, gradings = [], []
-    read: list[tuple[SubmissionResult, Submission, Chapter]] = []
-    wrong: list[tuple[SubmissionResult, WrongChapter]] = []
-    for path in paths:
-        result = SubmissionResult(Path(path))
-        results.append(result)
-        try:
-            submission = read_submission(path)
-            read.append((result, submission, chapter_of(submission, chapters)))
-        except GraderError as error:
-            result.error = private(str(error), result.path)
-            if isinstance(error, WrongChapter):
-                wrong.append((result, error))
+    and ``progress`` shows a bar on stderr. ``time_limit``: the seconds all of one
+    submission's rounds may take together (None: no limit but the cells'). Returns when
+    every run has ended and every sandbox is gone."""
+    results, read, wrong = _read_all(paths, chapters)
+    gradings = []
     name = None if chapter == EACH else choose_chapter([c.name for _, _, c in read], chapter, sorted(chapters))
     for result, mismatch in wrong:
         if name is not None and mismatch.chapter != name:
@@ -142,17 +144,19 @@ def grade_files(
         if name is not None and found.name != name:
             _refuse(result, found.name, name)
             continue
-        result.chapter = found.name
-        answers = match_solutions(found, submission)
-        result.answers = answers  # for the feedback file (report.py never writes them)
-        decided = _unrunnable(found, answers)
-        gradings.append(_Grading(result, found, answers, decided, set(decided)))
+        try:
+            gradings.append(_prepare(result, submission, found))
+        except Exception as error:
+            _failed(result, error)
     with (
         ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="grader") as pool,
         tqdm(total=len(results), desc="grading", unit="submission", file=sys.stderr, disable=not progress) as bar,
     ):
         bar.update(len(results) - len(gradings))  # nothing to run
-        futures = [pool.submit(_grade, n, grading, cell_timeout, sandbox) for n, grading in enumerate(gradings)]
+        futures = [
+            pool.submit(_grade_or_fail, n, grading, cell_timeout, sandbox, time_limit)
+            for n, grading in enumerate(gradings)
+        ]
         try:
             for future in as_completed(futures):
                 future.result()
@@ -162,6 +166,68 @@ def grade_files(
             stop_all()
             raise
     return ClassGrading(results, name)
+
+
+def _read_all(
+    paths: list[Path], chapters: dict[str, Chapter]
+) -> tuple[
+    list[SubmissionResult],
+    list[tuple[SubmissionResult, Submission, Chapter]],
+    list[tuple[SubmissionResult, WrongChapter]],
+]:
+    """A result per path; the submissions read, with their chapter; those of another chapter
+    than their name says. What cannot be read is its result's error, for its student."""
+    results = []
+    read: list[tuple[SubmissionResult, Submission, Chapter]] = []
+    wrong: list[tuple[SubmissionResult, WrongChapter]] = []
+    for path in paths:
+        result = SubmissionResult(Path(path))
+        results.append(result)
+        try:
+            read.append(_read(result, chapters))
+        except GraderError as error:
+            result.error = private(str(error), result.path)
+            if isinstance(error, WrongChapter):
+                wrong.append((result, error))
+        except Exception as error:
+            _failed(result, error)
+    return results, read, wrong
+
+
+def _read(result: SubmissionResult, chapters: dict[str, Chapter]) -> tuple[SubmissionResult, Submission, Chapter]:
+    """Read one submission and decide its chapter; what reading it took (a zip, replaced
+    characters, a misleading file name) goes to the student's page and the notes."""
+    submission = read_submission(result.path)
+    try:
+        return result, submission, chapter_of(submission, chapters)
+    finally:
+        result.notices = submission.notices
+        result.notes.extend(submission.notices)
+
+
+def _prepare(result: SubmissionResult, submission: Submission, chapter: Chapter) -> _Grading:
+    """A submission of the class's chapter, its answers found and what cannot run decided."""
+    result.chapter = chapter.name
+    answers = match_solutions(chapter, submission)
+    result.answers = answers  # for the feedback file (report.py never writes them)
+    decided = _unrunnable(chapter, answers, markdown_solutions(chapter, submission))
+    return _Grading(result, chapter, answers, decided, set(decided))
+
+
+def _failed(result: SubmissionResult, error: Exception) -> None:
+    """The grader failed on this submission, not the student: the student is told it is not
+    their doing, and the instructor gets the traceback (the report's notes, stderr) and a
+    non-zero exit status (2) to look at it and grade it again."""
+    result.tasks = []
+    result.chapter = None
+    result.error = (
+        "the grader failed on this notebook (an internal error, not a problem with your work). "
+        "Your instructor has the details and will grade it again."
+    )
+    result.internal_error = "".join(traceback.format_exception(error))
+    result.notes.append(
+        f"internal error, the grader's own failure: {type(error).__name__}: {error}\n{result.internal_error}"
+    )
 
 
 def _refuse(result: SubmissionResult, found: str, expected: str) -> None:
@@ -182,12 +248,32 @@ def private(message: str, path: Path) -> str:
     return message
 
 
-def _grade(n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | None) -> None:
-    """All the rounds of one submission (see the module's doc)."""
+def _grade_or_fail(
+    n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | None, time_limit: float | None
+) -> None:
+    """_grade, with an unexpected exception made this submission's "not graded" row (see
+    _failed). A GraderError still stops the whole run: it says the grading itself cannot go
+    on (nbval missing, grading interrupted), which would fail every submission alike."""
+    try:
+        _grade(n, grading, cell_timeout, sandbox, time_limit)
+    except GraderError:
+        raise
+    except Exception as error:
+        _failed(grading.result, error)
+
+
+def _grade(n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | None, time_limit: float | None) -> None:
+    """All the rounds of one submission (see the module's doc), within its ``time_limit``."""
     name = f"{n:04d}_{grading.chapter.name}"
+    grading.started = monotonic()
     while grading.graded:
+        left = None if time_limit is None else time_limit - (monotonic() - grading.started)
+        if left is not None and left <= 0:
+            assert time_limit is not None
+            _out_of_time(grading, time_limit, None, {})
+            break
         nb, roles = grading_notebook(grading.chapter, grading.answers, grading.graded, grading.replayed)
-        records = run_nbval(name, nb, cell_timeout, sandbox)
+        records = run_nbval(name, nb, cell_timeout, sandbox, time_limit=left)
         verdicts, fatal_task = read_verdicts(
             grading.chapter,
             roles,
@@ -204,12 +290,39 @@ def _grade(n: int, grading: _Grading, cell_timeout: float, sandbox: Sandbox | No
         grading.decided.update(verdicts)
         if fatal_task is not None:
             grading.lost.add(fatal_task)
+        if time_limit is not None and monotonic() - grading.started >= time_limit:
+            _out_of_time(grading, time_limit, fatal_task, verdicts)
+            break
     grading.result.tasks = [grading.decided[task.number] for task in grading.chapter.tasks]
 
 
-def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, TaskResult]:
-    """Verdicts decided before anything runs: tasks with no solution cell, and solutions
-    that reach into the checking machinery (see scan.py)."""
+def _out_of_time(
+    grading: _Grading, time_limit: float, fatal_task: str | None, cut_round: dict[str, TaskResult]
+) -> None:
+    """The submission's time is spent: the tasks of the round it cut off that read as lost
+    (a timeout, a dead kernel: the grader killed the run) and every task not yet run say
+    so instead, with the time used."""
+    used = monotonic() - (grading.started or 0.0)
+    limit = f"({time_limit:g} s for the whole notebook; {used:.0f} s used)"
+    advice = "Make your code faster: each exercise should run in seconds."
+    lost = [number for number, verdict in cut_round.items() if verdict.reason in ("timeout", "kernel_died")]
+    for task in [t for t in grading.chapter.tasks if t.number in lost] + grading.graded:
+        what = "stopped" if task.number == fatal_task else "not run"
+        during = " while this task ran" if task.number == fatal_task else ""
+        grading.decided[task.number] = TaskResult(
+            task.number,
+            task.points,
+            "time_limit",
+            f"{what}: the notebook's time limit was reached{during} {limit}. {advice}",
+        )
+
+
+def _unrunnable(
+    chapter: Chapter, answers: dict[str, str | None], markdown: set[str] | frozenset[str] = frozenset()
+) -> dict[str, TaskResult]:
+    """Verdicts decided before anything runs: tasks with no solution cell (``markdown``:
+    those whose solution cell became a markdown cell, which the learner can change back),
+    and solutions that reach into the checking machinery (see scan.py)."""
     # Names the checks rely on without importing them: the setup cells' imports, and the
     # learner's own (checks import anything else they need themselves).
     setup_code = [c.source for c in chapter.nb.cells if role(c) == "setup"]
@@ -222,10 +335,7 @@ def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, T
                 task.number,
                 task.points,
                 "unmatched",
-                (
-                    f"no solution cell found for Exercise {task.number}: it was deleted, or moved "
-                    "away from its heading. Put your answer back in the exercise's solution cell."
-                ),
+                _unmatched(task.number, task.number in markdown),
             )
         elif flags := findings(code, modules):
             decided[task.number] = TaskResult(
@@ -239,3 +349,16 @@ def _unrunnable(chapter: Chapter, answers: dict[str, str | None]) -> dict[str, T
                 ),
             )
     return decided
+
+
+def _unmatched(number: str, markdown: bool) -> str:
+    """Why a task has no solution cell, and what the learner does about it."""
+    if markdown:
+        return (
+            f"the solution cell of Exercise {number} became a markdown cell, so it cannot run. In Jupyter, "
+            "select it and make it a code cell again (press Y, or choose Code in the toolbar's cell type menu)."
+        )
+    return (
+        f"no solution cell found for Exercise {number}: it was deleted, or moved "
+        "away from its heading. Put your answer back in the exercise's solution cell."
+    )

@@ -22,6 +22,7 @@ Reason: TypeAlias = Literal[
     "out_of_memory",
     "too_many_processes",
     "cpu_time",
+    "time_limit",
     "flagged",
     "unmatched",
 ]
@@ -39,6 +40,7 @@ REASONS: dict[Reason, str] = {
     "out_of_memory": "the sandbox's processes together used more memory than the grader allows",
     "too_many_processes": "the sandbox started more processes or threads than the grader allows",
     "cpu_time": "a process of the sandbox used more CPU time than the grader allows",
+    "time_limit": "the notebook's time limit (--submission-timeout) was reached before or while the task ran",
     "flagged": "the solution reaches into the checking machinery; not run",
     "unmatched": "no solution cell for the task in the submission",
 }
@@ -74,6 +76,12 @@ class SubmissionResult:
     # it is, and the class's.
     handed_in_chapter: str | None = None
     expected_chapter: str | None = None
+    # What reading the notebook took (a zip unpacked, characters replaced, a misleading file
+    # name): shown on the student's page; also in notes, for the instructor.
+    notices: list[str] = field(default_factory=list)
+    # The grader's own failure on this submission (its traceback, for the instructor only):
+    # the submission is not graded, and the command exits 2.
+    internal_error: str | None = None
 
     @property
     def passed(self) -> bool:

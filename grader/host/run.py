@@ -69,14 +69,16 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
 
 
 def run_nbval(
-    name: str, nb: NotebookNode, cell_timeout: float, sandbox: Sandbox | None = None
+    name: str, nb: NotebookNode, cell_timeout: float, sandbox: Sandbox | None = None, time_limit: float | None = None
 ) -> dict[int, CellRecord]:
     """Run nbval on one grading notebook in a fresh kernel (in its own sandbox, unless
     ``sandbox`` is None: --no-sandbox), isolated from any project's pytest configuration.
     Returns nbval's cell number -> the plugin's record, for the cells the run reached.
 
     One nbval process per notebook: whatever a submission does to its run (kills its
-    kernel, floods it with output) ends that run only, and grade.py runs several at once."""
+    kernel, floods it with output) ends that run only, and grade.py runs several at once.
+    ``time_limit``: the seconds the submission has left; the run is killed then, and the
+    cells it did not record are for grade.py to report."""
     _require_nbval()
     if _stopped.is_set():
         raise GraderError("grading was stopped")
@@ -95,6 +97,8 @@ def run_nbval(
         code_cells = sum(cell.cell_type == "code" for cell in nb.cells)
         # A backstop only: the plugin itself ends runs whose kernel is lost.
         deadline = code_cells * (cell_timeout + 60) + 120
+        if time_limit is not None:
+            deadline = min(deadline, time_limit)
         try:
             returncode = _run(command, folder, env, log_path, deadline)
         finally:

@@ -7,59 +7,220 @@ else (2) under the learner's own ``### Exercise N.M`` heading: the cell tagged
 ``solution``, else the one with a ``### BEGIN SOLUTION`` line, else the first code cell
 that is not one of the instructor's other cells. A task with none of these is reported
 as unmatched; the learner's other cells (checks, scratch work) are never looked at.
+
+A submission is read as leniently as it can be without guessing at its code: a notebook
+in UTF-16 or with a byte order mark, in the old nbformat 3, or alone in a zip archive is
+read; characters no file can hold (lone surrogates) are replaced. Each such step is a
+notice on the student's page. What cannot be read gets a message that says what the
+file is (empty, an HTML page, a script) and what to hand in instead.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from dataclasses import dataclass
-from pathlib import Path
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 import nbformat
 from nbformat import NotebookNode
 
-from grader.host.errors import GraderError, WrongChapter
+from grader.host.errors import GraderError
 from grader.host.notebook import BEGIN, Chapter, heading_number, role
 
 UNMATCHED = None
+# The most a notebook inside a zip archive may unpack to: far above any exercise notebook
+# (tens of KiB, a few MiB with pictures), far below what would hurt the grader's memory.
+SUBMISSION_BYTES = 64 * 2**20
+HINT = "Hand in the exercise notebook itself (the .ipynb file you worked in)."
+# Lone UTF-16 surrogates: json reads them from "\udc80" escapes, and no file, pipe or
+# kernel message can carry them (UTF-8 cannot encode them).
+SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
 
 
 @dataclass
 class Submission:
     path: Path
     nb: NotebookNode
+    # What reading it took (a zip unpacked, characters replaced, the format converted, a
+    # chapter told by the notebook rather than its file name): for the student's page and
+    # the instructor's notes, so that a grade never silently rests on a guess.
+    notices: list[str] = field(default_factory=list)
+    inner: str | None = None  # the notebook's name inside a zip archive
 
 
 def read_submission(path: Path) -> Submission:
     """Read a submission (never writing to it); GraderError if it is not a notebook."""
     path = Path(path)
-    hint = "Hand in the exercise notebook itself (the .ipynb file you worked in)."
-    nb = nbformat.from_dict(_notebook_json(path, hint))
+    notices: list[str] = []
+    data, inner = _notebook_bytes(path, notices)
+    raw = _clean_text(_notebook_json(path, data, notices), notices)
+    nb = _nbformat_4(path, raw, notices)
     # Only solution code is ever taken from a submission, so damage elsewhere (a hand
     # edit, another tool's save) is smoothed over rather than allowed to crash the grader.
     if not isinstance(nb.get("metadata"), dict):
         nb.metadata = nbformat.NotebookNode()
     for cell in nb.cells:
-        _repair_cell(path, cell, hint)
-    return Submission(path, nb)
+        _repair_cell(path, cell, HINT)
+    return Submission(path, nb, notices, inner)
 
 
-def _notebook_json(path: Path, hint: str) -> dict:
-    """The file's JSON, if it is a notebook in nbformat 4; otherwise an error that says
-    what the file is instead, since learners hand in the wrong file more often than a bad one."""
+def _notebook_bytes(path: Path, notices: list[str]) -> tuple[bytes, str | None]:
+    """The file's bytes, or those of the one notebook in it when it is a zip archive (and
+    that notebook's name there)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise GraderError(f"{path}: no such file. Check the path.") from None
-    except (UnicodeDecodeError, IsADirectoryError, PermissionError) as error:
-        raise GraderError(f"{path}: cannot read it as a notebook ({error}). {hint}") from None
+    except (IsADirectoryError, PermissionError) as error:
+        raise GraderError(f"{path}: cannot read it ({error.strerror}). {HINT}") from None
+    if not data.startswith(b"PK"):
+        return data, None
+    inner, data = _unzip_notebook(path, data)
+    notices.append(f"handed in as a zip archive: graded the notebook inside it, {inner}")
+    return data, inner
+
+
+def _unzip_notebook(path: Path, data: bytes) -> tuple[str, bytes]:
+    """The one notebook in a zip archive, read in memory: nothing is unpacked to disk (so no
+    name in the archive can reach a folder), and nothing past SUBMISSION_BYTES is read (so a
+    zip bomb costs nothing). An archive of several notebooks is refused: which one is the
+    submission is the student's call."""
+    unpack = "Unpack it and hand in the exercise notebook (.ipynb) itself."
     try:
-        raw = json.loads(text)
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = [info for info in archive.infolist() if _zipped_notebook(info)]
+            if not members:
+                raise GraderError(f"{path}: a zip archive with no notebook (.ipynb) in it. {unpack}")
+            if len(members) > 1:
+                names = ", ".join(info.filename for info in members[:5])
+                raise GraderError(
+                    f"{path}: a zip archive of {len(members)} notebooks ({names}): unpack it and "
+                    "hand in the one exercise notebook of this assignment."
+                )
+            (member,) = members
+            too_big = f"{path}: its notebook {member.filename} is larger than {_size(SUBMISSION_BYTES)} unpacked. "
+            if member.file_size > SUBMISSION_BYTES:
+                raise GraderError(too_big + unpack)
+            with archive.open(member) as file:
+                content = file.read(SUBMISSION_BYTES + 1)
+            if len(content) > SUBMISSION_BYTES:
+                raise GraderError(too_big + unpack)
+            return member.filename, content
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError) as error:
+        # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile lacks.
+        raise GraderError(f"{path}: a damaged zip archive, or one the grader cannot open ({error}). {unpack}") from None
+
+
+def _zipped_notebook(info: zipfile.ZipInfo) -> bool:
+    """A notebook in an archive, not a folder, a hidden file, a checkpoint, or one of macOS's
+    resource forks. Its folders do not matter otherwise: nothing is unpacked."""
+    parts = PurePosixPath(info.filename).parts
+    return (
+        not info.is_dir()
+        and info.filename.lower().endswith(".ipynb")
+        and not parts[-1].startswith(".")
+        and not any(part in ("__MACOSX", ".ipynb_checkpoints") for part in parts)
+    )
+
+
+def _size(count: int) -> str:
+    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count:,} bytes"
+
+
+def _notebook_json(path: Path, data: bytes, notices: list[str]) -> Any:
+    """The file's JSON, in whichever encoding the JSON standard allows (UTF-8, with or
+    without a byte order mark, UTF-16, UTF-32); otherwise an error that says what the file
+    is instead, since learners hand in the wrong file more often than a bad one."""
+    if not data.strip():
+        raise GraderError(
+            f"{path}: the file is empty ({len(data)} bytes): the notebook was probably handed in before it was "
+            "saved. Save it in Jupyter (File > Save Notebook), check that the file is not empty, and hand it in again."
+        )
+    if (what := _what_it_is(path, data)) is not None:
+        raise GraderError(f"{path}: {what}, not a Jupyter notebook. {HINT}")
+    encoding = json.detect_encoding(data)
+    try:
+        text = data.decode(encoding, "surrogatepass")
+    except UnicodeDecodeError:
+        raise GraderError(f"{path}: not a text file, so not a Jupyter notebook. {HINT}") from None
+    if encoding != "utf-8":
+        notices.append(
+            f"the file is saved as {encoding.upper().replace('-SIG', ' with a byte order mark')}, not plain UTF-8 "
+            "as Jupyter saves notebooks: it was read all the same"
+        )
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as error:
-        raise GraderError(f"{path}: not a Jupyter notebook (not JSON: {error}). {hint}") from None
+        raise GraderError(f"{path}: not a Jupyter notebook (not JSON: {error}). {HINT}") from None
+
+
+def _what_it_is(path: Path, data: bytes) -> str | None:
+    """What a file that cannot be a notebook is, by its first bytes or its suffix: the
+    message a student can act on (a notebook downloaded as HTML, a script, a PDF)."""
+    start = data.lstrip()[:16].lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return "an HTML page (the notebook downloaded or exported as HTML)"
+    if start.startswith(b"%pdf"):
+        return "a PDF (the notebook printed or exported)"
+    if path.suffix.lower() == ".py" and not start.startswith(b"{"):
+        return "a Python script (the notebook exported as .py)"
+    return None
+
+
+def _clean_text(value: Any, notices: list[str]) -> Any:
+    """The JSON with every lone surrogate replaced by U+FFFD: Python keeps them in strings,
+    but writing the grading notebook, sending code to the kernel or printing a report would
+    fail on them, and with them the whole class's run. The student is told."""
+    found = [False]
+
+    def clean(item: Any) -> Any:
+        if isinstance(item, str):
+            if SURROGATE.search(item):
+                found[0] = True
+                return SURROGATE.sub(REPLACEMENT, item)
+            return item
+        if isinstance(item, list):
+            return [clean(element) for element in item]
+        if isinstance(item, dict):
+            return {clean(key): clean(element) for key, element in item.items()}
+        return item
+
+    cleaned = clean(value)
+    if found[0]:
+        notices.append(
+            "the notebook holds characters that are not valid Unicode text (lone surrogates, such as a "
+            f"\\udc80 escape), which cannot be saved or run: each was replaced with {REPLACEMENT} before grading"
+        )
+    return cleaned
+
+
+def _nbformat_4(path: Path, raw: Any, notices: list[str]) -> NotebookNode:
+    """The notebook in nbformat 4: an nbformat 3 notebook (worksheets) converted as Jupyter
+    converts it when it opens it; another version, or no list of cells, is refused."""
+    version = raw.get("nbformat") if isinstance(raw, dict) else None
+    if version == 3 and isinstance(raw.get("worksheets"), list):
+        try:
+            nb = nbformat.convert(nbformat.from_dict(raw), 4)
+        except Exception as error:  # nbformat's converter on a damaged old notebook
+            raise GraderError(
+                f"{path}: a notebook in the old format 3 that could not be converted ({error}). Open it in Jupyter, "
+                "save it (Jupyter saves format 4), and hand it in again."
+            ) from None
+        notices.append("the notebook is in the old format 3: converted to format 4 as Jupyter does when it opens it")
+        raw = nb
+    elif isinstance(version, int) and version != 4:
+        raise GraderError(
+            f"{path}: a notebook in notebook format {version}, which the grader does not read (it reads 3 and 4). "
+            "Open it in Jupyter and save it, or hand in the exercise notebook."
+        )
     if not isinstance(raw, dict) or not isinstance(raw.get("cells"), list) or raw.get("nbformat") != 4:
-        raise GraderError(f"{path}: not a Jupyter notebook in nbformat 4 (no list of cells). {hint}")
-    return raw
+        raise GraderError(f"{path}: not a Jupyter notebook in nbformat 4 (no list of cells). {HINT}")
+    return nbformat.from_dict(raw)
 
 
 def _repair_cell(path: Path, cell: object, hint: str) -> None:
@@ -78,9 +239,22 @@ def _repair_cell(path: Path, cell: object, hint: str) -> None:
     cell.source = "".join(map(str, source)) if isinstance(source, list) else str(source)
 
 
-def _chapter_in_name(path: Path, names: list[str]) -> str | None:
-    found = [name for name in names if name in path.stem]
-    return max(found, key=len) if found else None
+def _chapter_in_name(submission: Submission, names: list[str]) -> str | None:
+    """The chapter the file's name (or, in a zip, the notebook's) names: only when it names
+    one. A name that holds two ('01_tensors_started_after_02_autograd_lecture') tells
+    nothing; one chapter's name inside another's counts as the longer one only."""
+    text = submission.path.stem + (f" {PurePosixPath(submission.inner).stem}" if submission.inner else "")
+    found = [name for name in names if name in text]
+    found = [name for name in found if not any(name != other and name in other for other in found)]
+    return found[0] if len(found) == 1 else None
+
+
+def _declared_chapter(nb: NotebookNode) -> str | None:
+    """The chapter release wrote into the notebook's metadata; None when there is none, or
+    something else than a name there (a hand edit, another tool's save)."""
+    grader_meta = nb.metadata.get("grader")
+    declared = grader_meta.get("chapter") if isinstance(grader_meta, dict) else None
+    return declared if isinstance(declared, str) and declared else None
 
 
 def _overlap(chapter: Chapter, nb: NotebookNode) -> int:
@@ -91,42 +265,65 @@ def _overlap(chapter: Chapter, nb: NotebookNode) -> int:
 
 
 def chapter_of(submission: Submission, chapters: dict[str, Chapter]) -> Chapter:
-    """The chapter a submission belongs to: the name release wrote into its metadata and
-    the file name must not disagree; with neither, the content decides. A notebook of
-    another chapter is a clear error rather than a zero."""
+    """The chapter a submission is: the one its metadata names (release wrote it), else the
+    one its file name names, when the notebook has that chapter's exercises; else the one
+    whose exercises it has. The file name comes last because students and LMSs rename
+    files (an LMS's prefixes, "final", another chapter's name) far more often than anything
+    rewrites a notebook's metadata or cells; the student is told when it misled.
+
+    Whether it is the class's chapter is grade.py's call (a notebook of another chapter is
+    refused there, with what to hand in)."""
     path, nb = submission.path, submission.nb
     names = sorted(chapters)
-    grader_meta = nb.metadata.get("grader")
-    declared = grader_meta.get("chapter") if isinstance(grader_meta, dict) else None
-    named = _chapter_in_name(path, names)
+    declared = _declared_chapter(nb)
     if declared is not None and declared not in chapters:
         raise GraderError(
             f"{path}: its metadata names chapter {declared!r}, which has no exercises (chapters: {', '.join(names)})."
         )
-    if declared and named and declared != named:
-        raise WrongChapter(
-            f"{path}: the file is named for chapter {named} but is the exercise notebook of "
-            f"chapter {declared}. Hand in your {named} notebook, or rename the file.",
-            declared,
-        )
-    name = declared or named
+    named = _chapter_in_name(submission, names)
+    scores = {candidate: _overlap(chapter, nb) for candidate, chapter in chapters.items()}
+    name = next((candidate for candidate in (declared, named) if candidate and scores[candidate] > 0), None)
     if name is None:
-        scores = {candidate: _overlap(chapter, nb) for candidate, chapter in chapters.items()}
         best = max(scores.values(), default=0)
         winners = [candidate for candidate, score in scores.items() if score == best]
-        if best == 0 or len(winners) > 1:
+        if best > 0 and len(winners) == 1:
+            name = winners[0]
+        elif declared or named:
+            given = declared or named
+            raise GraderError(
+                f"{path}: graded as chapter {given}, but it has none of its exercises. "
+                f"Hand in the {given} exercise notebook."
+            )
+        else:
             raise GraderError(
                 f"{path}: cannot tell which chapter's exercises this is. Name the file after "
                 f"its chapter ({', '.join(n + '.ipynb' for n in names)})."
             )
-        name = winners[0]
-    chapter = chapters[name]
-    if _overlap(chapter, nb) == 0:
-        others = [other for other, c in chapters.items() if other != name and _overlap(c, nb) > 0]
-        where = f"it looks like chapter {others[0]}'s" if others else "it has none of its exercises"
-        message = f"{path}: graded as chapter {name}, but {where}. Hand in the {name} exercise notebook."
-        raise WrongChapter(message, others[0]) if others else GraderError(message)
-    return chapter
+    if declared is not None and declared != name:
+        submission.notices.append(
+            f"the notebook's metadata says chapter {declared}, but it has chapter {name}'s exercises: graded as {name}"
+        )
+    elif named is not None and named != name:
+        submission.notices.append(
+            f"the file's name says chapter {named}, but the notebook is chapter {name}'s: graded as {name}"
+        )
+    return chapters[name]
+
+
+def markdown_solutions(chapter: Chapter, submission: Submission) -> set[str]:
+    """The tasks whose solution cell the learner turned into a markdown cell (Jupyter's "M"
+    key, or the cell type menu): found by its id, or by its BEGIN SOLUTION line under the
+    task's heading. Their answer is unmatched, and the learner is told why."""
+    ids = {chapter.nb.cells[t.solution].get("id"): t.number for t in chapter.tasks}
+    found = {
+        ids[cell.get("id")] for cell in submission.nb.cells if cell.cell_type == "markdown" and cell.get("id") in ids
+    }
+    current = None
+    for cell in submission.nb.cells:
+        current = heading_number(cell) or current
+        if current is not None and cell.cell_type == "markdown" and BEGIN in cell.source:
+            found.add(current)
+    return found & {task.number for task in chapter.tasks}
 
 
 def match_solutions(chapter: Chapter, submission: Submission) -> dict[str, str | None]:

@@ -20,6 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import grader.host.grade as grade_module
 from grader.__main__ import main
 from grader.host.errors import GraderError
 from grader.host.feedback import feedback_html, write_feedback
@@ -127,7 +128,7 @@ def test_a_duplicated_roster_id_stops_the_command_before_grading(tmp_path, capsy
     """Finding 2, from the command line: refused before any grading."""
     roster = roster_file(tmp_path, "file,id\nalice,a1\nhiro,a1\n")
     code, out, err = run_main(capsys, "grade", str(tmp_path / "alice.ipynb"), "--roster", str(roster), "--no-sandbox")
-    assert code == 1 and "id 'a1' is on lines 2 and 3" in err and "grading" not in out
+    assert code == 2 and "id 'a1' is on lines 2 and 3" in err and "grading" not in out
 
 
 # --- 3. one wrong-chapter submission ------------------------------------------------------
@@ -186,7 +187,7 @@ def test_chapter_each_grades_every_notebook_against_its_own_chapter_without_a_gr
     """Finding 3's way out for a check of all the solutions: --chapter each, and then no gradebook."""
     paths = [FIXTURES / "90_fixture.ipynb", FIXTURES / "91_other.ipynb"]
     code, _, err = run_main(capsys, "grade", *map(str, paths), "--chapter", "each", "--gradebook", "g.csv")
-    assert code == 1 and "--chapter each and --gradebook" in err
+    assert code == 2 and "--chapter each and --gradebook" in err
     report = tmp_path / "grades.json"
     run = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--solutions", str(FIXTURES), *map(str, paths)]
@@ -245,10 +246,10 @@ def test_an_unwritable_output_is_refused_before_grading(tmp_path, capsys):
     submission.write_text("{}", encoding="utf-8")
     for option in ("--gradebook", "--report"):
         code, out, err = run_main(capsys, "grade", str(submission), option, str(blocker / "grades.csv"))
-        assert code == 1 and f"{option} {blocker / 'grades.csv'}" in err and "cannot write" in err
+        assert code == 2 and f"{option} {blocker / 'grades.csv'}" in err and "cannot write" in err
         assert "ERROR" not in out  # nothing was graded
     code, out, err = run_main(capsys, "grade", str(submission), "--feedback", str(blocker / "pages"))
-    assert code == 1 and "--feedback" in err and "ERROR" not in out
+    assert code == 2 and "--feedback" in err and "ERROR" not in out
 
 
 def test_every_output_is_written_when_one_of_them_fails(tmp_path):
@@ -271,7 +272,7 @@ def test_a_folder_given_as_a_submission_gets_an_instructor_message(tmp_path, cap
     """Finding 5: the instructor typed a folder; learner advice would not help them."""
     (tmp_path / "submissions" / "alice").mkdir(parents=True)
     code, out, err = run_main(capsys, "grade", str(tmp_path / "submissions"), "--no-sandbox")
-    assert code == 1 and "a folder, not a notebook" in err and "*.ipynb" in err
+    assert code == 2 and "a folder, not a notebook" in err and "*.ipynb" in err
     assert "Hand in" not in err
 
 
@@ -411,3 +412,97 @@ def test_a_class_of_30_gets_every_student_their_own_row_and_page(tmp_path):
         assert "roster" not in page
     assert "Hand in your 90_fixture notebook" in pages["id-s05"]
     assert str(tmp_path) not in "".join(pages.values())
+
+
+# --- the tester's round after issue 28: one bad notebook, the exit status ---------------------
+
+
+def test_a_submission_the_grader_fails_on_costs_only_its_own_row(tmp_path, capsys, monkeypatch):
+    """Tester's 1 and 14: an unexpected exception on one notebook (here: deciding its
+    chapter) was the class's end; now it is that student's "not graded" row, every output
+    is written, the traceback goes to the instructor only, and the exit status says 2."""
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(tmp_path / "class", {"evil": exercise, "broken": exercise})
+    paths[1].write_text("not json", encoding="utf-8")
+    real = grade_module.chapter_of
+
+    def chapter_of(submission, chapters):
+        if submission.path.stem == "evil":
+            raise TypeError("unhashable type: 'list'")
+        return real(submission, chapters)
+
+    monkeypatch.setattr(grade_module, "chapter_of", chapter_of)
+    out = tmp_path / "out"
+    code, _, err = run_main(
+        capsys, "grade", "--solutions", str(FIXTURES), *map(str, paths), "--no-sandbox",
+        "--report", str(out / "grades.json"), "--feedback", "--gradebook", str(out / "grades.csv"),
+    )  # fmt: skip
+    assert code == 2
+    evil, broken = json.loads((out / "grades.json").read_text(encoding="utf-8"))["submissions"]
+    assert "the grader failed on this notebook" in evil["error"] and "Traceback" not in evil["error"]
+    assert any("TypeError: unhashable type" in note and "Traceback" in note for note in evil["notes"])
+    assert "TypeError: unhashable type" in err
+    assert "not JSON" in broken["error"]
+    page = (out / "feedback" / "evil.html").read_text(encoding="utf-8")
+    assert "the grader failed on this notebook" in page and "Traceback" not in page and "TypeError" not in page
+    assert len(read_table(out / "grades.csv")) == 3
+
+
+def test_a_grading_round_that_crashes_costs_only_its_submission(tmp_path, monkeypatch):
+    """Tester's 1: an exception inside one submission's rounds; the others are graded."""
+    chapters = {"90_fixture": load_chapter(FIXTURES / "90_fixture.ipynb")}
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(tmp_path, {"alice": exercise, "bob": exercise})
+
+    def run_nbval(name, nb, cell_timeout, sandbox=None, time_limit=None):
+        if name.startswith("0000"):
+            raise RuntimeError("boom")
+        return {}  # cut off before the first cell: every task lost, in a setup cell
+
+    monkeypatch.setattr(grade_module, "run_nbval", run_nbval)
+    alice, bob = grade_module.grade_files(paths, chapters, 30, None, jobs=2).results
+    assert alice.internal_error and alice.tasks == [] and "the grader failed" in (alice.error or "")
+    assert any("RuntimeError: boom" in note for note in alice.notes)
+    assert bob.error is None and [t.number for t in bob.tasks] == ["9.1", "9.2", "9.3"]
+
+
+def test_a_submission_past_its_time_limit_has_its_remaining_tasks_not_run(tmp_path, monkeypatch):
+    """Tester's 12: each round gets only the time the submission has left, and once it is
+    spent no round starts again; the tasks left say why, with the time used."""
+    chapters = {"90_fixture": load_chapter(FIXTURES / "90_fixture.ipynb")}
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(tmp_path, {"slow": exercise})
+    clock, limits = [100.0], []
+
+    def run_nbval(name, nb, cell_timeout, sandbox=None, time_limit=None):
+        limits.append(time_limit)
+        clock[0] += 250.0  # killed when the limit came, before any cell recorded
+        return {}
+
+    monkeypatch.setattr(grade_module, "run_nbval", run_nbval)
+    monkeypatch.setattr(grade_module, "monotonic", lambda: clock[0])
+    (slow,) = grade_module.grade_files(paths, chapters, 30, None, time_limit=400).results
+    assert limits == [400, 150]  # the second round: what the first left
+    assert [t.reason for t in slow.tasks] == ["time_limit"] * 3
+    assert slow.tasks[-1].message.startswith(
+        "not run: the notebook's time limit was reached (400 s for the whole notebook; 500 s used)"
+    )
+
+
+def test_exit_status_tells_a_lost_point_from_a_grading_error(tmp_path, capsys):
+    """Tester's 14: 1 only when a student lost points (or handed in something ungradable);
+    2 when the grader could not do its job (a usage error, an output it could not write)."""
+    broken = tmp_path / "alice.ipynb"
+    broken.write_text("not json", encoding="utf-8")
+    code, _, _ = run_main(capsys, "grade", "--solutions", str(FIXTURES), str(broken), "--no-sandbox")
+    assert code == 1
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_main(capsys, "grade", "--solutions", str(tmp_path / "empty"), str(broken), "--no-sandbox")
+    assert code == 2 and "no instructor notebooks" in err
+    code, out, _ = run_main(capsys, "grade", "--help")
+    text = " ".join(out.split())
+    assert "exit status: 0" in text and "1 when" in text and "2 when" in text
+    assert "--submission-timeout" in text and "(default 600)" in text

@@ -390,3 +390,21 @@ def test_processes_a_submission_leaves_behind_are_killed_even_unsandboxed(tmp_pa
     started = [int(path.name) for path in pids.iterdir()]
     assert len(started) == 3, started
     assert not [pid for pid in started if running(pid)]
+
+
+def test_a_notebook_past_its_time_limit_is_stopped_and_its_later_tasks_not_run(tmp_path):
+    """Tester's 12: a solution that hangs costs at most --submission-timeout in all, not a
+    cell timeout per task (with the earlier solutions replayed after each)."""
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    hangs = {**RIGHT, "9.2": "import time\ntime.sleep(600)\n" + RIGHT["9.2"]}
+    paths = write_submissions(tmp_path, {"slow": answered(exercise, hangs)})
+    options = ("--no-sandbox", "--submission-timeout", "15")
+    graded = grade(tmp_path, paths, 300, solutions=FIXTURES, options=options, timeout=300)
+    entry = graded.entries["slow"]
+    tasks = {t["task"]: t for t in entry["tasks"]}
+    assert entry["error"] is None, entry
+    assert graded.run.returncode == 1, graded.run.stderr
+    assert tasks["9.2"]["reason"] == tasks["9.3"]["reason"] == "time_limit", tasks
+    assert tasks["9.2"]["message"].startswith("stopped: the notebook's time limit was reached while this task ran")
+    assert tasks["9.3"]["message"].startswith("not run: the notebook's time limit was reached (15 s")

@@ -18,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+import grader.host.feedback as feedback_module
 from grader.host.errors import GraderError
 from grader.host.feedback import feedback_html, file_name, write_feedback
 from grader.host.files import write_atomic
@@ -101,6 +102,45 @@ def test_feedback_files_one_per_student_with_safe_names(tmp_path):
     assert sorted(p.name for p in written) == ["Alice.html", "alice-2.html", "evil.html"]
     assert all(p.parent == tmp_path / "feedback" for p in written)
     assert file_name("a/b c\\d") == "a_b_c_d" and file_name("...") == "student" and file_name("../x") == "_x"
+
+
+def test_feedback_file_names_are_cut_to_bytes_and_stay_unique(tmp_path):
+    """Tester's 13: a name cut to 100 characters was 248 bytes of CJK, "File name too long",
+    and the pages of every student after it were lost."""
+    long = "wang" + "张" * 90  # 274 bytes
+    other = long + "李"  # the same name once cut
+    rows = class_rows([result(long, {"9.1": PASS}), result(other, {"9.1": PASS}), result("zed", {"9.1": PASS})])
+    written = write_feedback(rows, tmp_path / "feedback")
+    assert len(written) == 3 and all(p.is_file() for p in written)
+    assert len({p.name.casefold() for p in written}) == 3
+    assert all(len(p.name.encode()) <= 200 for p in written)
+    assert file_name(long).encode().decode() == file_name(long)  # no character cut in half
+    assert len(file_name("é" * 300).encode()) <= 200
+
+
+def test_a_feedback_page_that_cannot_be_written_costs_no_other_page(tmp_path, monkeypatch):
+    """Tester's 13: one page's failure is reported, after every other page is written."""
+    rows = class_rows([result(name, {"9.1": PASS}) for name in ("alice", "bob", "carol")])
+    real = feedback_module.write_atomic
+
+    def write_atomic(path, text):
+        if path.stem == "bob":
+            raise OSError(36, "File name too long")
+        real(path, text)
+
+    monkeypatch.setattr(feedback_module, "write_atomic", write_atomic)
+    with pytest.raises(OSError, match=r"bob: File name too long.*2 other pages were written"):
+        write_feedback(rows, tmp_path / "feedback")
+    assert sorted(os.listdir(tmp_path / "feedback")) == ["alice.html", "carol.html"]
+
+
+def test_a_notebook_read_with_help_tells_its_student_on_the_page():
+    """Tester's 1 and 11: what the grader changed or guessed to read a notebook (a zip, a
+    character that is not text, a misleading file name) is on the student's page."""
+    graded = result("alice", {"9.1": PASS})
+    graded.notices = ["handed in as a zip archive: graded the notebook inside it, 90_fixture.ipynb"]
+    page = feedback_html(class_rows([graded])[0])
+    assert "handed in as a zip archive: graded the notebook inside it, 90_fixture.ipynb" in page
 
 
 # --- gradebook ----------------------------------------------------------------------

@@ -241,7 +241,7 @@ def test_grading_refuses_where_no_sandbox_can_be_made(tmp_path):
         timeout=120,
         env={**os.environ, "PATH": str(tmp_path)},  # a folder without bwrap
     )
-    assert run.returncode == 1 and run.stdout == ""
+    assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.count("\n") == 1, run.stderr
     assert run.stderr.startswith("error: bubblewrap (bwrap) is not installed")
     assert "apt-get install bubblewrap" in run.stderr and "--no-sandbox" in run.stderr

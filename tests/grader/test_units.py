@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import zipfile
 from pathlib import Path
 from typing import get_args
 
@@ -17,13 +18,21 @@ from grader.__main__ import default_solutions
 from grader.__main__ import main as grader_main
 from grader.host.assemble import grading_notebook
 from grader.host.errors import GraderError
+from grader.host.grade import _unrunnable
 from grader.host.notebook import load_chapter, role
 from grader.host.release import exercise_notebook, release, stub
 from grader.host.report import as_json, table
 from grader.host.results import REASONS, Reason, SubmissionResult, TaskResult
 from grader.host.run import sanitize_rules
 from grader.host.scan import findings, module_aliases
-from grader.host.submission import Submission, chapter_of, match_solutions, read_submission
+from grader.host.submission import (
+    SUBMISSION_BYTES,
+    Submission,
+    chapter_of,
+    markdown_solutions,
+    match_solutions,
+    read_submission,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -141,15 +150,20 @@ def test_chapter_from_file_name_when_metadata_is_gone(chapters, chapter):
     assert chapter_of(submission(nb, "bob_90_fixture.ipynb"), chapters).name == "90_fixture"
 
 
-def test_another_chapters_notebook_is_a_clear_error(chapters):
+def test_another_chapters_notebook_is_that_chapter_whatever_its_name(chapters):
+    """Its metadata, else its cells, say which chapter it is (the class's run then refuses
+    it, saying what to hand in); the misleading file name is only noted."""
     other = exercise(chapters["91_other"])
-    with pytest.raises(
-        GraderError, match="named for chapter 90_fixture but is the exercise notebook of chapter 91_other"
-    ):
-        chapter_of(submission(other, "90_fixture.ipynb"), chapters)
+    read = submission(other, "90_fixture.ipynb")
+    assert chapter_of(read, chapters).name == "91_other"
+    assert read.notices == [
+        "the file's name says chapter 90_fixture, but the notebook is chapter 91_other's: graded as 91_other"
+    ]
     del other.metadata["grader"]
-    with pytest.raises(GraderError, match="looks like chapter 91_other's"):
-        chapter_of(submission(other, "90_fixture.ipynb"), chapters)
+    assert chapter_of(submission(other, "90_fixture.ipynb"), chapters).name == "91_other"
+    empty = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    with pytest.raises(GraderError, match="graded as chapter 90_fixture, but it has none of its exercises"):
+        chapter_of(submission(empty, "90_fixture.ipynb"), chapters)
 
 
 def test_unknown_chapter_is_a_clear_error(chapters):
@@ -365,3 +379,143 @@ def test_without_solutions_the_grader_says_where_it_looked_and_what_to_pass(tmp_
         GraderError, match=r"no solutions/ folder in .*: run the grader from the course folder.*--solutions DIR"
     ):
         default_solutions(tmp_path)
+
+
+# --- what students hand in instead of a plain notebook --------------------------------
+
+
+def written(tmp_path, nb, name="90_fixture.ipynb", encoding="utf-8") -> Path:
+    """The notebook saved as JSON in ``encoding`` (json.dumps escapes lone surrogates)."""
+    path = tmp_path / name
+    path.write_bytes(json.dumps(nb).encode(encoding))
+    return path
+
+
+def zipped(tmp_path, members: dict[str, bytes], name="alice_90_fixture.zip") -> Path:
+    path = tmp_path / name
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for member, data in members.items():
+            archive.writestr(member, data)
+    return path
+
+
+def test_a_lone_surrogate_is_replaced_and_the_student_told(tmp_path, chapters, chapter):
+    """Tester's 1: "\\udc80" in a solution crashed nbformat.write, and with it the class's run."""
+    nb = answered(chapter, {"9.2": 'total = sum(DATA)\nlabel = "\udc80"'})
+    nb.metadata["note"] = "\ud800"
+    read = read_submission(written(tmp_path, nb))
+    answer = match_solutions(chapter, read)["9.2"]
+    assert answer == 'total = sum(DATA)\nlabel = "\ufffd"'
+    assert any("not valid Unicode" in notice and "\ufffd" in notice for notice in read.notices)
+    nbformat.write(read.nb, tmp_path / "written.ipynb")  # raised UnicodeEncodeError before
+
+
+def test_metadata_that_is_not_a_chapter_name_is_ignored(tmp_path, chapters, chapter):
+    """Tester's 1: a list as metadata.grader.chapter crashed with "unhashable type"."""
+    nb = exercise(chapter)
+    nb.metadata["grader"]["chapter"] = ["90_fixture"]
+    assert chapter_of(submission(nb, "alice.ipynb"), chapters).name == "90_fixture"
+
+
+def test_the_notebooks_metadata_wins_over_its_file_name(chapters, chapter):
+    """Tester's 8: a 90 notebook named for chapter 91 is graded as 90, and the student told."""
+    read = submission(exercise(chapter), "dave_2345_6789_91_other.ipynb")
+    assert chapter_of(read, chapters).name == "90_fixture"
+    assert read.notices == [
+        "the file's name says chapter 91_other, but the notebook is chapter 90_fixture's: graded as 90_fixture"
+    ]
+
+
+def test_a_file_name_with_two_chapters_leaves_it_to_the_notebook(chapters, chapter):
+    """Tester's 8: '01_tensors_started_after_02_autograd_lecture' took the longest name."""
+    nb = exercise(chapter)
+    del nb.metadata["grader"]
+    found = chapter_of(submission(nb, "90_fixture_started_after_91_other_lecture.ipynb"), chapters)
+    assert found.name == "90_fixture"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_a_notebook_saved_with_a_bom_or_in_utf16_is_read(tmp_path, chapter, encoding):
+    """Tester's 11: a raw decoder error before; json reads them as the standard allows."""
+    read = read_submission(written(tmp_path, exercise(chapter), encoding=encoding))
+    assert set(match_solutions(chapter, read)) == {"9.1", "9.2", "9.3"}
+
+
+def test_an_nbformat_3_notebook_is_converted_as_jupyter_does(tmp_path, chapters, chapter):
+    """Tester's 11: refused before with "(no list of cells)"."""
+    old = nbformat.v3.convert.downgrade(copied_v4(exercise(chapter)))
+    path = tmp_path / "90_fixture.ipynb"
+    path.write_text(nbformat.writes(old, version=3), encoding="utf-8")
+    read = read_submission(path)
+    assert any("format 3" in notice for notice in read.notices)
+    assert chapter_of(read, chapters).name == "90_fixture"
+    answers = match_solutions(chapter, read)
+    assert "### BEGIN SOLUTION" in answers["9.2"] and "Exercise 9.3" in answers["9.3"]
+
+
+def copied_v4(nb):
+    return nbformat.from_dict(json.loads(json.dumps(nb)))
+
+
+def test_the_one_notebook_in_a_zip_archive_is_read(tmp_path, chapter):
+    """Tester's 11: a zip (as an LMS's download or the student's own) is read in memory,
+    never unpacked, so names in it cannot reach any folder."""
+    nb = json.dumps(answered(chapter, {"9.2": "total = 6"})).encode()
+    path = zipped(
+        tmp_path, {"../../evil/90_fixture.ipynb": nb, "__MACOSX/._90_fixture.ipynb": b"\0", "notes.txt": b"hi"}
+    )
+    read = read_submission(path)
+    assert match_solutions(chapter, read)["9.2"] == "total = 6"
+    assert read.notices == ["handed in as a zip archive: graded the notebook inside it, ../../evil/90_fixture.ipynb"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+@pytest.mark.parametrize(
+    "members, message",
+    [
+        ({}, r"a zip archive with no notebook \(\.ipynb\) in it"),
+        ({"a/90_fixture.ipynb": b"{}", "b/90_fixture.ipynb": b"{}"}, r"2 notebooks .*a/90_fixture.ipynb.*unpack it"),
+    ],
+)
+def test_a_zip_archive_that_cannot_be_graded_says_what_to_do(tmp_path, members, message):
+    with pytest.raises(GraderError, match=message):
+        read_submission(zipped(tmp_path, members))
+
+
+def test_a_zip_bomb_is_refused_without_unpacking_it(tmp_path, monkeypatch):
+    """A notebook that unpacks to more than a notebook can be (a few KiB of zip) is refused
+    before it is read, and reading stops at the limit whatever the archive claims."""
+    path = zipped(tmp_path, {"90_fixture.ipynb": b" " * 5000})
+    monkeypatch.setattr("grader.host.submission.SUBMISSION_BYTES", 1000)
+    with pytest.raises(GraderError, match=r"(?i)larger than .* unpacked.*unpack it"):
+        read_submission(path)
+    assert SUBMISSION_BYTES >= 64 * 2**20  # far above any exercise notebook
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("alice.ipynb", b"", r"the file is empty \(0 bytes\).*save"),
+        ("alice.ipynb", b"  \n", r"the file is empty"),
+        ("alice.ipynb", b"\x89PNG\r\n\x1a\n\0\0", r"not a text file"),
+        ("alice.html", b"<!DOCTYPE html>\n<html>", r"an HTML page.*\.ipynb"),
+        ("alice.py", b"x = 1\n", r"a Python script.*\.ipynb"),
+        ("alice.ipynb", b'{"nbformat": 2, "worksheets": []}', r"(?i)notebook format 2.*open it in Jupyter and save it"),
+        ("alice.zip", b"PK\x03\x04 damaged", r"a damaged zip archive"),
+    ],
+)
+def test_a_file_that_is_not_a_notebook_says_what_it_is(tmp_path, name, content, message):
+    """Tester's 11: "Expecting value: line 1 column 1" told an empty file's student nothing."""
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(GraderError, match=message):
+        read_submission(path)
+
+
+def test_a_solution_cell_turned_markdown_says_so(chapter):
+    nb = exercise(chapter)
+    cell(nb, "ex9-2-solution").cell_type = "markdown"
+    read = submission(nb)
+    assert markdown_solutions(chapter, read) == {"9.2"}
+    decided = _unrunnable(chapter, match_solutions(chapter, read), markdown_solutions(chapter, read))
+    assert "became a markdown cell" in decided["9.2"].message and decided["9.2"].reason == "unmatched"
