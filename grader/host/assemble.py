@@ -3,7 +3,8 @@
 It is the instructor's notebook with only the solution cells' code taken from the
 submission, preceded by a cell that installs output_guard. Setup cells' outputs are not
 compared (they are not the learner's work), check and hidden cells are compared with the
-instructor's stored outputs minus stderr (warnings never cost a point), and a check with
+text the instructor's run printed (stdout: warnings never cost a point, and what the
+learner's code displays is not the check's), and a check with
 no stored output counts only by raising or not. After a lost kernel, tasks already graded
 are "replayed": only their solution cells run, to rebuild the state later tasks use. Each
 cell of a graded task names its task and kind in its metadata, for the plugin.
@@ -64,8 +65,12 @@ def grading_notebook(
             if kind == "solution":
                 cell.source, cell.outputs, cell.execution_count = answers[task.number], [], None
             else:
-                # Warnings never cost a point: output_guard drops stderr, so drop it here too.
-                cell.outputs = [o for o in cell.outputs if o.get("name") != "stderr"]
+                # Only what a check prints is compared (plugin/recorder.py): warnings never cost
+                # a point (output_guard drops stderr), and a figure or progress bar the learner's
+                # function displays is not the check's output.
+                cell.outputs = [
+                    o for o in cell.outputs if o.get("output_type") == "stream" and o.get("name") == "stdout"
+                ]
                 if not cell.outputs:
                     _ignore_output(cell)  # nothing to compare: only errors count
             # The plugin reads which task a cell grades: a hidden check of a task that has

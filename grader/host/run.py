@@ -44,12 +44,15 @@ _stopped = threading.Event()
 
 
 def sanitize_rules(notebooks: list[NotebookNode]) -> str:
-    """The grader's sanitize rules plus one: drop every line of output that no check
-    prints, so a learner's debug print inside a function the check calls costs nothing
-    while the check's own line ('Exercise 1.1 passed') is still compared."""
+    """The grader's sanitize rules plus one: keep of a cell's output only the lines that
+    checks print ('Exercise 1.1 passed'), wherever they appear, so a learner's debug print
+    inside a function the check calls costs nothing (a blank line, text printed with
+    ``end="; "`` that the check's line is glued to, a background thread's output) while the
+    check's own line is still compared: it must appear, and exactly as often as the
+    instructor's run printed it (a learner's code printing it too fails the check)."""
     rules = SANITIZE.read_text(encoding="utf-8")
     patterns = re.findall(r"^regex: (.*)$\n^replace: (.*)$", rules, flags=re.MULTILINE)
-    kept = set()
+    kept: set[str] = set()
     for cell in (cell for nb in notebooks for cell in nb.cells):
         if cell.cell_type != "code" or "nbval-ignore-output" in cell.metadata.get("tags", []):
             continue
@@ -58,14 +61,23 @@ def sanitize_rules(notebooks: list[NotebookNode]) -> str:
             for text in texts:
                 for regex, replace in patterns:
                     text = re.sub(regex, replace, text)
-                kept.update(text.split("\n"))
+                kept.update(line for line in text.split("\n") if line.strip())
     if not kept:
         return rules
-    alternatives = "|".join(sorted(re.escape(line) for line in kept))
     return (
-        rules + "\n[grader: keep only lines that a check prints]\n"
-        f"regex: (?m)^(?!(?:{alternatives})$).*(?:\\n|$)\nreplace: \n"
+        rules + "\n[grader: keep only the lines that checks print, wherever they appear]\n"
+        f"regex: {keep_only(kept)}\nreplace: \\1\n"
     )
+
+
+def keep_only(lines: set[str]) -> str:
+    """A regex that, replaced by ``\\1``, leaves of a text only its occurrences of ``lines``,
+    in order: each occurrence is group 1; anything else is one character and the run after it
+    that cannot start a line (so a long output costs one match per possible start, not per
+    character). The longest lines come first, so none is cut short by another it starts with."""
+    alternatives = "|".join(re.escape(line) for line in sorted(lines, key=lambda line: (-len(line), line)))
+    starts = "".join(sorted({re.escape(line[0]) for line in lines}))
+    return f"(?s)({alternatives})|.[^{starts}]*"
 
 
 def run_nbval(

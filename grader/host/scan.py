@@ -7,6 +7,11 @@ swap modules in ``sys.modules``, or hook the kernel (``get_ipython()``) to rewri
 check cells before they run. A flagged solution is not run and its task fails with the
 reason, because once such code has run no verdict in that kernel can be trusted.
 
+Harmless parts of those modules stay open (SAFE_PARTS: ``from IPython.display import
+display``, ``importlib.metadata.version``), reached only through their harmless names, and
+so do torch's global settings set to a plain value (``torch.backends.cudnn.deterministic =
+True``), which each check starts from as the setup left them.
+
 This is a static scan of the source, so it is a tripwire for the obvious routes rather
 than a sandbox; the rest of the protection is that every check comes from the
 instructor's copy.
@@ -42,6 +47,24 @@ FORBIDDEN_NAMES = {
 # Reading these is enough to swap or trace the checks' code; *assigning* any sys
 # attribute (sys.stdout = ...) is caught as a change to a module.
 FORBIDDEN_SYS = {"modules", "meta_path", "path_hooks", "settrace", "setprofile"}
+# The harmless parts of forbidden modules, and the names of each a learner may use (None:
+# any public name): showing things (IPython.display reaches no hook of the kernel's) and
+# asking an installed package's version (importlib.metadata less its imports by name:
+# import_module, EntryPoint.load). Reached only through these names: ``import IPython.display``
+# binds ``IPython``, whose other attributes (IPython.core) stay forbidden.
+SAFE_PARTS: dict[str, frozenset[str] | None] = {
+    "IPython.display": None,
+    "importlib.metadata": frozenset(
+        {
+            *("version", "metadata", "requires", "files", "distribution", "distributions"),
+            *("packages_distributions", "PackageNotFoundError"),
+        }
+    ),
+}
+# torch's global settings, set to a plain value (``torch.backends.cudnn.deterministic = True``,
+# ``torch._dynamo.config.cache_size_limit = 64``): every check starts from them as the setup
+# left them (grader/kernel/session.py), so they change no verdict.
+TORCH_SETTINGS = re.compile(r"torch\.backends(?:\.[A-Za-z]\w*){2,}|torch(?:\.\w+)*\.config(?:\.[A-Za-z]\w*)+")
 
 
 def module_aliases(sources: list[str]) -> dict[str, str]:
@@ -86,10 +109,72 @@ def findings(source: str, modules: dict[str, str]) -> list[str]:
     tree = _parse(source)
     if tree is None:
         return found
+    safe = _safe_bindings(tree)
     for node in ast.walk(tree):
         line = getattr(node, "lineno", "?")
         found += [f"line {line}: {what}" for what in (*_reads(node, modules), *_changes(node, modules))]
+    found += _unsafe_uses(tree, safe)
     return sorted(set(found), key=found.index)
+
+
+def _safe_part(dotted: str) -> tuple[str, frozenset[str] | None] | None:
+    """The harmless part (SAFE_PARTS) that ``dotted`` ('IPython.display', 'importlib.metadata.version')
+    is or lies in, with the names allowed there; None when it is in none."""
+    for part, names in SAFE_PARTS.items():
+        if dotted == part or dotted.startswith(part + "."):
+            return part, names
+    return None
+
+
+def _allowed(dotted: str) -> bool:
+    """Whether ``dotted`` is a harmless part, or one of its allowed names with no private
+    attribute after it (``display.__globals__`` reaches IPython's own modules)."""
+    found = _safe_part(dotted)
+    if found is None:
+        return False
+    part, names = found
+    rest = dotted[len(part) + 1 :].split(".") if dotted != part else []
+    if not rest:
+        return True
+    if names is not None and rest[0] not in names:
+        return False
+    return not any(name.startswith("_") for name in rest)
+
+
+def _safe_bindings(tree: ast.Module) -> dict[str, str]:
+    """The names a solution's own imports of a harmless part bind -> the dotted path they
+    name ('IPython' for ``import IPython.display``, 'display' -> 'IPython.display.display')."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if _safe_part(alias.name) is not None:
+                    top = alias.name.split(".")[0]
+                    bound[alias.asname or top] = alias.name if alias.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if alias.name != "*" and _allowed(f"{node.module}.{alias.name}"):
+                    bound[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return bound
+
+
+def _unsafe_uses(tree: ast.Module, safe: dict[str, str]) -> list[str]:
+    """Uses of a name bound by an import of a harmless part that leave it (``IPython.core``
+    after ``import IPython.display``, ``metadata.import_module``): each whole chain of
+    attributes is read, never its inner parts alone."""
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    found = []
+    for node in ast.walk(tree):
+        if id(node) in inner or not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        root = _root(node)
+        if not isinstance(root, ast.Name) or root.id not in safe or not isinstance(node.ctx, ast.Load):
+            continue
+        chain = ast.unparse(node)
+        dotted = safe[root.id] + chain[len(root.id) :]
+        if re.fullmatch(r"[\w.]+", chain) and not _allowed(dotted):
+            found.append(f"line {node.lineno}: uses {chain} ({dotted}), which reaches the checking machinery")
+    return found
 
 
 def _reads(node: ast.AST, modules: dict[str, str]) -> list[str]:
@@ -118,7 +203,7 @@ def _imports(node: ast.Import | ast.ImportFrom, modules: dict[str, str]) -> list
     names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
     for name in names:
         top = name.split(".")[0]
-        if top in FORBIDDEN_MODULES:
+        if top in FORBIDDEN_MODULES and not _harmless_import(node, name):
             found.append(f"imports {FORBIDDEN_MODULES[top]}")
         if isinstance(node, ast.ImportFrom) and top == "sys":
             bad = {a.name for a in node.names} & FORBIDDEN_SYS
@@ -133,6 +218,19 @@ def _imports(node: ast.Import | ast.ImportFrom, modules: dict[str, str]) -> list
         ):
             found.append(f"rebinds {bound}, which the checks use")
     return found
+
+
+def _harmless_import(node: ast.Import | ast.ImportFrom, name: str) -> bool:
+    """Whether importing ``name`` as ``node`` does takes only harmless parts (SAFE_PARTS):
+    ``import IPython.display``, ``from IPython.display import display``, ``from importlib
+    import metadata``; not ``from importlib.metadata import *`` nor ``import_module``."""
+    if isinstance(node, ast.Import):
+        return _safe_part(name) is not None
+    if node.level:
+        return False
+    return all(alias.name != "*" and _allowed(f"{name}.{alias.name}") for alias in node.names) and (
+        _safe_part(name) is not None or all(_safe_part(f"{name}.{alias.name}") for alias in node.names)
+    )
 
 
 def _changes(node: ast.AST, modules: dict[str, str]) -> list[str]:
@@ -164,8 +262,25 @@ def _assigned(node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete, mod
             # Only what is stored or deleted: `keep[torch.randperm(n)[:k]] = False` only reads torch.
             if isinstance(leaf, (ast.Attribute, ast.Subscript)) and isinstance(leaf.ctx, (ast.Store, ast.Del)):
                 root = _root(leaf)
-                if isinstance(root, ast.Name) and root.id in modules:
+                if isinstance(root, ast.Name) and root.id in modules and not _torch_setting(node, leaf, modules):
                     found.append(f"changes {ast.unparse(leaf)}, part of {modules[root.id]}")
             elif isinstance(leaf, ast.Name) and leaf.id in modules and isinstance(leaf.ctx, (ast.Store, ast.Del)):
                 found.append(f"rebinds {leaf.id}, which the checks use")
     return found
+
+
+def _torch_setting(node: ast.AST, target: ast.AST, modules: dict[str, str]) -> bool:
+    """Whether ``target`` is one of torch's global settings (TORCH_SETTINGS) that ``node``
+    sets to a plain value: a literal, never a function the checks would then run."""
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not isinstance(target, ast.Attribute):
+        return False
+    try:
+        ast.literal_eval(node.value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    root = _root(target)
+    chain = ast.unparse(target)
+    if not isinstance(root, ast.Name) or not re.fullmatch(r"[\w.]+", chain):
+        return False
+    dotted = modules[root.id] + chain[len(root.id) :]
+    return TORCH_SETTINGS.fullmatch(dotted) is not None

@@ -130,14 +130,15 @@ def _verdict(
         record = records[n]
         if record["outcome"] == "passed" and not record.get("error"):
             continue
-        reason, message = _failure(record, roles[n].kind)
+        reason, message = _failure(record, roles[n].kind, _passed_message(chapter, task))
         return TaskResult(task.number, task.points, reason, message)
     return TaskResult(task.number, task.points, "passed", _passed_message(chapter, task))
 
 
-def _failure(record: CellRecord, kind: CellKind) -> tuple[Reason, str]:
+def _failure(record: CellRecord, kind: CellKind, verdict_line: str) -> tuple[Reason, str]:
     """Why a cell that did not pass fails its task, in the words a learner can act on:
-    what any cell can run into first, then what its role (solution or check) makes of it."""
+    what any cell can run into first, then what its role (solution or check) makes of it
+    (``verdict_line``: what the task's check prints when it passes)."""
     if record["outcome"] == "skipped":
         return "solution_error", "your solution cell was skipped: remove its NBVAL_SKIP comment"
     error = record.get("error")
@@ -148,7 +149,7 @@ def _failure(record: CellRecord, kind: CellKind) -> tuple[Reason, str]:
         return anywhere
     if kind == "solution":
         return "solution_error", f"your solution raised {ename}: {evalue}" if ename else _describe(record)
-    return _check_failure(record, ename, evalue, prefix)
+    return _check_failure(record, ename, evalue, prefix, verdict_line)
 
 
 def _failure_in_any_cell(ename: str, evalue: str) -> tuple[Reason, str] | None:
@@ -164,16 +165,21 @@ def _failure_in_any_cell(ename: str, evalue: str) -> tuple[Reason, str] | None:
     return None
 
 
-def _check_failure(record: CellRecord, ename: str, evalue: str, prefix: str) -> tuple[Reason, str]:
+def _check_failure(record: CellRecord, ename: str, evalue: str, prefix: str, verdict_line: str) -> tuple[Reason, str]:
     """A check that did not pass: its assertion's message, an error it met using the
-    answer, or output other than the instructor's (nbval's diff)."""
+    answer, or output other than the instructor's. That last is told in a sentence, never
+    as nbval's diff: all that is compared is the check's own line (run.py), so the check
+    either did not reach its end or the learner's code printed such a line itself."""
     if ename == "AssertionError":
         return "check_failed", prefix + (evalue or "a check failed (it gives no message)")
     if ename:
         return "check_error", f"{prefix}the check could not use your answer: {ename}: {evalue}"
     if record.get("problem") == "Cell outputs differ":
-        diff = record.get("diff", "")
-        return "output_differs", f"{prefix}the check printed something other than expected:\n{diff}".strip()
+        return "output_differs", prefix + (
+            f"the check did not print {verdict_line!r} exactly once, as it does when an answer passes: "
+            "either your code printed a line such as that one itself (remove that print), or it stopped "
+            "the check before its end without an error"
+        )
     return "check_error", prefix + _describe(record)
 
 

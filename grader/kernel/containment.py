@@ -245,8 +245,76 @@ def _still_runs(process: Any) -> bool:
 
 
 def lingering_processes() -> list[str]:
-    """``lingering``, each as 'a process in an earlier cell that still runs (pid N: its command)'."""
-    return [f"a process in an earlier cell that still runs (pid {p.pid}: {command[:60]})" for p, command in lingering()]
+    """``lingering``, each as 'a process in an earlier cell that still runs (pid N: what it is)'."""
+    return [
+        f"a process in an earlier cell that still runs (pid {p.pid}: {_what(p, command)})" for p, command in lingering()
+    ]
+
+
+FORKED_WORKER = (
+    "a worker forked from this notebook's Python: a DataLoader with num_workers>0 (or "
+    "persistent_workers=True) or multiprocessing left running"
+)
+
+
+def _what(process: Any, command: str) -> str:
+    """What a lingering process is, in words a learner knows: a forked copy of the kernel
+    runs the kernel's own command line (python -m ipykernel_launcher -f ...), which names
+    nothing the learner wrote; a program started with subprocess is named by its command."""
+    import psutil
+
+    try:
+        forked = process.cmdline() == psutil.Process().cmdline()
+    except psutil.Error:
+        forked = False
+    return FORKED_WORKER if forked else f"the program {command[:60]!r}"
+
+
+def end_lingering() -> list[str]:
+    """End the processes the notebook's code started that still run (``lingering``), as a
+    new task begins: the task whose code left them running has had its checks (which fail
+    while they run: work could be handed to them), and no other task loses its points for
+    them. Workers of multiprocessing (a DataLoader's) are joined, so that their Process
+    objects know they ended; meanwhile SIGCHLD is not handled, so that DataLoader's handler
+    does not raise 'worker killed' into the next cell. One line per process ended."""
+    import multiprocessing
+    import signal
+
+    import psutil
+
+    found = lingering()
+    if not found:
+        return []
+    ended = [f"pid {p.pid}: {_what(p, command)}" for p, command in found]  # read before they end
+    workers = {worker.pid: worker for worker in multiprocessing.active_children()}
+    previous = _suspend_sigchld(signal.SIG_DFL)
+    try:
+        for process, _ in found:
+            try:
+                process.kill()
+            except psutil.Error:
+                continue
+        for process, _ in found:
+            if process.pid in workers:
+                workers[process.pid].join(timeout=1.0)
+    finally:
+        if previous is not None:
+            _suspend_sigchld(previous)
+    NOTEBOOK_STARTS.clear()
+    return ended
+
+
+def _suspend_sigchld(handler: Any) -> Any:
+    """Set SIGCHLD's handler, returning the one before (None where this thread cannot:
+    only the main thread sets signal handlers)."""
+    import signal
+
+    try:
+        previous = signal.getsignal(signal.SIGCHLD)
+        signal.signal(signal.SIGCHLD, handler)
+    except ValueError:
+        return None
+    return previous
 
 
 def _note_notebook_start() -> None:

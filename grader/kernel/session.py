@@ -133,6 +133,7 @@ class Grading:
         self._take_over_names(previous)
         self._cell: _Cell | None = None
         self._running = 0  # cells running now: more than one when a cell runs another
+        self._after_check = False  # the last cell that ran was a check or hidden cell
         self._serial = 0
         self._checked_serial = -1
         shell = find_shell()
@@ -367,9 +368,23 @@ class Grading:
     def _pre_run_cell(self, info: Any) -> None:
         self._running += 1
         try:
+            self._between_tasks(getattr(info, "raw_cell", "") or "")
+        except Exception:  # noqa: BLE001, S110 - a hook that raises would fail the learner's cell
+            pass
+        try:
             self._before_cell(info)
         except Exception:  # noqa: BLE001 - a hook that raises would fail the learner's cell
             self._cell = None
+
+    def _between_tasks(self, raw: str) -> None:
+        """A cell that is no check, run after a check: the next task (or a setup cell before it)
+        begins. Processes an earlier task's code left running (a DataLoader's persistent
+        workers) are ended here: they have failed that task's checks, and must cost no other
+        task its points (a check watching them could not tell whose work they do)."""
+        check = is_check(raw)
+        if self._after_check and not check and self._running == 1:
+            containment.end_lingering()
+        self._after_check = check
 
     def _before_cell(self, info: Any) -> None:
         raw = getattr(info, "raw_cell", "") or ""

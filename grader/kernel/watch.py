@@ -36,6 +36,11 @@ from grader.kernel.rules import WATCHED_PACKAGES
 # torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
 # one that reaches the dispatcher (and a dispatch mode) only as the operations it is made of.
 _OPERATOR_CALLS = {torch._ops.OpOverload.__call__.__code__, torch._ops.OpOverloadPacket.__call__.__code__}
+# Where torch turns a tensor into text (print, str, repr, an f-string): the code of its own
+# Tensor.__repr__ and Tensor.__format__, taken before any answer runs (a function's __code__
+# can be replaced; these objects cannot). Printing reads the values (.tolist, .item) and asks
+# autograd's forward mode for a dual tensor: torch's work, not the answer's.
+_PRINTING = frozenset({torch.Tensor.__repr__.__code__, torch.Tensor.__format__.__code__})
 
 
 def _package_roots() -> list[tuple[str, str]]:
@@ -150,6 +155,8 @@ class _OpRecorder(TorchDispatchMode):
         watch = self.watch
         if not watch._active:  # another thread's recorder, left until that thread runs again
             return func(*args, **kwargs)
+        if watch._printing and watch._under_printing(sys._getframe(1)):  # a 0-dim tensor's format: .item()
+            return func(*args, **kwargs)
         watch._op(func, args, kwargs, torch.is_grad_enabled())
         thread = threading.get_ident()
         watch._handling[thread] += 1
@@ -226,6 +233,7 @@ class Watch:
     _unnamed: set[types.CodeType] = field(default_factory=set, repr=False)  # code with no label
     _c_labels: dict[tuple[Any, ...], str] = field(default_factory=dict, repr=False)
     _importing: list[types.FrameType] = field(default_factory=list, repr=False)
+    _printing: list[types.FrameType] = field(default_factory=list, repr=False)  # torch printing a tensor now
     _authors: Authors = field(default_factory=Authors, repr=False)
     _mode: _OpRecorder | None = field(default=None, repr=False)
     _profile: Callable[..., None] | None = field(default=None, repr=False)
@@ -287,12 +295,12 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "return" and not self._importing:  # the most frequent event, and nothing to do
+        if event == "return" and not self._importing and not self._printing:  # the most frequent event
             return
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
                 containment.note_unwatched_start()
-            if self._in_import(frame, event):
+            if self._in_import(frame, event) or self._in_printing(frame, event):
                 return
             if event == "call":
                 label, code, from_notebook, asked = self._on_call(frame)
@@ -361,6 +369,32 @@ class Watch:
         """Whether ``frame`` runs the learner's code: the notebook's, or code the learner runs
         under globals of its own (``exec(source, {})``: authors.py)."""
         return frame.f_globals is self.namespace or not self._authors.library(frame)
+
+    def _in_printing(self, frame: types.FrameType, event: str) -> bool:
+        """Whether the event belongs to torch printing a tensor: a learner's debug print costs
+        nothing. Only torch's own code counts, from its Tensor.__repr__ or __format__ in; code of
+        the learner's that runs meanwhile (a subclass's __repr__ or __torch_function__) is
+        recorded as ever, and so are torch's printing functions called directly (no entry)."""
+        if event == "call" and frame.f_code in _PRINTING:
+            self._printing.append(frame)
+            return True
+        if not self._printing:
+            return False
+        if event == "return" and any(frame is entry for entry in self._printing):
+            self._printing[:] = [entry for entry in self._printing if entry is not frame]
+            return True
+        return self._under_printing(frame)
+
+    def _under_printing(self, frame: types.FrameType | None) -> bool:
+        """Whether ``frame`` runs inside an entry of torch's printing with only library code
+        (authors.py) between them."""
+        while frame is not None:
+            if frame.f_code in _PRINTING and any(frame is entry for entry in self._printing):
+                return True
+            if not self._authors.library(frame):
+                return False
+            frame = frame.f_back
+        return False
 
     def _in_import(self, frame: types.FrameType, event: str) -> bool:
         """Whether the event belongs to a module being imported: a module torch imports the

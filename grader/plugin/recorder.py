@@ -50,7 +50,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -129,6 +129,7 @@ class NbvalCell(Protocol):
     cell: Any  # the notebook cell (an nbformat NotebookNode)
     cell_num: int  # the cell's index among the notebook's code cells
     output_timeout: float  # how long nbval waits for the cell's output once the kernel replied
+    compare_outputs: Callable[..., bool]  # whether the cell's outputs match the reference's
 
 
 def _role(item: NbvalCell) -> tuple[str | None, str | None]:
@@ -143,6 +144,24 @@ def _error_of(item: NbvalCell) -> CellError | None:
         if output.get("output_type") == "error":
             return {"ename": output.get("ename", ""), "evalue": output.get("evalue", "")}
     return None
+
+
+def _compare_printed_text_only(item: NbvalCell) -> None:
+    """Make nbval compare only the text a check cell printed (its stream outputs): a figure,
+    a progress bar or a value that the learner's function displays while the check calls it
+    (``plt.show()``, tqdm) is no output of the check's and costs nothing. What the check
+    prints is still compared, reduced to the checks' own lines (run.py's sanitize rule)."""
+    compare = item.compare_outputs
+
+    def printed_text_only(test: list[Any], ref: list[Any], skip_compare: Any = None) -> bool:
+        return bool(compare(_printed(test), _printed(ref), skip_compare))
+
+    item.compare_outputs = printed_text_only
+
+
+def _printed(outputs: list[Any]) -> list[Any]:
+    """The stream outputs (and errors) among a cell's outputs."""
+    return [output for output in outputs if output.get("output_type") in ("stream", "error")]
 
 
 class Recorder:
@@ -170,6 +189,8 @@ class Recorder:
         if kind == "hidden" and (str(item.path), task) in self.failed:
             pytest.skip(f"Exercise {task} has already failed: its hidden checks cannot change that")
         item.output_timeout = OUTPUT_WAIT
+        if kind in ("check", "hidden"):
+            _compare_printed_text_only(item)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: NbvalCell) -> Generator[None, pluggy.Result[None], None]:

@@ -343,3 +343,99 @@ def test_a_frame_taken_by_the_notebooks_code_while_a_check_watches_is_reported(r
             warnings_module.simplefilter("ignore")
             warnings_module.warn("torch and Python read frames of their own")
     assert not clean.tampered, clean.tampered
+
+
+# --- printing a tensor while a check watches ------------------------------------------------
+
+# What a check looks for in the record: values read into Python, autograd in any form.
+_HOST_READS = ("torch.Tensor.tolist", "torch.Tensor.item", "aten._local_scalar_dense", "torch._tensor:Tensor.__iter__")
+_AUTOGRAD = ("torch.autograd", "torch._tensor:Tensor.backward", "torch._C._EngineBase.run_backward")
+
+
+def _answer(x, show):
+    """An answer, with its debug output (print, an f-string, repr, a 0-dim tensor's format
+    spec) or without."""
+    total, leaf = x.sum(), x.float().requires_grad_() * 2
+    if show:
+        print("x =", x, end="; ")
+        print(f"{x!r} {total:.2f}")
+        repr(leaf)
+    return x * 2
+
+
+def test_printing_a_tensor_inside_a_watched_call_records_nothing():
+    """Turning a tensor into text reads its values and, for a dual tensor, asks autograd's
+    forward mode: torch's printing, none of the answer's work. A check watching the call sees
+    the same as without the prints."""
+    x = torch.tensor([3, 1, 4])
+    with watching(globals()) as quiet:
+        _answer(x, show=False)
+    with watching(globals()) as printed:
+        _answer(x, show=True)
+    assert printed.ran(*_HOST_READS, *_AUTOGRAD) == []
+    assert printed.ops == quiet.ops and printed.grad_ops == quiet.grad_ops
+
+
+class _BackwardInRepr(torch.Tensor):
+    """A tensor whose repr runs autograd before torch's printing."""
+
+    def __repr__(self, *, tensor_contents=None):
+        leaf = torch.ones(2, requires_grad=True)
+        (leaf * 3).sum().backward()
+        return super().__repr__(tensor_contents=tensor_contents)
+
+
+class _GradInTorchFunction(torch.Tensor):
+    """A tensor whose __torch_function__ (called by torch's printing, too) runs autograd."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        leaf = torch.ones(2, requires_grad=True)
+        torch.autograd.grad((leaf * 3).sum(), leaf)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+@pytest.mark.parametrize(
+    "launder, found",
+    [
+        (lambda: print(torch.ones(2).as_subclass(_BackwardInRepr)), _AUTOGRAD),
+        (lambda: print(torch.ones(2).as_subclass(_GradInTorchFunction)), _AUTOGRAD),
+        (lambda: torch._tensor_str._str(torch.tensor([3, 1, 4])), _HOST_READS),
+        (lambda: torch._tensor_str._Formatter(torch.tensor([3, 1, 4])), _HOST_READS),
+    ],
+    ids=["subclass-repr", "subclass-torch-function", "tensor-str-directly", "formatter-directly"],
+)
+def test_work_laundered_through_printing_is_still_recorded(launder, found):
+    """Only torch's own printing, entered through a tensor's repr or format, is left out of the
+    record: the answer's own code run while a tensor prints (a subclass's __repr__ or
+    __torch_function__), and torch's printing functions called directly to read values, are
+    recorded as ever."""
+    with watching(globals()) as watch:
+        launder()
+    assert watch.ran(*found), sorted(watch.code)
+
+
+# --- a process one task leaves running --------------------------------------------------
+
+
+def test_a_dataloaders_workers_left_running_fail_their_task_in_words_and_are_ended_before_the_next(noted_starts):
+    """A DataLoader with persistent workers started in one task's answer keeps forked copies
+    of the kernel running: that task's checks fail, naming a DataLoader (not the kernel's
+    command line, which is all a forked worker shows); then they are ended, so the next
+    task's checks see nothing of them, and the loader itself says its workers are gone."""
+    from torch.utils.data import DataLoader
+
+    with watching(globals()):
+        pass  # the hooks are in, as after the setup cell
+    loader = DataLoader(range(8), batch_size=4, num_workers=2, persistent_workers=True)
+    assert [batch.tolist() for batch in loader] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    with pytest.raises(AssertionError, match=r"still runs \(pid \d+: a worker forked .* DataLoader with num_workers>0"):
+        with watching(globals()):
+            torch.ones(1) + 1
+    ended = containment.end_lingering()
+    assert len(ended) == 2 and all("DataLoader" in line for line in ended)
+    with watching(globals()):
+        torch.ones(1) + 1  # the next task
+    assert noted_starts == [] and containment.end_lingering() == []
+    with pytest.raises(RuntimeError, match="DataLoader worker"):
+        list(loader)

@@ -256,6 +256,53 @@ def test_exit_status_zero_when_everything_passed(tmp_path):
     assert "8.1   1/1     passed  Exercise 8.1 passed" in run.stdout
 
 
+# What a learner's function prints or displays while its check calls it: not whole lines (text
+# printed with end="; ", to which the check's line is glued), a blank line, a displayed value,
+# a background thread's chatter. None of it is the check's output.
+DEBUG_OUTPUT = {
+    "9.1": "from IPython.display import display\n"
+    "def square(x):\n"
+    '    print("square called with x =", x, end="; ")\n'
+    "    print()\n"
+    "    display(x)\n"
+    "    return x * x",
+    "9.2": "import threading, time\n"
+    "def _chatter():\n"
+    "    for _ in range(40):\n"
+    "        print('tick', end=' ')\n"
+    "        time.sleep(0.02)\n"
+    "threading.Thread(target=_chatter, daemon=True).start()\n"
+    "total = sum(DATA)",
+    "9.3": RIGHT["9.3"],
+}
+# Answers that print a check's own line themselves: right or wrong, the line is not theirs to print.
+FORGED = {
+    "9.1": 'def square(x):\n    print("Exercise 9.1 passed")\n    return x * x',
+    "9.2": 'print("Exercise 9.2 passed")\ntotal = len(DATA)',
+    "9.3": RIGHT["9.3"],
+}
+
+
+def test_what_an_answer_prints_or_displays_inside_a_check_costs_nothing_but_the_checks_line_is_its_own(tmp_path):
+    """A debug print inside a function the check calls costs nothing, whatever its shape; the
+    check's line still counts only as the check prints it: an answer that prints it too fails,
+    and is told so in a sentence (never nbval's diff)."""
+    release(FIXTURES, tmp_path / "exercises")
+    exercise = nbformat.read(tmp_path / "exercises" / "90_fixture.ipynb", as_version=4)
+    paths = write_submissions(
+        tmp_path, {"debug_output": answered(exercise, DEBUG_OUTPUT), "forged": answered(exercise, FORGED)}
+    )
+    graded = grade(tmp_path, paths, CELL_TIMEOUT, solutions=FIXTURES, timeout=300)
+    assert graded.entries["debug_output"]["score"] == 6.0, graded.entries["debug_output"]
+    forged = graded.verdicts("forged")
+    assert forged["9.2"] == (False, HINTS["9.2"])  # a wrong value fails on its assertion, printed line or not
+    passed, message = forged["9.1"]
+    assert not passed and graded.reasons("forged")[0] == "output_differs"
+    assert "'Exercise 9.1 passed'" in message and "printed" in message
+    assert "==" not in message and "\\n" not in message and "\n" not in message  # a sentence, not a diff
+    assert forged["9.3"] == (True, "Exercise 9.3 passed")
+
+
 # A setup cell that kills its kernel: always, or as the test that grades it decides for each
 # kernel. In the sandbox nothing outlives a kernel and nothing of the test's is in sight, so
 # such a kernel asks through the one folder it shares with the grader (its sockets, see

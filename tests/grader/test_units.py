@@ -269,6 +269,24 @@ MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import n
         ("exec('x = 1')", "exec()"),
         ("g = globals()['__builtins__']", "'__builtins__'"),
         ("_grading.equal = lambda a, b: True", "_grading"),
+        # The harmless parts of the machinery's modules open no door to the rest of them.
+        ("import IPython", "the IPython kernel"),
+        ("import IPython.display\nIPython.get_ipython()", "get_ipython"),
+        ("import IPython.display\nIPython.core.getipython", "IPython.core"),
+        ("from IPython import get_ipython as g", "get_ipython"),
+        ("from IPython.display import display\ndisplay.__globals__", "display.__globals__"),
+        ("from IPython.core.display_functions import display", "the IPython kernel"),
+        ("import importlib.metadata\nimportlib.import_module('os')", "importlib.import_module"),
+        ("import importlib.metadata as md\nmd.import_module('os')", "md.import_module"),
+        ("from importlib.metadata import import_module", "importlib"),
+        ("from importlib.metadata import EntryPoint", "importlib"),
+        ("from importlib.metadata import *", "importlib"),
+        ("from importlib import util", "importlib"),
+        # torch's settings take a plain value: a function put there would run in the checks.
+        ("torch.backends.cudnn.deterministic = print", "changes torch.backends.cudnn.deterministic"),
+        ("torch._dynamo.config.cache_size_limit = lambda: 0", "changes torch._dynamo.config.cache_size_limit"),
+        ("torch.backends.cudnn = None", "changes torch.backends.cudnn"),
+        ("torch.backends.cuda.matmul.allow_tf32 = flag = True\ntorch.allclose = 1", "changes torch.allclose"),
     ],
 )
 def test_scan_flags_reaching_into_the_checks(code, reason):
@@ -286,6 +304,19 @@ def test_scan_flags_reaching_into_the_checks(code, reason):
         "%time y = 2 * 3",
         "import torch\nkeep = torch.ones(4, dtype=torch.bool)\nkeep[torch.randperm(4)[:2]] = False",
         "def f(x):\n    return x +",  # a syntax error fails when run, with Python's message
+        # Showing things, asking a package's version, and torch's global settings (each check
+        # starts from them as the setup left them): nothing of the checking machinery.
+        "from IPython.display import display, HTML\ndisplay(HTML('<b>hi</b>'))",
+        "from IPython import display\ndisplay.clear_output(wait=True)",
+        "import IPython.display as ipd\nipd.display(3)",
+        "import IPython.display\nIPython.display.display(3)",
+        "torch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False",
+        "torch.backends.cuda.matmul.allow_tf32 = False",
+        "torch._dynamo.config.cache_size_limit = 64",
+        "torch._inductor.config.max_autotune = False",
+        "import importlib.metadata\nprint(importlib.metadata.version('torch'))",
+        "from importlib.metadata import version, PackageNotFoundError",
+        "from importlib import metadata\nmetadata.version('torch')",
     ],
 )
 def test_scan_leaves_ordinary_answers_alone(code):
@@ -334,6 +365,22 @@ def test_sanitize_rule_keeps_only_the_lines_checks_print(chapter):
     assert sanitize("debug 3\nExercise 9.1 passed\n") == sanitize("Exercise 9.1 passed\n")
     assert sanitize("Exercise 9.1 passed\n") != sanitize("Exercise 9.2 passed\n")
     assert sanitize("Exercise 9.1 failed\n") != sanitize("Exercise 9.1 passed\n")
+    # Whatever shape a learner's debug output has: glued to the check's line, blank lines,
+    # a background thread's text before and after it.
+    expected = sanitize("Exercise 9.1 passed\n")
+    for noisy in (
+        "called with x = 3; Exercise 9.1 passed\n",
+        "\n\nExercise 9.1 passed\n",
+        "tick tick \nExercise 9.1 passed\ntick \n\n",
+        "E" * 5000 + "xercise Exercise 9.1 passed\n",
+    ):
+        assert sanitize(noisy) == expected, noisy
+    # The check's line counts as often as the check prints it: printed by the learner's code too,
+    # or missing, it differs.
+    assert sanitize("Exercise 9.1 passed\nExercise 9.1 passed\n") != expected
+    assert sanitize("Exercise 9.1 passed; Exercise 9.1 passed\n") != expected
+    assert sanitize("debug 3\n") != expected
+    assert sanitize("Exercise 9.1 passed\nExercise 9.2 passed\n") != expected
 
 
 # --- report -------------------------------------------------------------------------
