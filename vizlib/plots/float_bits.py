@@ -27,7 +27,7 @@ from matplotlib.patches import Patch, Rectangle
 
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .style import BIT_COLOURS
+from .style import BIT_COLOURS, NOTEBOOK_WIDTH
 
 # The binary interchange formats: sign, exponent, mantissa, and the IEEE rules for the
 # all-zeros and all-ones exponents. (The float8 formats bend those rules; not drawn.)
@@ -36,8 +36,12 @@ DEFAULT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 _INT_OF_SIZE = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 CELL_INCHES = 0.26  # one bit; narrower when a row would not fit MAX_ROW_INCHES
-MAX_ROW_INCHES = 8.5
 LABEL_INCHES = 1.0
+# A row of bits fits the notebook's width, with the dtype's name left of it.
+MAX_ROW_INCHES = NOTEBOOK_WIDTH - LABEL_INCHES - 0.3
+# The smallest int that float(x) cannot convert (it rounds to inf: OverflowError): 2**1024
+# less half a unit in the last place of float64's largest, 2**970.
+_BEYOND_FLOAT64 = 2**1024 - 2**970
 ROW_INCHES = 0.85  # a row of bits and its two lines of explanation
 
 
@@ -106,6 +110,13 @@ def _as_tensor(x: object) -> torch.Tensor:
         raise VizlibTypeError(
             "A complex number is two floats: draw them one at a time, "
             "e.g. vz.float_bits(z.real) and vz.float_bits(z.imag)."
+        )
+    if isinstance(x, int) and not -_BEYOND_FLOAT64 < x < _BEYOND_FLOAT64:
+        raise VizlibValueError(
+            f"x, an integer of about {'-' if x < 0 else ''}2**{x.bit_length() - 1}, is beyond float64's range "
+            "(its largest is about 1.8e308, just under 2**1024): "
+            "no format float_bits draws can hold it, each would store it as inf. Draw that: "
+            f"vz.float_bits({'-' if x < 0 else ''}math.inf)."
         )
     if isinstance(x, (int, float)):
         return torch.tensor(float(x), dtype=torch.float64, device="cpu")
@@ -178,7 +189,7 @@ def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dt
     cell = min(CELL_INCHES, MAX_ROW_INCHES / widest)
     width = LABEL_INCHES + widest * cell + 0.3
     height = 0.75 + ROW_INCHES * len(rows)
-    fig = plt.figure(figsize=(round(max(width, 7.5), 1), round(height, 1)))
+    fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, round(max(width, 7.5), 1)), round(height, 1)))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, fig.get_figwidth())
     ax.set_ylim(fig.get_figheight(), 0)  # inches, y down

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+import warnings
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -127,38 +128,106 @@ def _trainable(model: nn.Module) -> list[tuple[str, nn.Parameter]]:
 
 @torch.no_grad()
 def _magnitudes(params: list[tuple[str, nn.Parameter]], scale: float = 1.0) -> list[ParamGrad]:
-    """Mean and max |grad| of each parameter, read back to Python in one transfer, divided
-    by ``scale``: gradients that still carry GradScaler's scale are measured unscaled."""
+    """Mean and max |grad| of each parameter, read back to Python in one transfer (per device
+    the gradients are on), divided by ``scale``: gradients that still carry GradScaler's scale
+    are measured unscaled."""
     reductions = []
     for name, p in params:
         if p.grad is not None:
             reductions += _mean_and_max(name, p.grad.detach())
-    numbers = iter((torch.stack(reductions) / scale).tolist() if reductions else [])
+    numbers = iter([number / scale for number in _to_host(reductions)])
     return [
         ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers)) for n, p in params
     ]
 
 
+def _to_host(reductions: list[torch.Tensor]) -> list[float]:
+    """The 0-d tensors ``reductions`` as Python floats, each device's stacked and copied in one
+    transfer: a copy per number would wait on the GPU once per parameter."""
+    numbers = [0.0] * len(reductions)
+    by_device: dict[torch.device, list[int]] = {}
+    for i, r in enumerate(reductions):
+        by_device.setdefault(r.device, []).append(i)
+    for at in by_device.values():
+        for i, number in zip(at, torch.stack([reductions[i] for i in at]).tolist(), strict=True):
+            numbers[i] = number
+    return numbers
+
+
 def _mean_and_max(name: str, grad: torch.Tensor) -> list[torch.Tensor]:
-    """Mean and max |grad| as two float64 numbers on the host, over every element of the
-    gradient: a sparse one (``nn.Embedding(sparse=True)``) counts the elements it does not
-    store as the zeros they are, without making the dense tensor (an embedding's can be
-    gigabytes)."""
+    """Mean and max |grad| as two 0-d float64 tensors, on the gradient's device, over every
+    element of the gradient: a sparse one (``nn.Embedding(sparse=True)``) counts the elements
+    it does not store as the zeros they are, without making the dense tensor (an embedding's
+    can be gigabytes)."""
     if grad.is_meta:
         raise VizlibValueError(
             f"The gradient of {name} is on the meta device: it has a shape but no values to measure. "
             "Run the model on a real device (model.to_empty(device='cpu'), then load or initialise its weights)."
         )
     if grad.layout == torch.sparse_coo:
-        stored = grad.coalesce().values().abs()  # coalesced: an index given twice is one sum
+        stored = grad.coalesce().values()  # coalesced: an index given twice is one sum
     elif grad.layout in _COMPRESSED:  # CSR, CSC and their block forms: no repeats
-        stored = grad.values().abs()
+        stored = grad.values()
     else:
-        size = (grad if grad.layout == torch.strided else grad.to_dense()).abs()
-        return [size.mean(dtype=torch.float64).cpu(), size.max().double().cpu()]
-    total = stored.sum(dtype=torch.float64)
-    top = stored.max().double() if stored.numel() else torch.zeros((), dtype=torch.float64, device=stored.device)
-    return [(total / grad.numel()).cpu(), top.cpu()]
+        stored = grad if grad.layout == torch.strided else grad.to_dense()
+    total, top = _abs_sum_and_max(stored)
+    return [total / grad.numel(), top]
+
+
+# Elements of a gradient measured at once: the temporaries of a measurement (|chunk|, in the
+# gradient's dtype, and what a float64 sum of it needs) stay this small, where |grad| whole
+# would be as big as the gradient, and its float64 mean twice that: a GPU near its limit
+# would run out of memory for a plot.
+CHUNK = 1 << 20
+
+
+def _abs_sum_and_max(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sum (in float64) and max of ``|values|``, as 0-d float64 tensors on their device,
+    measured chunk by chunk (``_chunks``) into two running totals: NaN and Inf come through as
+    a whole-tensor reduction's would; no values: 0 and 0.
+
+    The totals are updated in place rather than each chunk's kept for the end: on the CPU, small
+    tensors kept between the chunks' temporaries stop the allocator from reusing their memory,
+    and the process grew by most of the gradient's size all the same.
+    """
+    total = torch.zeros((), dtype=torch.float64, device=values.device)
+    top = torch.zeros((), dtype=torch.float64, device=values.device)
+    for chunk in _chunks(values):
+        size = chunk.abs()  # complex: the modulus
+        total += size.sum(dtype=torch.float64)
+        top.copy_(torch.maximum(top, size.max().double()))  # NaN stays NaN
+        del size  # freed before the next chunk's is made
+    return total, top
+
+
+def _chunks(t: torch.Tensor) -> Iterator[torch.Tensor]:
+    """Views of ``t`` that together hold each of its elements once, none of more than CHUNK
+    elements (a flat view split where the memory allows it; else rows, or pieces of rows), and
+    none empty: they are measured without a copy."""
+    if t.numel() == 0:
+        return
+    if t.numel() <= CHUNK:
+        yield t
+        return
+    flat = _flat_view(t)
+    if flat is not None:
+        yield from flat.split(CHUNK)
+        return
+    row = t[0].numel()
+    if row > CHUNK:  # one row is already too big: each in pieces
+        for r in t:
+            yield from _chunks(r)
+        return
+    yield from t.split(CHUNK // row)
+
+
+def _flat_view(t: torch.Tensor) -> torch.Tensor | None:
+    """All of ``t``'s elements as a 1-d view, in memory order, when they fill their memory
+    without gaps (contiguous, or so once its dimensions are reordered: a transposed weight's
+    gradient); None when a view cannot have them (it would be a copy)."""
+    order = sorted(range(t.dim()), key=lambda d: t.stride(d), reverse=True)
+    permuted = t.permute(order)
+    return permuted.view(-1) if permuted.is_contiguous() else None
 
 
 def grad_magnitudes(model: nn.Module) -> list[ParamGrad]:
@@ -181,15 +250,123 @@ def _after_backward(model: nn.Module, caller: str) -> list[ParamGrad]:
     return magnitudes
 
 
-def _name_ticks(ax: Axes, names: list[str], axis: str) -> None:
-    """Write parameter names along an axis, thinning them out when there are many."""
-    every = max(1, math.ceil(len(names) / MAX_LABELS))
-    positions = list(range(0, len(names), every))
-    labels = [names[i] for i in positions]
+# Longest parameter name written on an axis, in characters: a Hugging Face model's names
+# ('model.text_model.encoder.layers.0.self_attn.q_proj.weight', 57) would take half the figure.
+MAX_NAME = 36
+# Width of an 8 pt character, in inches, near enough to size a figure for its names.
+CHAR_INCHES = 8 * 0.6 / 72
+# Of the names' length, what a figure of the default size already has room for, in inches.
+NAME_ROOM = 1.2
+
+
+@dataclass(frozen=True)
+class _Names:
+    """Parameter names as an axis writes them: ``shown`` (a common prefix dropped, then the
+    middle of a name too long cut out) and ``prefix``, the one dropped ('' if none): the axis'
+    label says which it is."""
+
+    shown: list[str]
+    prefix: str
+
+    @property
+    def inches(self) -> float:
+        """Room the longest of them needs beyond what a default-sized figure has."""
+        return max(0.0, CHAR_INCHES * max(map(len, self.shown)) - NAME_ROOM)
+
+    @property
+    def label(self) -> str:
+        """The axis' label, on two lines (the heatmap's, along its side, is as long as the figure
+        is high): the prefix the names were written without, if any."""
+        return f"parameters, each name\nafter '{self.prefix}'" if self.prefix else ""
+
+    @property
+    def label_inches(self) -> float:
+        """How long the axis' label is, in inches: a heatmap's figure is made at least as high."""
+        return CHAR_INCHES * max(map(len, self.label.splitlines()), default=0)
+
+
+def _axis_names(names: list[str]) -> _Names:
+    """The names to write along an axis: all of them as they are when they are short; else
+    without the dotted prefix all share ('bert.encoder.'), said in the axis' label, and each
+    still too long with its middle cut out (``_shortened``). The data keeps the full names."""
+    if max(map(len, names)) <= MAX_NAME:
+        return _Names(names, "")
+    prefix = _common_prefix(names)
+    rest = [n[len(prefix) :] for n in names]
+    for head in (True, False):  # the first component kept where that tells them all apart
+        shown = _shortened(rest, head)
+        if len(set(shown)) == len(set(rest)):
+            return _Names(shown, prefix)
+    return _Names([n if len(n) <= MAX_NAME else "…" + n[1 - MAX_NAME :] for n in rest], prefix)
+
+
+def _common_prefix(names: list[str]) -> str:
+    """The whole dotted components that every name starts with ('bert.encoder.'), leaving each
+    name its last component; '' for a single name, which has nothing to be told apart from."""
+    if len(names) < 2:
+        return ""
+    split = [n.split(".")[:-1] for n in names]
+    common: list[str] = []
+    for parts in zip(*split, strict=False):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return "".join(part + "." for part in common)
+
+
+def _shortened(names: list[str], head: bool) -> list[str]:
+    """``names`` in at most MAX_NAME characters each: those longer as their first component (if
+    ``head``), an ellipsis and their last components, as many as fit in all of them (what tells
+    layers apart is near the end: the layer's number, and weight or bias; the same number in
+    each keeps the layers' names alike), or their last characters where that is none."""
+    split = [n.split(".") for n in names]
+    starts = [p[0] + ".…" if head and len(p) > 2 and len(p[0]) <= MAX_NAME // 4 else "…" for p in split]
+    long = [(start, parts) for start, parts, n in zip(starts, split, names, strict=True) if len(n) > MAX_NAME]
+    kept = min((k for k in (_fitting(start, parts) for start, parts in long) if k), default=0)
+    return [
+        n
+        if len(n) <= MAX_NAME
+        else start + ".".join(parts[-kept:])
+        if kept and len(start) + len(".".join(parts[-kept:])) <= MAX_NAME
+        else "…" + n[1 - MAX_NAME :]
+        for start, parts, n in zip(starts, split, names, strict=True)
+    ]
+
+
+def _fitting(start: str, parts: list[str]) -> int:
+    """How many of a name's last components fit in MAX_NAME characters after ``start``."""
+    length = len(start) - 1
+    for kept, part in enumerate(reversed(parts[1:])):
+        length += len(part) + 1
+        if length > MAX_NAME:
+            return kept
+    return len(parts) - 1
+
+
+def _name_ticks(ax: Axes, names: _Names, axis: str) -> None:
+    """Write parameter names along an axis, thinning them out when there are many, and which
+    common prefix they were written without, if any."""
+    every = max(1, math.ceil(len(names.shown) / MAX_LABELS))
+    positions = list(range(0, len(names.shown), every))
+    labels = [names.shown[i] for i in positions]
     if axis == "x":
         ax.set_xticks(positions, labels, rotation=90, fontsize=8)
+        if names.label:
+            ax.set_xlabel(names.label.replace("\n", " "), fontsize=8)
     else:
         ax.set_yticks(positions, labels, fontsize=8)
+        if names.label:
+            ax.set_ylabel(names.label, fontsize=8)
+
+
+def _tight(fig: Figure) -> None:
+    """``fig.tight_layout()``, without its warning: the figures are sized for their names, and
+    a learner cannot act on a warning about matplotlib's layout. Twice: a colour bar keeps its
+    aspect, so the first layout changes its width, and the second makes room for its label."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Tight layout not applied", UserWarning)
+        fig.tight_layout()
+        fig.tight_layout()
 
 
 def grad_flow(model: nn.Module) -> Figure:
@@ -217,10 +394,11 @@ def grad_flow(model: nn.Module) -> Figure:
     mean = np.where(mean == 0, bottom, mean)
     high = np.where(high == 0, bottom, high)
 
-    fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, max(6.0, 2.0 + 0.3 * len(names))), 4.5))
+    shown = _axis_names(names)
+    fig = plt.figure(figsize=(min(NOTEBOOK_WIDTH, max(6.0, 2.0 + 0.3 * len(names))), 4.5 + shown.inches))
     with _closed_on_error(fig):
-        _draw_flow(fig.add_subplot(), magnitudes, type(model).__name__, mean, high, bottom, top)
-        fig.tight_layout()
+        _draw_flow(fig.add_subplot(), magnitudes, shown, type(model).__name__, mean, high, bottom, top)
+        _tight(fig)
     # Closed so that Jupyter shows it once, through the returned value, not twice.
     plt.close(fig)
     return fig
@@ -239,6 +417,7 @@ def _closed_on_error(fig: Figure) -> Iterator[None]:
 def _draw_flow(
     ax: Axes,
     magnitudes: list[ParamGrad],
+    names: _Names,
     model_name: str,
     mean: np.ndarray,
     high: np.ndarray,
@@ -246,12 +425,12 @@ def _draw_flow(
     top: float,
 ) -> None:
     """grad_flow's picture, on ``ax``: ``mean`` and ``high`` are what is drawn of each
-    parameter's mean and max |grad| (NaN: not drawn), ``bottom`` and ``top`` the y limits."""
-    names = [p.name for p in magnitudes]
-    x = np.arange(len(names))
+    parameter's mean and max |grad| (NaN: not drawn), ``bottom`` and ``top`` the y limits,
+    ``names`` the parameters' names as the x axis writes them."""
+    x = np.arange(len(magnitudes))
     ax.set_yscale("log")
     ax.set_ylim(bottom, top)
-    ax.set_xlim(-0.7, len(names) - 0.3)
+    ax.set_xlim(-0.7, len(magnitudes) - 0.3)
     ax.axhspan(bottom, VANISHING, color=VANISHING_COLOUR, alpha=0.5, lw=0)
     ax.axhspan(EXPLODING, top, color=EXPLODING_COLOUR, alpha=0.12, lw=0)
     ax.text(
@@ -308,17 +487,30 @@ def _draw_flow(
 
     _name_ticks(ax, names, "x")
     ax.set_ylabel("|grad| (log scale)")
-    ax.set_title(f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10)
+    # Room above the axes for the legend, between them and the title.
+    ax.set_title(f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10, pad=20)
     ax.grid(axis="y", which="major", alpha=0.3)
+    _flow_legend(ax, any(p.status == "no grad" for p in magnitudes))
+
+
+def _flow_legend(ax: Axes, no_grad: bool) -> None:
+    """grad_flow's legend, in a row just above the axes: inside them it hid the last layers'
+    points, where an exploding gradient plots. "no grad" is in it only where some parameter has
+    none (``no_grad``)."""
+    handles = [
+        Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
+        Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
+    ]
+    if no_grad:
+        handles.append(Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"))
     ax.legend(
-        handles=[
-            Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
-            Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
-            Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"),
-        ],
-        loc="upper right",
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.0),
+        ncols=len(handles),
+        borderaxespad=0.1,
         fontsize=8,
-        framealpha=0.8,
+        frameon=False,
     )
 
 
@@ -466,17 +658,19 @@ class GradFlowMonitor:
                 grid[at[p.name], step] = _cell(p)
         missing = sum(len(row) for row in self.history) < grid.size
         grid = np.clip(grid, VANISHING / 10, EXPLODING * 10)
-        fig = plt.figure(
-            figsize=(min(NOTEBOOK_WIDTH, 5.0 + 0.05 * grid.shape[1]), min(12.0, 2.0 + 0.25 * len(self.layers)))
-        )
+        names = _axis_names(self.layers)
+        width = min(NOTEBOOK_WIDTH, 5.0 + 0.05 * grid.shape[1] + names.inches)
+        height = min(12.0, max(2.0 + 0.25 * len(self.layers), 1.2 + names.label_inches))
+        fig = plt.figure(figsize=(width, height))
         with _closed_on_error(fig):
-            self._draw(fig, grid, missing)
-            fig.tight_layout()
+            self._draw(fig, grid, names, missing)
+            _tight(fig)
         plt.close(fig)  # shown once, through the returned value
         return fig
 
-    def _draw(self, fig: Figure, grid: np.ndarray, missing: bool) -> None:
-        """The heatmap of ``grid`` (layers x steps; NaN: grey), its colour bar and legend."""
+    def _draw(self, fig: Figure, grid: np.ndarray, names: _Names, missing: bool) -> None:
+        """The heatmap of ``grid`` (layers x steps; NaN: grey), its colour bar and legend, its
+        rows named ``names``."""
         cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
         ax = fig.add_subplot()
         steps = grid.shape[1]
@@ -491,7 +685,7 @@ class GradFlowMonitor:
         for step in self.skipped:  # column i spans i + 0.5 to i + 1.5: steps are numbered from 1
             ax.add_patch(Rectangle((step + 0.5, 0), 1, 1, transform=ax.get_xaxis_transform(), **SKIPPED_STYLE))
         fig.colorbar(image, ax=ax, extend="both").set_label("mean |grad|", fontsize=8)
-        _name_ticks(ax, self.layers, "y")
+        _name_ticks(ax, names, "y")
         steps_axis = ax.xaxis.get_major_locator()
         if isinstance(steps_axis, MaxNLocator):  # matplotlib's default AutoLocator is one
             steps_axis.set_params(integer=True)
@@ -599,6 +793,16 @@ class _SkipWatch:
             else:
                 del vars(self._scaler)["step"]
 
+    def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
+        """A copy of the scaler (``copy.deepcopy``, ``pickle``, ``torch.save``: they copy its
+        ``__dict__``, this watch in it) gets the ``step`` it had before it was watched, unwatched:
+        its own wrapper, where it had one, else the class's ``step`` bound to the copy (read when
+        the copy has no attributes yet). The listeners are monitors of the original, not
+        something a copy could hold (nor pickle: they are weak references)."""
+        if self._shadowed:
+            return _same, (self._step,)
+        return getattr, (self._scaler, "step")
+
     def __call__(self, optimizer: torch.optim.Optimizer, *args: Any, **kwargs: Any) -> Any:
         """``scaler.step(optimizer, ...)``, then the listeners, if it did not call the optimizer's step."""
         if not isinstance(optimizer, torch.optim.Optimizer):  # no step hooks to tell whether it ran
@@ -636,6 +840,11 @@ def _weak_hook(monitor: GradFlowMonitor, closure: bool) -> Callable[[torch.optim
             alive._on_optimizer_step(optimizer)
 
     return hook
+
+
+def _same(value: Any) -> Any:
+    """``value`` itself: what a pickled ``_SkipWatch`` of a scaler with its own ``step`` becomes."""
+    return value
 
 
 def _call_each(*removers: Callable[[], None]) -> None:

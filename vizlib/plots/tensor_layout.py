@@ -15,6 +15,7 @@ never written, and their autograd state is left as it was.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import textwrap
@@ -31,6 +32,7 @@ from matplotlib.patches import Rectangle
 
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
+from .style import NOTEBOOK_WIDTH
 
 # Caps that keep the picture readable; what is left out is said on the picture.
 STORAGE_CELLS_PER_ROW = 16
@@ -45,9 +47,13 @@ STORAGE_CMAPS = ("viridis", "autumn", "cool", "spring")
 CELL = 1.0  # a storage cell is the drawing unit
 INCH_PER_CELL = 0.5
 MARGIN = 0.3
-MIN_PAGE_WIDTH = 18.0  # cells: tensor panels wrap to a new row beyond this
+# cells: the widest page, as wide as a notebook shows a figure at full size; tensor panels wrap
+# to a new row beyond it, and a line of text longer than it onto the next line
+MAX_PAGE_WIDTH = NOTEBOOK_WIDTH / INCH_PER_CELL
 NOTE_CHARS = 34
-SLICES_WIDTH = 18.0  # cells: slices of a >2-d tensor wrap to a new row beyond this
+SLICES_WIDTH = MAX_PAGE_WIDTH - 2 * MARGIN  # cells: slices of a >2-d tensor wrap to a new row beyond this
+# Width of a character, in ems, near enough to size the page (DejaVu Sans; bold is wider).
+CHAR_EMS = {"normal": 0.62, "bold": 0.75}
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,35 @@ def _has_memory(x: torch.Tensor) -> bool:
     return True
 
 
+@functools.cache
+def _readable(dtype: torch.dtype) -> bool:
+    """Whether torch can read an element of ``dtype`` as a Python number: not the raw-bits
+    (``bits8``) and sub-byte (``uint4``, ``float4_e2m1fn_x2``) dtypes, which it only stores."""
+    try:
+        torch.empty(1, dtype=dtype).tolist()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _check_values_readable(what: str, x: torch.Tensor) -> None:
+    """Refuse, saying what to draw instead, a tensor whose elements are not numbers torch reads
+    one by one: a quantized tensor's, raw bits, sub-byte ones."""
+    if x.is_quantized:
+        raise VizlibValueError(
+            f"{what} is a quantized tensor: its memory holds {x.dtype} integers that stand for numbers "
+            "through a scale and zero point. Draw the integers, vz.tensor_layout(q.int_repr()), or the "
+            "numbers, vz.tensor_layout(q.dequantize()), for a quantized tensor q."
+        )
+    if not _readable(x.dtype):
+        unsigned = f"torch.uint{8 * x.element_size()}"
+        raise VizlibValueError(
+            f"{what} holds {dtype_name(x.dtype)}, raw bits (or numbers packed several to a byte) that torch "
+            f"cannot read one by one. Draw its bytes as unsigned integers: vz.tensor_layout(t.view({unsigned})) "
+            f"for such a tensor t."
+        )
+
+
 def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
     """The tensors' names, after checking that every argument can be drawn."""
     for i, x in enumerate(tensors):
@@ -138,12 +173,7 @@ def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
                 f"{what} is a {type(x).__name__}, a tensor subclass with no memory of its own: its storage only "
                 f"stands in for the tensors it is made of. Draw those instead: {them}."
             )
-        if x.is_quantized:
-            raise VizlibValueError(
-                f"{what} is a quantized tensor: its memory holds {x.dtype} integers that stand for numbers "
-                "through a scale and zero point. Draw the integers, vz.tensor_layout(q.int_repr()), or the "
-                "numbers, vz.tensor_layout(q.dequantize()), for a quantized tensor q."
-            )
+        _check_values_readable(what, x)
     if names is None:
         return ["t"] + [f"v{i}" for i in range(1, len(tensors))]
     if isinstance(names, str) or len(names) != len(tensors):
@@ -186,7 +216,7 @@ def tensor_layout(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | 
     for x, lay in zip(tensors, found, strict=True):
         first = owners[lay.storage]
         panels.append(_tensor_panel(x, lay, found[first], tensors[first].element_size(), found[0].name))
-    _flow(page, panels, max(page.width, MIN_PAGE_WIDTH))
+    _flow(page, panels, MAX_PAGE_WIDTH)
 
     # Sizes rounded to 0.1 inch keep the figure's text/plain repr short.
     fig = plt.figure(figsize=(round(page.width * INCH_PER_CELL, 1), round(page.y * INCH_PER_CELL, 1)))
@@ -206,11 +236,15 @@ class _Canvas:
 
     def label(self, x: float, y: float, s: str, size: float = 8, **style: Any) -> None:
         self.items.append(("text", x, y, (s,), dict(fontsize=size, va="center", **style)))
-        self.width = max(self.width, x + len(s) * size * 0.6 / 72 / INCH_PER_CELL + MARGIN)
+        self.width = max(self.width, x + len(s) * _char_cells(size, style) + MARGIN)
 
     def line(self, s: str, size: float = 8, **style: Any) -> None:
-        self.label(MARGIN, self.y + 0.3, s, size, **style)
-        self.y += 0.6
+        """A line of text below what is drawn, wrapped onto more lines where it is longer than
+        a page can be (a storage's header, a long name)."""
+        fits = max(10, int((MAX_PAGE_WIDTH - 2 * MARGIN) / _char_cells(size, style)))
+        for part in textwrap.wrap(s, fits) or [""]:
+            self.label(MARGIN, self.y + 0.3, part, size, **style)
+            self.y += 0.6
 
     def cell(self, x: float, y: float, colour: tuple, value: str, index: str) -> None:
         self.items.append(("cell", x, y, (colour, value, index), {}))
@@ -239,6 +273,11 @@ class _Canvas:
         ax.add_collection(PatchCollection(boxes, facecolors=colours, edgecolors="black", linewidths=0.6))
 
 
+def _char_cells(size: float, style: dict[str, Any]) -> float:
+    """Width of a character of text drawn ``size`` points high in ``style``, in cells."""
+    return size * CHAR_EMS["bold" if style.get("weight") == "bold" else "normal"] / 72 / INCH_PER_CELL
+
+
 def _flow(page: _Canvas, panels: list[_Canvas], width: float) -> None:
     """Place the tensor panels left to right below the storages, wrapping like text."""
     x, top, height = 0.0, page.y + 0.3, 0.0
@@ -263,14 +302,41 @@ def _colour(storage: int, index: int, numel: int) -> tuple:
     return (*rgba[:3], 0.45)
 
 
+# Characters a cell has room for: its value's (7 pt) and its storage index's (6 pt).
+VALUE_CHARS = 7
+INDEX_DIGITS = 5
+
+
 def _show(v: object) -> str:
+    """A value as its cell writes it: in at most VALUE_CHARS characters for a real number (an
+    id, a timestamp or a float's bits as int64 written in full ran over the next cells)."""
     if isinstance(v, bool):
         return "T" if v else "F"
-    if isinstance(v, float):
-        return format(v, ".3g")
     if isinstance(v, complex):
         return format(v, ".2g")
+    if isinstance(v, int) and len(str(v)) <= VALUE_CHARS:
+        return str(v)
+    if isinstance(v, int | float):
+        short = _compact(format(v, ".3g"))
+        return short if len(short) <= VALUE_CHARS else _compact(format(v, ".2g"))
     return str(v)
+
+
+def _compact(number: str) -> str:
+    """A number written with ``g`` without its exponent's '+' and leading zeros: '1.7e+12' is '1.7e12'."""
+    mantissa, e, exponent = number.partition("e")
+    if not e:
+        return number
+    sign = "-" if exponent.startswith("-") else ""
+    return f"{mantissa}e{sign}{exponent.lstrip('+-').lstrip('0') or '0'}"
+
+
+def _index(i: int) -> str:
+    """A storage index as a cell writes it: its last INDEX_DIGITS digits after '…' when it has
+    more (neighbouring cells differ there; the panel's offset and the storage's header give the
+    whole number)."""
+    text = str(i)
+    return text if len(text) <= INDEX_DIGITS else "…" + text[-INDEX_DIGITS:]
 
 
 def _draw_storage(page: _Canvas, number: int, x: torch.Tensor, lay: TensorLayout, start: int) -> None:
@@ -292,7 +358,7 @@ def _draw_storage(page: _Canvas, number: int, x: torch.Tensor, lay: TensorLayout
             page.y + row * CELL,
             _colour(number, start + i, lay.storage_numel),
             _show(v),
-            str(start + i),
+            _index(start + i),
         )
     page.y += math.ceil(shown / STORAGE_CELLS_PER_ROW) * CELL + 0.2
 
@@ -337,7 +403,7 @@ def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner
     def cell(index: tuple[int, ...], cx: float, cy: float) -> None:
         # Index in the storage row's units (they differ only after a .view(dtype)).
         at = lay.storage_index(index) * itemsize // owner_itemsize
-        panel.cell(cx, cy, _colour(lay.storage, at, owner.storage_numel), _show(values[index].item()), f"@{at}")
+        panel.cell(cx, cy, _colour(lay.storage, at, owner.storage_numel), _show(values[index].item()), f"@{_index(at)}")
 
     if x.dim() <= 1:
         _draw_row(panel, x, cell)
@@ -347,14 +413,16 @@ def _tensor_panel(x: torch.Tensor, lay: TensorLayout, owner: TensorLayout, owner
 
 
 def _draw_row(panel: _Canvas, x: torch.Tensor, cell: Callable[[tuple[int, ...], float, float], None]) -> None:
-    """A 0-d or 1-d tensor: its elements in one row, the first MAX_COLS_1D of them."""
+    """A 0-d or 1-d tensor: its elements in one row, the first MAX_COLS_1D of them (a line
+    under it says so)."""
     top = panel.y + 0.1
     cols = min(x.numel(), MAX_COLS_1D)
     for j in range(cols):
         cell((j,) if x.dim() else (), MARGIN + j * CELL, top)
-    if cols < x.numel():
-        panel.label(MARGIN + cols * CELL + 0.1, top + 0.5, f"… {x.numel() - cols} more")
     panel.y = top + CELL + MARGIN
+    if cols < x.numel():  # under the row: right of it, a full row is wider than a notebook
+        panel.line(f"first {cols} of {x.numel()} drawn", color="dimgrey")
+        panel.y += MARGIN
 
 
 def _draw_slices(panel: _Canvas, x: torch.Tensor, cell: Callable[[tuple[int, ...], float, float], None]) -> None:

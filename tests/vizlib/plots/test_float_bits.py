@@ -8,9 +8,12 @@ import struct
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import vizlib as vz
+from vizlib.errors import VizlibValueError
 from vizlib.plots.float_bits import FloatBits, float_bits, float_fields
+from vizlib.plots.style import NOTEBOOK_WIDTH
 
 FORMATS = [torch.float64, torch.float32, torch.float16, torch.bfloat16]
 INT_VIEW = {
@@ -232,3 +235,21 @@ def test_integers_draw_as_the_floats_they_become():
     rows = float_fields(torch.tensor(65519), [torch.float16, torch.bfloat16])
     assert [r.value for r in rows] == [65504.0, 65536.0]  # fp16 rounds down to its max; bf16 keeps 8 bits
     assert "x = 65519.0 (tensor, dtype int64)" in texts(float_bits(torch.tensor(65519)))
+
+
+@pytest.mark.parametrize("dtypes", [None, FORMATS, [torch.float64]], ids=["default", "all four", "float64"])
+def test_figure_is_no_wider_than_a_notebook_shows(dtypes):
+    fig = float_bits(0.1) if dtypes is None else float_bits(0.1, dtypes)
+    assert fig.get_figwidth() <= NOTEBOOK_WIDTH
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    drawn = fig.get_tightbbox(canvas.get_renderer())
+    assert drawn.x1 <= fig.get_figwidth() + 0.01  # nothing cut at the right edge
+
+
+@pytest.mark.parametrize("x", [2**1024, -(10**400)], ids=["2**1024", "-10**400"])
+def test_an_integer_beyond_float64_is_a_clear_error(x):
+    with pytest.raises(VizlibValueError, match=r"beyond float64.*math\.inf"):
+        float_bits(x)
+    sign = "-" if x < 0 else ""
+    assert float_bits(float(f"{sign}inf"))  # the advice works

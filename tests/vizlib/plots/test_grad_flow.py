@@ -1,8 +1,11 @@
 """grad_flow and GradFlowMonitor: the numbers equal autograd's, problems get flagged,
 the model and its .grad are never touched, and hooks go away when asked."""
 
+import copy
 import gc
+import io
 import math
+import pickle
 import sys
 import warnings
 import weakref
@@ -13,9 +16,11 @@ import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from torch import nn
 from torch.optim.optimizer import _global_optimizer_pre_hooks
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import vizlib as vz
 from vizlib.plots.grad_flow import EXPLODING, VANISHING, GradFlowMonitor, grad_flow, grad_magnitudes
+from vizlib.plots.style import NOTEBOOK_WIDTH
 
 
 def mlp(depth: int, act=nn.Sigmoid, width: int = 16, seed: int = 0) -> nn.Sequential:
@@ -609,3 +614,180 @@ def test_monitor_plot_hatches_the_columns_of_skipped_steps(tmp_path):
     assert _texts_inside_the_figure(fig)
     fig.savefig(tmp_path / "skipped.png")
     assert (tmp_path / "skipped.png").stat().st_size > 1000
+
+
+class _Outputs(TorchDispatchMode):
+    """Records the number of elements of every tensor an op makes (views excepted: they copy nothing)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numels: list[tuple[str, int]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if not func.is_view:
+            for t in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(t, torch.Tensor):
+                    self.numels.append((str(func), t.numel()))
+        return out
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.full((3_000, 1_500), -1e-3),  # 4.5 M elements: more than one chunk
+        lambda: torch.randn(1_500, 3_000).t(),  # not contiguous: flattening it would copy it
+        lambda: torch.randn(3_000, 3_000)[:, ::2],  # gaps between the rows
+        lambda: torch.randn(2, 3_000_000)[:, ::2],  # one row bigger than a chunk
+    ],
+    ids=["contiguous", "transposed", "strided", "long rows"],
+)
+def test_measuring_a_gradient_makes_no_copy_of_it(make):
+    model = nn.Linear(1, 1, bias=False)
+    grad = make()
+    model.weight = nn.Parameter(torch.zeros_like(grad))
+    model.weight.grad = grad
+    with _Outputs() as seen:
+        found = grad_magnitudes(model)[0]
+    biggest = max(seen.numels, key=lambda op: op[1])
+    assert biggest[1] <= grad.numel() // 2, biggest  # in chunks: no temporary as big as the gradient
+    expected = grad.abs().double()
+    assert found.mean == pytest.approx(expected.mean().item(), rel=1e-9)
+    assert found.max == expected.max().item()
+
+
+def _old_mean_and_max(grad: torch.Tensor) -> tuple[float, float]:
+    """What grad_magnitudes measured before it measured in chunks: the whole gradient at once."""
+    if grad.layout == torch.sparse_coo:
+        stored = grad.coalesce().values().abs()
+        top = stored.max().double().item() if stored.numel() else 0.0
+        return stored.sum(dtype=torch.float64).item() / grad.numel(), top
+    size = grad.to_dense().abs() if grad.layout != torch.strided else grad.abs()
+    return size.mean(dtype=torch.float64).item(), size.max().double().item()
+
+
+@pytest.mark.parametrize(
+    "grad",
+    [
+        torch.tensor([[1.0, -2.0], [3.0, math.nan]]),
+        torch.tensor([[1.0, -math.inf], [3.0, 4.0]]),
+        torch.tensor([math.inf, -math.inf]),
+        torch.tensor([1e-3, -7.5, 2.0], dtype=torch.bfloat16),
+        torch.tensor([1e-3, -7.5, 2.0], dtype=torch.float16),
+        torch.tensor([3 + 4j, -1j, 0], dtype=torch.complex64),
+        torch.tensor([[0.0, 0.0], [0.0, -0.0]]),
+        torch.sparse_coo_tensor([[0, 2, 2]], [1.0, -2.0, 5.0], (4,)),
+        torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.long), torch.zeros(0), (4,)),
+        torch.tensor([[0.0, -3.0], [2.0, 0.0]]).to_sparse_csr(),
+    ],
+    ids=["nan", "-inf", "+-inf", "bf16", "fp16", "complex", "zeros", "coo", "empty coo", "csr"],
+)
+def test_chunked_measure_equals_the_whole_tensor_one(grad):
+    model = nn.Linear(1, 1, bias=False)
+    model.weight = nn.Parameter(torch.zeros_like(grad))
+    model.weight.grad = grad
+    found = grad_magnitudes(model)[0]
+    mean, top = _old_mean_and_max(grad)
+    assert found.mean == pytest.approx(mean, rel=1e-9, nan_ok=True)
+    assert found.max == pytest.approx(top, rel=1e-9, nan_ok=True)
+
+
+def _steps_normally_unwatched(copied: torch.amp.GradScaler) -> None:
+    """``copied`` is a working GradScaler, watched by no monitor: stepping it records nothing anywhere."""
+    model = mlp(1, act=nn.ReLU)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    before = [p.detach().clone() for p in model.parameters()]
+    train_scaled(model, opt, copied, steps=3, overflow_at=1)  # one step skipped, two taken
+    assert copied.get_scale() == 2.0**15
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
+    assert type(vars(copied).get("step", None)).__name__ != "_SkipWatch"
+
+
+def _torch_round_trip(scaler: torch.amp.GradScaler) -> torch.amp.GradScaler:
+    buffer = io.BytesIO()
+    torch.save(scaler, buffer)
+    buffer.seek(0)
+    return torch.load(buffer, weights_only=False)
+
+
+@pytest.mark.parametrize(
+    "copy_of",
+    [copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s)), _torch_round_trip],
+    ids=["deepcopy", "pickle", "torch.save"],
+)
+def test_a_watched_scaler_copies_as_if_it_were_not_watched(copy_of):
+    model = mlp(2, act=nn.ReLU)
+    scaler = torch.amp.GradScaler("cpu")
+    with GradFlowMonitor(model, scaler=scaler) as mon:
+        copied = copy_of(scaler)
+        _steps_normally_unwatched(copied)
+        assert mon.history == []  # the copy's steps are not the watched scaler's
+        train_scaled(model, torch.optim.SGD(model.parameters(), lr=0.05), scaler, steps=3, overflow_at=1)
+        assert mon.skipped == [1]  # the original is still watched
+    assert "step" not in vars(scaler)
+
+
+def test_grad_flow_legend_is_outside_the_axes_and_names_no_grad_only_when_there_is_some():
+    model = mlp(3, act=nn.ReLU)
+    backward(model)
+    fig = grad_flow(model)
+    ax = fig.axes[0]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    legend = ax.get_legend()
+    assert not legend.get_window_extent().overlaps(ax.get_window_extent())  # hides no point
+    assert [t.get_text() for t in legend.get_texts()] == ["mean |grad|", "max |grad|"]
+    assert _texts_inside_the_figure(fig)
+    unused = WithUnused()
+    backward(unused)
+    assert "no grad" in [t.get_text() for t in grad_flow(unused).axes[0].get_legend().get_texts()]
+
+
+def _hugging_face_like(layers: int = 12) -> nn.Module:
+    """Parameters named as a Hugging Face model's are: 'bert.encoder.layer.11.attention.output.dense.weight'."""
+
+    class Layer(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.attention = nn.Module()
+            self.attention.output = nn.Module()
+            self.attention.output.dense = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.attention.output.dense(x)
+
+    model = nn.Module()
+    model.bert = nn.Module()
+    model.bert.encoder = nn.Module()
+    model.bert.encoder.layer = nn.ModuleList(Layer() for _ in range(layers))
+    model.bert.pooler = nn.Linear(2, 2)
+    x = torch.randn(3, 2)
+    for layer in model.bert.encoder.layer:
+        x = layer(x)
+    model.bert.pooler(x).sum().backward()
+    return model
+
+
+def test_long_parameter_names_are_shortened_on_the_axis_and_kept_whole_in_the_data():
+    model = _hugging_face_like()
+    names = [n for n, _ in model.named_parameters()]
+    assert names[-3] == "bert.encoder.layer.11.attention.output.dense.bias"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "Tight layout not applied" among them
+        fig = grad_flow(model)
+        with GradFlowMonitor(model) as mon:
+            for _ in range(5):
+                mon.record()
+        heatmap = mon.plot()
+    assert [p.name for p in mon.history[0]] == names == mon.layers
+    for figure, labels in ((fig, fig.axes[0].get_xticklabels()), (heatmap, heatmap.axes[0].get_yticklabels())):
+        shown = [t.get_text() for t in labels]
+        assert len(set(shown)) == len(names)  # each still told apart
+        assert all(len(s) <= 36 for s in shown)
+        assert shown[-3] == "…11.attention.output.dense.bias"  # the distinctive tail kept
+        assert shown[-1] == "pooler.bias"
+        assert "'bert.'" in figure.axes[0].get_xlabel() + figure.axes[0].get_ylabel()  # the prefix left out
+        assert figure.get_figwidth() <= NOTEBOOK_WIDTH
+        assert _texts_inside_the_figure(figure)
+        plot = figure.axes[0].get_window_extent()
+        assert plot.width >= 0.35 * figure.bbox.width and plot.height >= 0.35 * figure.bbox.height

@@ -7,9 +7,13 @@ import warnings
 import matplotlib.pyplot as plt
 import pytest
 import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import vizlib as vz
+from vizlib.errors import VizlibValueError
+from vizlib.plots.style import NOTEBOOK_WIDTH
 from vizlib.plots.tensor_layout import MAX_COLS, MAX_ROWS, MAX_SLICES, MAX_STORAGE_CELLS, layouts, tensor_layout
+from vizlib.text import dtype_name
 
 X = torch.arange(12.0).reshape(3, 4)
 VIEWS = {
@@ -210,3 +214,50 @@ def test_a_wrapper_subclass_says_to_draw_the_tensors_it_is_made_of():
     with pytest.raises(vz.VizlibError, match=r"Draw those instead: vz.tensor_layout\(t.a, t.b\)"):
         tensor_layout(t)
     assert texts(tensor_layout(t.a, t.b))[1:5:2] == ["1", "2"]
+
+
+def test_big_integers_and_storage_indices_are_shortened_to_fit_their_cells():
+    ids = torch.tensor([1700000000123, 2**40, -(2**62), 123456789, 5], dtype=torch.int64)
+    big = torch.zeros(20_000_000, dtype=torch.uint8)
+    fig = vz.tensor_layout(ids, big[10_000_005:10_001_005].view(-1, 100), torch.tensor([1.5e7, -2.5e-9]))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    ax = fig.axes[0]
+    cell_px = ax.transData.transform((1, 0))[0] - ax.transData.transform((0, 0))[0]
+    cell_texts = [t for t in ax.texts if t.get_fontsize() <= 7]
+    too_wide = [t.get_text() for t in cell_texts if t.get_window_extent(canvas.get_renderer()).width > 0.95 * cell_px]
+    assert not too_wide
+    written = {t.get_text() for t in cell_texts}
+    assert {"1.7e12", "1.1e12", "-4.6e18", "1.23e8", "5", "1.5e7", "-2.5e-9"} <= written
+    assert {"@…00005", "@…00105", "…00005", "…00006"} <= written  # the tail of an index: its neighbours differ
+    assert any("offset 10000005" in t.get_text() for t in ax.texts)  # the whole number, on the panel
+
+
+@pytest.mark.parametrize("dtype", [torch.float4_e2m1fn_x2, torch.uint4, torch.bits8, torch.bits16])
+def test_a_tensor_of_raw_bits_says_to_view_it_as_unsigned_integers(dtype):
+    bits = torch.tensor([0x12, 0x34, 0x56, 0x78], dtype=torch.uint8).view(dtype)
+    unsigned = {1: "uint8", 2: "uint16"}[bits.element_size()]
+    with pytest.raises(VizlibValueError, match=rf"{dtype_name(dtype)}.*t\.view\(torch\.{unsigned}\)"):
+        vz.tensor_layout(bits)
+    assert vz.tensor_layout(bits.view(getattr(torch, unsigned)))  # the advice works
+
+
+@pytest.mark.parametrize(
+    "tensors",
+    [
+        (
+            torch.zeros(20, dtype=torch.int64),
+            torch.arange(4.0).view(torch.int32),
+            torch.zeros(1000, dtype=torch.uint8)[5:].view(-1, 5),
+        ),
+        (torch.zeros(3, 4, 8),),
+        (torch.zeros(40),),
+    ],
+    ids=["three storages", "3-d slices", "1-d"],
+)
+def test_figure_is_no_wider_than_a_notebook_shows(tensors):
+    fig = vz.tensor_layout(*tensors, names=[f"a tensor named at some length, number {i}" for i in range(len(tensors))])
+    assert fig.get_figwidth() <= NOTEBOOK_WIDTH
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    assert fig.get_tightbbox(canvas.get_renderer()).x1 <= fig.get_figwidth() + 0.01  # nothing cut at the right

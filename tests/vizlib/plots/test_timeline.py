@@ -1,9 +1,15 @@
 """vz.timeline: one lane per activity, a bar exactly where each interval says, its label
 inside when it fits, shared colours named by a legend, and clear errors for bad input."""
 
+import io
+import random
+
 import matplotlib.colors as mcolors
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 import vizlib as vz
 from vizlib.errors import VizlibTypeError, VizlibValueError
@@ -131,3 +137,70 @@ def test_bad_colours_legend_and_axes_are_clear_errors():
         vz.timeline(lanes, legend={"x": "no-such-colour"})
     with pytest.raises(VizlibTypeError, match="matplotlib Axes"):
         vz.timeline(lanes, ax="left")
+
+
+def _drawn(fig):
+    """``fig`` drawn (a figure pyplot has closed has no canvas that draws), and its renderer."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def test_many_overlapping_intervals_draw_in_one_collection_without_unreadable_labels():
+    random.seed(0)
+    queued = [(s, s + random.random() * 50, "k") for s in (random.random() * 1000 for _ in range(3_000))]
+    ax = vz.timeline({"stream": queued, "other": [(0.0, 500.0, "wide enough")]}).axes[0]
+    assert len(ax.collections) == 2  # one per lane, not one per track
+    assert len(bars(ax)) == 3_001
+    assert [t.get_text() for t in ax.texts] == ["wide enough"]  # no text on bars a fraction of a pixel tall
+
+
+def test_labels_stay_inside_their_bars_whatever_the_axes_width():
+    intervals = [(i * 10.0, i * 10.0 + 7.5, f"bucket {i}") for i in range(10)]
+    lanes = {"rank 0 all-reduce (gloo, process group 0)": intervals, "rank 0 backward": [(0.0, 100.0, "")]}
+    fig = vz.timeline(lanes, legend={"all-reduce on the slow network": "tab:blue", "backward": "tab:orange"})
+    renderer = _drawn(fig)
+    ax = fig.axes[0]
+    for text in ax.texts:
+        start, end, _ = next(i for i in intervals if i[2] == text.get_text())
+        (x0, _), (x1, _) = ax.transData.transform([(start, 0), (end, 0)])
+        box = text.get_window_extent(renderer)
+        assert x0 <= box.x0 and box.x1 <= x1, text.get_text()
+    wide = vz.timeline({"a": intervals}).axes[0]  # a wider axes: the labels fit, and are written
+    assert len(wide.texts) == 10
+
+
+@pytest.mark.parametrize(
+    "start, end",
+    [(np.int64(0), np.int64(8)), (np.float32(0.5), np.float32(2.5)), (torch.tensor(0.5), torch.tensor(2)), (0, 3)],
+    ids=["np.int64", "np.float32", "0-d tensors", "int"],
+)
+def test_times_may_be_any_real_number(start, end):
+    ax = vz.timeline({"steps": [(start, end, "a")]}).axes[0]
+    assert [(x0, x1) for _, x0, x1, _ in bars(ax)] == [(float(start), float(end))]
+
+
+@pytest.mark.parametrize(
+    "time", [True, np.bool_(True), torch.tensor(True), torch.tensor([1.0]), 1 + 2j, torch.tensor(1 + 2j)]
+)
+def test_times_that_are_no_real_number_are_refused(time):
+    with pytest.raises(VizlibTypeError, match="must be a number"):
+        vz.timeline({"steps": [(0, time, "a")]})
+
+
+def test_text_is_drawn_as_written_not_as_math():
+    texts = {"label": r"read $\data$ at $5 and $6", "lane": "cost $5 and $6", "title": r"$\alpha$", "x": "$ (USD)"}
+    fig = vz.timeline(
+        {texts["lane"]: [(0.0, 100.0, texts["label"])]},
+        title=texts["title"],
+        xlabel=texts["x"],
+        legend={"$x$": "tab:blue"},
+    )
+    fig.savefig(io.BytesIO(), format="png")  # no ParseFatalException when Jupyter shows it
+    ax = fig.axes[0]
+    written = [ax.texts[0], ax.title, ax.xaxis.label, *ax.get_yticklabels(), *ax.get_legend().get_texts()]
+    assert [t.get_text() for t in written] == [texts["label"], texts["title"], texts["x"], texts["lane"], "$x$"]
+    renderer = _drawn(fig)
+    for text in written:
+        assert not text._preprocess_math(text.get_text())[1], text.get_text()  # drawn literally
+        assert text.get_window_extent(renderer).width > 0
