@@ -40,8 +40,9 @@ LATE = re.compile(r"^late_", re.IGNORECASE)  # Canvas marks a late file so; inst
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<id>\d+)_assignsubmission_[a-z]+_(?P<file>.*)$")
 # <assignment>_<user>_attempt_<yyyy-mm-dd-hh-mm-ss>[_<file>]: Blackboard's attempt files
 BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d{2}){5}(?:_(?P<file>.*))?$")
-# <name>[_late]_<user id>_<submission id>_<file>: Canvas's "Download Submissions"
-CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d+)_(?P<submission>\d+)_(?P<file>.+)$", re.IGNORECASE)
+# <name>[_late]_<user id>_<submission id>_<file>: Canvas's "Download Submissions", whose ids
+# run to several digits (``alice_2024_1_autograd`` is no export: a year and a part)
+CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d{4,})_(?P<submission>\d{4,})_(?P<file>.+)$", re.IGNORECASE)
 
 
 def owners(paths: list[Path], roster: Roster | None = None) -> dict[Path, Student]:
@@ -89,7 +90,7 @@ def _by_path(paths: list[Path]) -> tuple[dict[Path, Student], dict[Path, str]]:
         return {}, {}
     where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
     common = Path(os.path.commonpath([str(where[path].parent) for path in paths]))
-    own = {path: _owner(where[path], common) for path in paths}
+    own = _told_apart({path: _owner(where[path], common) for path in paths}, where)
     refused = _category_folders(paths, where, common, own)
     # One Student per id (a name read from two exports could differ), chosen in path order,
     # not argument order.
@@ -97,6 +98,18 @@ def _by_path(paths: list[Path]) -> tuple[dict[Path, Student], dict[Path, str]]:
     for path in sorted(paths, key=lambda path: str(where[path])):
         first.setdefault(own[path].id, own[path])
     return {path: first[own[path].id] for path in paths}, refused
+
+
+def _told_apart(own: dict[Path, Student], where: dict[Path, Path]) -> dict[Path, Student]:
+    """``own``, where one id read from an LMS's names came with two names (``bob_12345_67890_x``
+    beside ``ann_12345_67890_y``: no export gives two people one id): those are named by their
+    paths instead, never merged."""
+    names: dict[str, set[str]] = {}
+    for student in own.values():
+        if student.name:
+            names.setdefault(student.id, set()).add(student.name)
+    clashing = {key for key, seen in names.items() if len(seen) > 1}
+    return {path: Student(where[path].stem) if s.id in clashing else s for path, s in own.items()}
 
 
 def _owner(where: Path, common: Path) -> Student:

@@ -9,8 +9,9 @@ reason, because once such code has run no verdict in that kernel can be trusted.
 
 Harmless parts of those modules stay open (SAFE_PARTS: ``from IPython.display import
 display``, ``importlib.metadata.version``), reached only through their harmless names, and
-so do torch's global settings set to a plain value (``torch.backends.cudnn.deterministic =
-True``), which each check starts from as the setup left them.
+so do torch's switches set to a plain value (``torch.backends.cudnn.deterministic = True``,
+``torch._dynamo.config.cache_size_limit = 64``): a flag or a number that changes how torch
+computes, never what a check calls.
 
 This is a static scan of the source, so it is a tripwire for the obvious routes rather
 than a sandbox; the rest of the protection is that every check comes from the
@@ -54,17 +55,23 @@ FORBIDDEN_SYS = {"modules", "meta_path", "path_hooks", "settrace", "setprofile"}
 # binds ``IPython``, whose other attributes (IPython.core) stay forbidden.
 SAFE_PARTS: dict[str, frozenset[str] | None] = {
     "IPython.display": None,
-    "importlib.metadata": frozenset(
-        {
-            *("version", "metadata", "requires", "files", "distribution", "distributions"),
-            *("packages_distributions", "PackageNotFoundError"),
-        }
-    ),
+    # A version's string only: a Distribution's entry points load any module by name.
+    "importlib.metadata": frozenset({"version", "PackageNotFoundError"}),
 }
-# torch's global settings, set to a plain value (``torch.backends.cudnn.deterministic = True``,
-# ``torch._dynamo.config.cache_size_limit = 64``): every check starts from them as the setup
-# left them (grader/kernel/session.py), so they change no verdict.
-TORCH_SETTINGS = re.compile(r"torch\.backends(?:\.[A-Za-z]\w*){2,}|torch(?:\.\w+)*\.config(?:\.[A-Za-z]\w*)+")
+# torch's switches a learner may set to a plain value: the flags of torch.backends (not its
+# functions: ``is_available = True`` would break every later call of it), and one level of a
+# compiler's config (``torch._dynamo.config.cache_size_limit = 64``; not ``cpp.cxx``, a
+# command line). A number or a flag changes how torch computes, never what a check calls.
+BACKEND_FLAGS = frozenset(
+    {
+        *("deterministic", "benchmark", "benchmark_limit", "enabled", "allow_tf32"),
+        *("allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"),
+    }
+)
+TORCH_SETTINGS = re.compile(
+    rf"torch\.backends\.[A-Za-z]\w*(?:\.matmul)?\.(?:{'|'.join(sorted(BACKEND_FLAGS))})"
+    r"|torch\.(?:_dynamo|_inductor|_functorch|fx\.experimental\._config)\.config\.[A-Za-z]\w*"
+)
 
 
 def module_aliases(sources: list[str]) -> dict[str, str]:
@@ -271,12 +278,15 @@ def _assigned(node: ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete, mod
 
 def _torch_setting(node: ast.AST, target: ast.AST, modules: dict[str, str]) -> bool:
     """Whether ``target`` is one of torch's global settings (TORCH_SETTINGS) that ``node``
-    sets to a plain value: a literal, never a function the checks would then run."""
+    sets to a plain value: a flag or a number, never a function the checks would then run,
+    nor a string or a tuple (a compiler's command line)."""
     if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.value is None or not isinstance(target, ast.Attribute):
         return False
     try:
-        ast.literal_eval(node.value)
+        value = ast.literal_eval(node.value)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    if not isinstance(value, (bool, int, float)):
         return False
     root = _root(target)
     chain = ast.unparse(target)

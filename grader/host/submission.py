@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import io
 import json
+import lzma
 import re
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -111,8 +113,12 @@ def _unzip_notebook(path: Path, data: bytes) -> tuple[str, bytes]:
             if len(content) > SUBMISSION_BYTES:
                 raise GraderError(too_big + unpack)
             return member.filename, content
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError) as error:
-        # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile lacks.
+    except (
+        *(zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError),
+        *(zlib.error, lzma.LZMAError),
+    ) as error:
+        # RuntimeError: an encrypted member; NotImplementedError: a compression zipfile lacks;
+        # zlib's and lzma's errors: a damaged compressed stream.
         raise GraderError(f"{path}: a damaged zip archive, or one the grader cannot open ({error}). {unpack}") from None
 
 

@@ -41,6 +41,10 @@ _OPERATOR_CALLS = {torch._ops.OpOverload.__call__.__code__, torch._ops.OpOverloa
 # can be replaced; these objects cannot). Printing reads the values (.tolist, .item) and asks
 # autograd's forward mode for a dual tensor: torch's work, not the answer's.
 _PRINTING = frozenset({torch.Tensor.__repr__.__code__, torch.Tensor.__format__.__code__})
+# What printing does that is still recorded: reading a tensor's values into Python. A check
+# that forbids it cannot tell a debug print from ``json.loads(repr(lengths)[7:-1])``, an
+# answer that reads the values through torch's printing.
+_READS_WHEN_PRINTING = frozenset({"torch.Tensor.tolist", "torch.Tensor.item", "torch.Tensor.numpy"})
 
 
 def _package_roots() -> list[tuple[str, str]]:
@@ -155,7 +159,11 @@ class _OpRecorder(TorchDispatchMode):
         watch = self.watch
         if not watch._active:  # another thread's recorder, left until that thread runs again
             return func(*args, **kwargs)
-        if watch._printing and watch._under_printing(sys._getframe(1)):  # a 0-dim tensor's format: .item()
+        if (
+            watch._printing
+            and func is not torch.ops.aten._local_scalar_dense.default  # (a value read: see _READS_WHEN_PRINTING)
+            and watch._under_printing(sys._getframe(1))
+        ):
             return func(*args, **kwargs)
         watch._op(func, args, kwargs, torch.is_grad_enabled())
         thread = threading.get_ident()
@@ -300,7 +308,7 @@ class Watch:
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
                 containment.note_unwatched_start()
-            if self._in_import(frame, event) or self._in_printing(frame, event):
+            if self._in_import(frame, event) or self._printing_only(frame, event, arg):
                 return
             if event == "call":
                 label, code, from_notebook, asked = self._on_call(frame)
@@ -369,6 +377,13 @@ class Watch:
         """Whether ``frame`` runs the learner's code: the notebook's, or code the learner runs
         under globals of its own (``exec(source, {})``: authors.py)."""
         return frame.f_globals is self.namespace or not self._authors.library(frame)
+
+    def _printing_only(self, frame: types.FrameType, event: str, arg: Any) -> bool:
+        """Whether the event is torch's printing's own work (``_in_printing``), not one of its
+        reads of values into Python (``_READS_WHEN_PRINTING``), which are recorded."""
+        if not self._in_printing(frame, event):
+            return False
+        return not (event == "c_call" and _c_label(arg, self._c_labels) in _READS_WHEN_PRINTING)
 
     def _in_printing(self, frame: types.FrameType, event: str) -> bool:
         """Whether the event belongs to torch printing a tensor: a learner's debug print costs

@@ -363,17 +363,29 @@ def _answer(x, show):
     return x * 2
 
 
-def test_printing_a_tensor_inside_a_watched_call_records_nothing():
-    """Turning a tensor into text reads its values and, for a dual tensor, asks autograd's
-    forward mode: torch's printing, none of the answer's work. A check watching the call sees
-    the same as without the prints."""
+def test_printing_a_tensor_inside_a_watched_call_records_only_its_reads_of_values():
+    """Turning a tensor into text asks autograd's forward mode for a dual tensor and runs
+    torch's own formatting: none of the answer's work, left out of the record. What it reads
+    into Python (``.tolist``, ``.item``) is recorded: an answer could read values so
+    (``json.loads(repr(lengths)[7:-1])``), and a check forbidding reads cannot tell it from a
+    debug print."""
     x = torch.tensor([3, 1, 4])
     with watching(globals()) as quiet:
         _answer(x, show=False)
     with watching(globals()) as printed:
         _answer(x, show=True)
-    assert printed.ran(*_HOST_READS, *_AUTOGRAD) == []
-    assert printed.ops == quiet.ops and printed.grad_ops == quiet.grad_ops
+    assert printed.ran(*_AUTOGRAD) == [] and printed.ran(*_HOST_READS)
+    assert set(printed.ops) - set(quiet.ops) == {"aten._local_scalar_dense.default"}
+
+
+def test_values_read_through_a_tensors_repr_are_recorded():
+    """The review's laundering: a mask built from ``repr(lengths)`` parsed as JSON."""
+    import json
+
+    lengths = torch.tensor([3, 1, 4])
+    with watching(globals()) as watch:
+        torch.tensor(json.loads(repr(lengths)[7:-1]))
+    assert watch.ran(*_HOST_READS), sorted(watch.code)
 
 
 class _BackwardInRepr(torch.Tensor):

@@ -181,3 +181,13 @@ def test_the_class_summary_counts_students_not_files():
         assert (task["9.2"]["passed"], task["9.2"]["graded"]) == (1, 2)
         assert (summary["students"], summary["submissions"]) == (2, 3)
         assert "from 2 students" in summary_text(summary)
+
+
+def test_names_shaped_like_an_export_but_of_two_people_are_never_merged():
+    """The review's finding: ``alice_2024_1_autograd`` and ``bob_2024_1_autograd`` were read as
+    Canvas's ``<name>_<user id>_<submission id>_<file>``, one user 2024, and merged into one
+    row. Canvas's ids run to several digits; and one id never stands for two names."""
+    loose = [Path("c/alice_2024_1_autograd.ipynb"), Path("c/bob_2024_1_autograd.ipynb")]
+    assert [s.id for s in owners(loose).values()] == ["alice_2024_1_autograd", "bob_2024_1_autograd"]
+    same_id = [Path("c/ann_12345_67890_hw.ipynb"), Path("c/bob_12345_67891_hw.ipynb")]
+    assert [s.id for s in owners(same_id).values()] == ["ann_12345_67890_hw", "bob_12345_67891_hw"]

@@ -566,3 +566,14 @@ def test_a_solution_cell_turned_markdown_says_so(chapter):
     assert markdown_solutions(chapter, read) == {"9.2"}
     decided = _unrunnable(chapter, match_solutions(chapter, read), markdown_solutions(chapter, read))
     assert "became a markdown cell" in decided["9.2"].message and decided["9.2"].reason == "unmatched"
+
+
+def test_a_zip_whose_compressed_stream_is_damaged_is_the_students_to_mend(tmp_path):
+    """zlib's error on a damaged stream was taken for the grader's own failure (exit 2)."""
+    path = zipped(tmp_path, {"90_fixture.ipynb": json.dumps({"cells": []}).encode() * 200})
+    data = bytearray(path.read_bytes())
+    start = 30 + len("90_fixture.ipynb")  # the local header, then the compressed stream
+    data[start : start + 12] = bytes(b ^ 0xFF for b in data[start : start + 12])
+    path.write_bytes(bytes(data))
+    with pytest.raises(GraderError, match=r"a damaged zip archive"):
+        read_submission(path)

@@ -4,6 +4,7 @@ threads drawing at once never see each other's modules."""
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Protocol
 
@@ -47,6 +48,8 @@ class ModuleHooks:
         stack = self._stack()
         if rec in stack:
             stack.remove(rec)
+        if not stack:
+            self._let_go_of_late()
         with self._lock:
             self._users -= 1
             if self._users == 0:
@@ -77,32 +80,44 @@ class ModuleHooks:
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
         stack = getattr(self._local, "recorders", None)
-        if stack and original_module(module) is module and module not in self._late():
+        if stack and original_module(module) is module and not self._late().get(module):
             with torch._C.DisableTorchFunction():
                 stack[-1].leave_module(module, output)
 
     # A module's own forward hooks run after the global ones, and are part of calling it, as
-    # its pre-hooks are: what they compute (``o * 2``) is the module's output, its box's.
-    # So a module that has some is left by a hook of vizlib's put after them, for this call.
-    def _late(self) -> dict[nn.Module, RemovableHandle]:
+    # its pre-hooks are: what they compute (``o * 2``) is the module's output, its box's. So
+    # each call of a module that has some is left by a hook of vizlib's put after them, for
+    # that call alone: a hook on the module runs for every call of it, on every thread, and
+    # each acts only for the innermost open call of its own thread (a module that calls
+    # itself, two threads drawing one model).
+    def _late(self) -> dict[nn.Module, list[tuple[object, RemovableHandle]]]:
         late = getattr(self._local, "late", None)
         if late is None:
             late = self._local.late = {}
         return late
 
     def _leave_after_its_hooks(self, module: nn.Module) -> None:
-        late = self._late()
-        if module not in late:  # (a module that calls itself: left once, by its outer call)
-            late[module] = module.register_forward_hook(self._post_late, always_call=True)
+        call = object()  # this call's own token
+        handle = module.register_forward_hook(functools.partial(self._post_late, call), always_call=True)
+        self._late().setdefault(module, []).append((call, handle))
 
-    def _post_late(self, module: nn.Module, args: object, output: object) -> None:
-        late = self._late().pop(module, None)
-        if late is not None:
-            late.remove()
+    def _post_late(self, call: object, module: nn.Module, args: object, output: object) -> None:
+        open_calls = self._late().get(module)
+        if not open_calls or open_calls[-1][0] is not call:  # another thread's call, or an outer one
+            return
+        open_calls.pop()[1].remove()
         stack = getattr(self._local, "recorders", None)
         if stack:
             with torch._C.DisableTorchFunction():
                 stack[-1].leave_module(module, output)
+
+    def _let_go_of_late(self) -> None:
+        """Remove this thread's hooks still on modules: a call ended by a KeyboardInterrupt
+        runs none (torch calls its always-called hooks for an Exception only)."""
+        for open_calls in self._late().values():
+            for _, handle in open_calls:
+                handle.remove()
+        self._late().clear()
 
 
 MODULE_HOOKS = ModuleHooks()

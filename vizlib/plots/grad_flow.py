@@ -795,10 +795,11 @@ class _SkipWatch:
 
     def __reduce__(self) -> tuple[Callable[..., Any], tuple[Any, ...]]:
         """A copy of the scaler (``copy.deepcopy``, ``pickle``, ``torch.save``: they copy its
-        ``__dict__``, this watch in it) gets the ``step`` it had before it was watched, unwatched:
-        its own wrapper, where it had one, else the class's ``step`` bound to the copy (read when
-        the copy has no attributes yet). The listeners are monitors of the original, not
-        something a copy could hold (nor pickle: they are weak references)."""
+        ``__dict__``, this watch in it) steps as the scaler did before it was watched, unwatched:
+        with its own wrapper, where it had one, else with the class's ``step`` bound to the copy
+        (read when the copy has no attributes yet), which the copy then holds as an attribute of
+        its own, a ``step`` in ``vars(copy)`` that calls the class's. The listeners are monitors
+        of the original, not something a copy could hold (nor pickle: they are weak references)."""
         if self._shadowed:
             return _same, (self._step,)
         return getattr, (self._scaler, "step")

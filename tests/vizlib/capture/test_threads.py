@@ -67,3 +67,52 @@ def test_two_threads_drawing_at_once_keep_their_modules_apart():
 def test_no_global_module_hook_is_left_once_drawing_ends():
     vz.graph(Tower("c", 2), torch.randn(2, 8))
     assert not module_hooks._global_forward_pre_hooks and not module_hooks._global_forward_hooks
+
+
+class _Slow(nn.Module):
+    """Slow enough for two threads' calls of it to overlap."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        time.sleep(0.3)
+        return self.lin(x)
+
+
+class _SlowWithHook(nn.Module):
+    """A model whose slow part has a forward hook of the user's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = _Slow(), nn.Linear(4, 2)
+        self.a.register_forward_hook(lambda m, i, o: o * 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.b(torch.relu(self.a(x))).sum()
+
+
+def test_two_threads_drawing_a_module_with_its_own_forward_hook_get_one_picture():
+    """vizlib's hook after the module's own runs for every call of it, on every thread: one
+    thread left a module for the other too, and drew the rest of its model outside the box."""
+    torch.manual_seed(0)
+    model = _SlowWithHook()
+
+    def drawn() -> list:
+        g = vz.graph(model, torch.randn(3, 4), max_nodes=None)
+        return sorted((n.name, n.modules) for n in g.nodes if n.kind == "op")
+
+    alone, found = drawn(), {}
+
+    def draw(k: int) -> None:
+        time.sleep(0.1 * k)  # the second starts while the first sleeps in `a`
+        found[k] = drawn()
+
+    threads = [threading.Thread(target=draw, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == {0: alone, 1: alone}
+    assert len(model.a._forward_hooks) == 1

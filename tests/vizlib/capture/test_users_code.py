@@ -6,6 +6,7 @@ that say what vizlib has to do with them."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import subprocess
 import sys
@@ -708,3 +709,41 @@ def test_what_a_modules_own_forward_hook_computes_is_in_its_box():
     box = vz.graph(lambda x: net(x).sum(), x, depth=1).find("0")[0]
     assert box.value_stats.mean == pytest.approx((net[0](x)).mean().item(), rel=1e-5)
     assert len(net[0]._forward_hooks) == 1 and not net[0]._forward_hooks_always_called
+
+
+class _CallsItself(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(2, 2)
+
+    def forward(self, x: torch.Tensor, depth: int = 2) -> torch.Tensor:
+        y = self.lin(x)
+        return y if depth == 0 else torch.relu(self(y, depth - 1))
+
+
+def test_a_module_that_calls_itself_keeps_each_hooks_work_in_its_own_calls_box():
+    """vizlib's hook after a module's own hooks ran for every call of the module: the inner
+    call's end left the outer call, and the outer hook's ``o * 3`` fell outside every box."""
+    torch.manual_seed(0)
+    model = _CallsItself()
+    model.register_forward_hook(lambda m, a, o: o * 3)
+    g = vz.graph(lambda x: (model(x) + 1).sum(), torch.randn(2), max_nodes=None)
+    calls = ("_CallsItself", "_CallsItself (call 2)", "_CallsItself (call 3)")
+    assert [n.modules for n in g.nodes if n.name == "MulBackward0"] == [calls, calls[:2], calls[:1]]
+    assert len(model._forward_hooks) == 1
+
+
+def test_a_draw_stopped_by_a_keyboard_interrupt_leaves_no_hook_on_the_users_module():
+    """torch runs always-called hooks after an Exception, not a KeyboardInterrupt (Jupyter's
+    stop button): vizlib's hook stayed on the module, and ``copy.deepcopy(model)`` failed."""
+
+    class Stopped(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            raise KeyboardInterrupt
+
+    model = Stopped()
+    model.register_forward_hook(lambda m, a, o: o)
+    with pytest.raises(KeyboardInterrupt):
+        vz.graph(lambda x: model(x).sum(), torch.randn(2))
+    assert len(model._forward_hooks) == 1 and not model._forward_hooks_always_called
+    copy.deepcopy(model)
