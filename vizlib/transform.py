@@ -198,8 +198,7 @@ def _box(name: str, members: list[Node], depth: int, leaving: set[int], module_t
 
 def _spec(g: GraphData, path: str) -> ModuleSpec | None:
     """The class and parameter shapes of the module at ``path`` (a call's path included)."""
-    m = _CALL.fullmatch(path)
-    return g.module_specs.get(m[1] if m else path)
+    return g.module_specs.get(_called(path))
 
 
 def _runs(g: GraphData, path_of: dict[int, str]) -> dict[str, _Run]:
@@ -674,7 +673,8 @@ def _signature(g: GraphData, n: Node) -> tuple:
     parameter shapes (``for layer in layers: x = torch.tanh(layer(x))`` runs ``layers.0``,
     ``layers.1``, ... or ``Linear``, ``Linear#2``, ...: one step each, turn after turn)."""
     if n.kind == "module":
-        return ("module", _kin_name(_called(n.name)), n.module_type, n.repeats, _spec(g, n.name))
+        path = _called(n.name)
+        return ("module", _kin_name(path), n.module_type, n.repeats, g.module_specs.get(path))
     return ("op", n.name, n.op)
 
 

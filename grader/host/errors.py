@@ -5,12 +5,3 @@ class GraderError(Exception):
     """Bad input (a file that is not a notebook, the wrong chapter, a malformed exercise
     notebook): the message says what went wrong and what to do, and the CLI prints it
     instead of a traceback."""
-
-
-class WrongChapter(GraderError):
-    """A notebook that is the exercise notebook of another chapter than its name or the
-    class says; ``chapter`` is the chapter it is."""
-
-    def __init__(self, message: str, chapter: str) -> None:
-        super().__init__(message)
-        self.chapter = chapter

@@ -42,7 +42,7 @@ from typing import NamedTuple
 from tqdm import tqdm
 
 from grader.host.assemble import grading_notebook
-from grader.host.errors import GraderError, WrongChapter
+from grader.host.errors import GraderError
 from grader.host.notebook import Chapter, Task, role
 from grader.host.results import EACH, SubmissionResult, TaskResult
 from grader.host.run import run_nbval, stop_all
@@ -134,12 +134,9 @@ def grade_files(
     and ``progress`` shows a bar on stderr. ``time_limit``: the seconds all of one
     submission's rounds may take together (None: no limit but the cells'). Returns when
     every run has ended and every sandbox is gone."""
-    results, read, wrong = _read_all(paths, chapters)
+    results, read = _read_all(paths, chapters)
     gradings = []
     name = None if chapter == EACH else choose_chapter([c.name for _, _, c in read], chapter, sorted(chapters))
-    for result, mismatch in wrong:
-        if name is not None and mismatch.chapter != name:
-            _refuse(result, mismatch.chapter, name)
     for result, submission, found in read:
         if name is not None and found.name != name:
             _refuse(result, found.name, name)
@@ -170,16 +167,11 @@ def grade_files(
 
 def _read_all(
     paths: list[Path], chapters: dict[str, Chapter]
-) -> tuple[
-    list[SubmissionResult],
-    list[tuple[SubmissionResult, Submission, Chapter]],
-    list[tuple[SubmissionResult, WrongChapter]],
-]:
-    """A result per path; the submissions read, with their chapter; those of another chapter
-    than their name says. What cannot be read is its result's error, for its student."""
+) -> tuple[list[SubmissionResult], list[tuple[SubmissionResult, Submission, Chapter]]]:
+    """A result per path, and the submissions read, with their chapter. What cannot be read
+    is its result's error, for its student."""
     results = []
     read: list[tuple[SubmissionResult, Submission, Chapter]] = []
-    wrong: list[tuple[SubmissionResult, WrongChapter]] = []
     for path in paths:
         result = SubmissionResult(Path(path))
         results.append(result)
@@ -187,11 +179,9 @@ def _read_all(
             read.append(_read(result, chapters))
         except GraderError as error:
             result.error = private(str(error), result.path)
-            if isinstance(error, WrongChapter):
-                wrong.append((result, error))
         except Exception as error:
             _failed(result, error)
-    return results, read, wrong
+    return results, read
 
 
 def _read(result: SubmissionResult, chapters: dict[str, Chapter]) -> tuple[SubmissionResult, Submission, Chapter]:

@@ -80,7 +80,8 @@ class ModuleHooks:
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
         stack = getattr(self._local, "recorders", None)
-        if stack and original_module(module) is module and not self._late().get(module):
+        # (only a module with forward hooks of its own is left by vizlib's hook after them)
+        if stack and original_module(module) is module and not (module._forward_hooks and self._late().get(module)):
             with torch._C.DisableTorchFunction():
                 stack[-1].leave_module(module, output)
 

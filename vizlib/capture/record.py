@@ -220,7 +220,8 @@ class ForwardRecorder(TorchFunctionMode):
             return
         # What the module is handed made where the mode could not see (a custom Function's
         # output, a reentrant checkpoint's) belongs to the caller, not to this module.
-        self.adopt(*_tensors(args))
+        given = _tensors(args)
+        self.adopt(*given)
         path = self.module_names.get(module) or self._name_unnamed(module)
         if calls == 1:
             self._entered[path] = module
@@ -229,7 +230,7 @@ class ForwardRecorder(TorchFunctionMode):
         if self.drawn is None:
             return
         self.drawn.module_entered(module, self._specs.alike(module, self._calls) if self.drawn.predicts else ())
-        if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(args):
+        if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(given):
             self._stretch = Stretch(len(self.ops), self._scope)
             torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
 
@@ -262,8 +263,8 @@ class ForwardRecorder(TorchFunctionMode):
         self._specs.named(named)
         return path
 
-    def _may_unwatch(self, args: object) -> bool:
-        """Whether a module called on ``args`` can run unwatched: this mode is the innermost
+    def _may_unwatch(self, given: list[torch.Tensor]) -> bool:
+        """Whether a module called on tensors ``given`` can run unwatched: this mode is the innermost
         (another one above it sees what it sees), and no argument is an input vizlib
         copied (an in-place change of one gets vizlib's words, ``_refuse_in_place``).
         What the module may change in place of the user's tensors is kept for the user
@@ -272,10 +273,9 @@ class ForwardRecorder(TorchFunctionMode):
         depth = torch._C._len_torch_function_stack()
         if depth == 0 or torch._C._get_function_stack_at(depth - 1) is not self:
             return False
-        tensors = _tensors(args)
-        if any(id(t) in self.copies for t in tensors):
+        if any(id(t) in self.copies for t in given):
             return False
-        tensors += self._handed
+        tensors = given + self._handed
         self._handed = []  # (kept once)
         for t in tensors:
             fn = _node_of(t)

@@ -216,7 +216,7 @@ def tensor_layout(t: torch.Tensor, *views: torch.Tensor, names: Sequence[str] | 
     for x, lay in zip(tensors, found, strict=True):
         first = owners[lay.storage]
         panels.append(_tensor_panel(x, lay, found[first], tensors[first].element_size(), found[0].name))
-    _flow(page, panels, MAX_PAGE_WIDTH)
+    _flow(page, panels)
 
     # Sizes rounded to 0.1 inch keep the figure's text/plain repr short.
     fig = plt.figure(figsize=(round(page.width * INCH_PER_CELL, 1), round(page.y * INCH_PER_CELL, 1)))
@@ -278,11 +278,12 @@ def _char_cells(size: float, style: dict[str, Any]) -> float:
     return size * CHAR_EMS["bold" if style.get("weight") == "bold" else "normal"] / 72 / INCH_PER_CELL
 
 
-def _flow(page: _Canvas, panels: list[_Canvas], width: float) -> None:
-    """Place the tensor panels left to right below the storages, wrapping like text."""
+def _flow(page: _Canvas, panels: list[_Canvas]) -> None:
+    """Place the tensor panels left to right below the storages, wrapping like text at the
+    page's widest (MAX_PAGE_WIDTH)."""
     x, top, height = 0.0, page.y + 0.3, 0.0
     for panel in panels:
-        if x > 0 and x + panel.width > width:
+        if x > 0 and x + panel.width > MAX_PAGE_WIDTH:
             x, top, height = 0.0, top + height + 0.3, 0.0
         page.place(panel, x, top)
         x += panel.width + 0.6

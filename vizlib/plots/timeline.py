@@ -168,7 +168,7 @@ def _edges_for(collection: PolyCollection | None, bars: list[_Bar], lane_points:
     """No white edges for bars thinner than an edge or two (thousands of overlapping intervals in
     one lane): the edges would cover them all, and the lane would look idle. They are drawn in
     their colour instead, a band as dense as the work is."""
-    if collection is not None and bars and bars[0].height * lane_points < 3.0:
+    if collection is not None and bars[0].height * lane_points < 3.0:  # (a collection has bars)
         collection.set_edgecolor(collection.get_facecolor())
 
 

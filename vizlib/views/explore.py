@@ -111,12 +111,13 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
         raise VizlibTypeError(
             "vz.explore needs at least one input to make a slider for, e.g. vz.explore(f, x=2.0, w=(-5, 5))."
         )
-    counts = _counts(fn)
+    sig = _signature(fn)
+    counts = _counts(sig)
     # Every name written whole (ipywidgets gives a label 80 px: "learning_r…"), and the
     # sliders' tracks lined up after the longest.
     style = {"description_width": f"{max(map(len, inputs)) + 2}ch"}
     sliders = {name: _slider(name, spec, style, name in counts) for name, spec in inputs.items()}
-    _check_call(fn, inputs)
+    _check_call(fn, sig, inputs)
     try:
         return Explorer(fn, sliders)
     except Exception as err:
@@ -136,13 +137,20 @@ _COUNT_HINT = (
 )
 
 
-def _counts(fn: Callable) -> set[str]:
-    """The arguments ``fn`` annotates as ``int``: their sliders move over integers and hand
-    ``fn`` Python ints (a count, a size, an index), where any other number is a real one
-    whose gradient the picture draws (``b=(-5, 5)`` slides over floats)."""
+def _signature(fn: Callable) -> inspect.Signature | None:
+    """``fn``'s signature (a module's own is (*args, **kwargs): its forward's names its
+    inputs); None for a builtin that has none (the call will tell)."""
     try:
-        sig = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
+        return inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
     except (TypeError, ValueError):
+        return None
+
+
+def _counts(sig: inspect.Signature | None) -> set[str]:
+    """The arguments the function annotates as ``int``: their sliders move over integers and
+    hand it Python ints (a count, a size, an index), where any other number is a real one
+    whose gradient the picture draws (``b=(-5, 5)`` slides over floats)."""
+    if sig is None:
         return set()
     return {name for name, p in sig.parameters.items() if p.annotation in (int, "int")}
 
@@ -153,11 +161,10 @@ def _is_integral(spec: object) -> bool:
     return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values)
 
 
-def _check_call(fn: Callable, inputs: dict) -> None:
-    """Refuse names ``fn`` does not take (and arguments it needs but lacks) up front."""
-    try:  # a module's own signature is (*args, **kwargs): its forward's names its inputs
-        sig = inspect.signature(fn.forward if isinstance(fn, nn.Module) else fn)
-    except (TypeError, ValueError):  # some builtins have no signature: the call will tell
+def _check_call(fn: Callable, sig: inspect.Signature | None, inputs: dict) -> None:
+    """Refuse names ``fn`` (of signature ``sig``) does not take, and arguments it needs but
+    lacks, up front."""
+    if sig is None:
         return
     try:
         sig.bind(**inputs)
