@@ -257,19 +257,20 @@ class Watch:
     def ran(self, *prefixes: str) -> list[str]:
         """The functions and operations that ran whose names start with one of ``prefixes``,
         copies of torch's functions under other names included."""
-        names = set(self.code) | set(self.ops) | set(copies.named(self._unnamed, prefixes))
+        # copies, each taken in one step: a kernel thread's profile function may still be adding
+        names = set(self.code) | set(self.ops) | set(copies.named(set(self._unnamed), prefixes))
         return sorted(name for name in names if name.startswith(prefixes))
 
     def anything(self) -> list[str]:
         """Every public torch or NumPy function called from the notebook's code, and every
         operation, that ran, by name: empty when none did."""
-        return sorted({c for c in self.calls if not _private(c)} | set(self.ops))
+        return sorted({c for c in list(self.calls) if not _private(c)} | set(self.ops))
 
     def code_run(self) -> list[str]:
         """``code`` less what runs when memory is freed (a finalizer, a weakref callback of
         torch's): any cell may run that for objects an earlier cell made."""
         freed = ("torch.utils.weak",)
-        return sorted(c for c in self.code if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
+        return sorted(c for c in list(self.code) if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
 
     def wrote_into(self, *tensors: torch.Tensor) -> bool:
         """Whether an operation wrote into the memory of one of ``tensors``, even if it put
@@ -278,7 +279,7 @@ class Watch:
 
     def __sub__(self, other: Watch) -> list[str]:
         """What ran here beyond what ran in ``other`` (counting repeats), as in anything()."""
-        public = Counter({c: n for c, n in self.calls.items() if not _private(c)})
+        public = Counter({c: n for c, n in dict(self.calls).items() if not _private(c)})
         extra = (public - other.calls) + (self.ops - other.ops)
         return sorted(extra)
 

@@ -451,3 +451,23 @@ def test_a_dataloaders_workers_left_running_fail_their_task_in_words_and_are_end
     assert noted_starts == [] and containment.end_lingering() == []
     with pytest.raises(RuntimeError, match="DataLoader worker"):
         list(loader)
+
+
+def test_reading_a_watch_while_a_kernel_thread_still_records_into_it(monkeypatch):
+    """A kernel thread (the copier of file descriptor 1) can still be recording into a Watch
+    for a moment after the check's block ends: reading the record then does not raise 'Set
+    changed size during iteration'. The thread's addition is played here by the look-up of
+    each recorded code's likeness."""
+    from grader.kernel import copies
+
+    with watching(globals()) as watch:
+        pass
+    watch._unnamed.update({_grad_in_child.__code__, _start_thread.__code__})
+    likeness = copies._likeness
+
+    def recorded_meanwhile(code):
+        watch._unnamed.add(types.FunctionType(compile("pass", "<a thread's>", "exec"), {}).__code__)
+        return likeness(code)
+
+    monkeypatch.setattr(copies, "_likeness", recorded_meanwhile)
+    assert watch.ran("torch.nn.functional:dropout") == []
