@@ -270,7 +270,8 @@ class Watch:
         """``code`` less what runs when memory is freed (a finalizer, a weakref callback of
         torch's): any cell may run that for objects an earlier cell made."""
         freed = ("torch.utils.weak",)
-        return sorted(c for c in list(self.code) if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
+        code = list(self.code)
+        return sorted(c for c in code if not c.startswith(freed) and "<locals>" not in c and "__del__" not in c)
 
     def wrote_into(self, *tensors: torch.Tensor) -> bool:
         """Whether an operation wrote into the memory of one of ``tensors``, even if it put
@@ -280,7 +281,7 @@ class Watch:
     def __sub__(self, other: Watch) -> list[str]:
         """What ran here beyond what ran in ``other`` (counting repeats), as in anything()."""
         public = Counter({c: n for c, n in dict(self.calls).items() if not _private(c)})
-        extra = (public - other.calls) + (self.ops - other.ops)
+        extra = (public - Counter(dict(other.calls))) + (Counter(dict(self.ops)) - Counter(dict(other.ops)))
         return sorted(extra)
 
     # -- recording -----------------------------------------------------------------------
