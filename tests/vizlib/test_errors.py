@@ -110,6 +110,25 @@ def test_function_that_runs_backward_itself():
         vz.graph(f, torch.tensor([1.0, 2.0]))
 
 
+@pytest.mark.parametrize("shape", [(3,), ()])
+def test_grad_output_on_another_device_than_the_result_says_where_to_make_it(shape):
+    # (a model moved to the GPU, its grad_output made on the CPU: here the meta device stands in)
+    def f(x):
+        return (x * 2).reshape(shape) if shape else (x * 2).sum()
+
+    with pytest.raises(ValueError, match=r"grad_output is on meta, but the result it seeds is on cpu") as info:
+        vz.graph(f, torch.ones(3), grad_output=torch.ones(shape, device="meta"))
+    assert isinstance(info.value, vz.VizlibError)
+    suggested = str(info.value).split("e.g. grad_output=", 1)[1].split(", or move", 1)[0]
+    g = vz.graph(f, torch.ones(3), grad_output=eval(suggested, {"torch": torch}))  # the advice, followed
+    assert g.find("x")[0].grad == [2.0, 2.0, 2.0]
+
+
+def test_the_suggested_grad_output_is_made_on_the_results_device():
+    with pytest.raises(vz.VizlibError, match=r"e.g. grad_output=torch.ones\(3, device='meta'\)"):
+        vz.graph(lambda x: x * 2, torch.ones(3, device="meta"))
+
+
 def test_non_scalar_result_without_grad_output():
     with pytest.raises(vz.VizlibError, match="grad_output") as info:
         vz.graph(lambda x: x * 2, torch.ones(2, 3))

@@ -4,7 +4,10 @@ graph or no single number explained by what the user did, with advice that can b
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections import OrderedDict
 
+import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -75,6 +78,14 @@ def test_tensors_inside_a_dataclass_are_explained():
     with pytest.raises(vz.VizlibError, match="inside the Batch argument") as info:
         vz.graph(lambda b: (b.x * 2).sum(), Batch(torch.ones(3)))
     assert "Return a tensor computed from the inputs" not in str(info.value)
+
+
+def test_a_numpy_array_input_is_told_to_be_a_tensor_and_the_advice_draws():
+    a = np.array([1.0, 2.0])
+    with pytest.raises(vz.VizlibError, match=r"NumPy array of shape \[2\].*torch.from_numpy\(a\)"):
+        vz.graph(lambda x: (torch.as_tensor(x) * 2).sum(), a)
+    g = vz.graph(lambda x: (torch.as_tensor(x) * 2).sum(), torch.from_numpy(a))  # the advice, followed
+    assert g.find("x")[0].grad == [2.0, 2.0]
 
 
 def test_integer_inputs_are_told_to_be_floats():
@@ -190,6 +201,39 @@ def test_a_function_returning_a_tuple_is_told_which_item_is_a_single_number():
     with pytest.raises(vz.VizlibError, match=r"the result's \[1\] is one") as info:
         vz.graph(step, torch.ones(3))
     assert "vz.graph(lambda *a, **kw: step(*a, **kw)[1], ...)" in str(info.value)
+
+
+@dataclasses.dataclass
+class LossAndLogitsOutput:
+    """What a research codebase's model returns: its own dataclass, which torch's pytree does
+    not know and which cannot be indexed (``out[0]`` raises TypeError)."""
+
+    logits: torch.Tensor
+    loss: torch.Tensor
+
+
+class OutputDict(OrderedDict):
+    """A result class made from a mapping (Hugging Face's ModelOutput is one): by key, not ``[0]``."""
+
+
+@pytest.mark.parametrize(
+    ("wrap", "part"),
+    [
+        (lambda logits, loss: LossAndLogitsOutput(logits, loss), ".loss"),
+        (lambda logits, loss: OutputDict(logits=logits, loss=loss), "['loss']"),
+    ],
+    ids=["dataclass", "mapping"],
+)
+def test_a_result_in_the_users_own_class_is_told_to_draw_its_loss_by_name(wrap, part):
+    def forward(x):
+        return wrap(x * 2, (x * 3).sum())
+
+    with pytest.raises(vz.VizlibError, match=rf"the result's {re.escape(part)} is one") as info:
+        vz.graph(forward, torch.ones(3))
+    drawn = str(info.value).split("vz.graph(", 1)[1].split(", ...", 1)[0]
+    assert drawn == f"lambda *a, **kw: forward(*a, **kw){part}"
+    g = vz.graph(eval(drawn, {"forward": forward}), torch.ones(3))  # the advice, followed as written
+    assert [n.grad for n in g.nodes if n.kind == "leaf"] == [[3.0, 3.0, 3.0]]
 
 
 class Segmenter(nn.Module):

@@ -39,6 +39,7 @@ from .inputs import (
     parts_to_draw,
     prepare_inputs,
     result_tensors,
+    tensor_names,
     why_no_graph,
 )
 from .nested import tensor_shape
@@ -289,7 +290,7 @@ def _record_call(
     if isinstance(fn, types.MethodType):  # vz.graph(model.forward, x): the module it is a method of
         reached.append((type(fn.__self__).__name__, fn.__self__))
     paths, named = module_names(fn, params, reached)
-    names.update(named)
+    names = tensor_names(fn, reached) | names | named  # (inputs and parameters keep their own names)
     given = {id(t) for t in tree_leaves(user_args) if isinstance(t, torch.Tensor)}
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad

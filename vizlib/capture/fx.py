@@ -25,6 +25,7 @@ import torch
 from torch import fx
 from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
+from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Shape
 from ..errors import VizlibTypeError, VizlibValueError
@@ -327,7 +328,11 @@ def _run(gm: fx.GraphModule, args: tuple, kwargs: dict) -> dict[str, Any]:
             results[n.name] = out = super().run_node(n)
             return out
 
-    # A BatchNorm in training mode would update its statistics: UserState puts them back.
-    with UserState(gm, args), torch.no_grad():
+    # A BatchNorm in training mode would update its statistics, a graph may change an input
+    # in place (x.div_(255)): UserState puts them back.
+    with UserState(gm, args) as state, torch.no_grad():
+        for t in tree_leaves(args):
+            if isinstance(t, torch.Tensor):
+                state.keep_value(t)
         Recorder(gm).run(*args)
     return results

@@ -63,7 +63,7 @@ class UserState:
 
     def __init__(self, *objs: object):
         self._objs = objs
-        self._values: dict[tuple, tuple[torch.Tensor, torch.Tensor, int]] = {}  # memory -> tensor, copy, version
+        self._values: dict[tuple, _Kept] = {}  # memory -> tensor, copy, version, placement
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
@@ -166,12 +166,13 @@ class UserState:
         """A tensor whose values may change (a buffer, the target of an in-place op), kept
         once per piece of memory: ``x.data`` is a new tensor at each ask, and the values to
         put back are those before the first change through any of them."""
-        # A meta tensor has no values to change or put back.
-        if t.layout != torch.strided or t.is_inference() or t.is_meta or id(t) in self._lazy:
+        # A meta tensor has no values to change or put back, nor has a lazy module's parameter
+        # yet (its first call makes them: ``materialize`` sets its ``.data``).
+        if id(t) in self._lazy or is_lazy(t) or t.layout != torch.strided or t.is_inference() or t.is_meta:
             return
         memory = _memory_of(t)
         if memory not in self._values:
-            self._values[memory] = (t, t.detach().clone(), t._version)
+            self._values[memory] = (t, t.detach().clone(), t._version, _placement(t))
 
     def _note_lazy(self, t: torch.Tensor) -> None:
         if is_lazy(t):
@@ -320,13 +321,34 @@ def _memory_of(t: torch.Tensor) -> tuple:
     views them (``x.data``, a buffer's view). A wrapper subclass's are those of the tensors
     it holds (``walk.memory_parts``); where it names none, its own object stands for them."""
     if in_own_storage(t):
-        return (t.untyped_storage().data_ptr(), t.storage_offset(), t.shape, t.stride(), t.dtype)
+        storage = t.untyped_storage()
+        # Every empty storage's data_ptr is 0: an observer's min_val and max_val, both empty
+        # until its first call, are two tensors, told apart by their storages themselves.
+        memory = storage.data_ptr() or ("empty", storage._cdata)
+        return (memory, t.storage_offset(), t.shape, t.stride(), t.dtype)
     parts = memory_parts(t)
     return tuple(map(_memory_of, parts)) if parts else (id(t),)
 
 
-def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
+# A tensor kept by UserState.keep_value: it, a copy of its values, its version, and where
+# its values lay (``_placement``).
+_Kept = tuple[torch.Tensor, torch.Tensor, int, "torch.Tensor | None"]
+
+
+def _placement(t: torch.Tensor) -> torch.Tensor | None:
+    """Where ``t``'s values lie: another tensor over them (its storage, offset, shape,
+    strides and dtype), which nothing the call does to ``t`` in place moves; None for a
+    tensor whose storage only stands in (``in_own_storage``)."""
+    return t.detach() if in_own_storage(t) else None
+
+
+def _put_back(kept: list[_Kept]) -> None:
     """Copy back each tensor whose values changed, then give it back the version it had.
+
+    A tensor the call moved to other memory in place (``buf.resize_(n)``: a quantization
+    observer's statistics grow to one per channel on their first call; ``p.data = u``) is
+    first put back where it lay, the first placement kept winning over those kept after it
+    (a copy of its values kept after the resize has the new shape, and is passed over).
 
     Only those are copied, compared on the device and read in one transfer per device
     (``torch.equal`` per tensor would wait for a GPU once per tensor). The version counter
@@ -335,17 +357,32 @@ def _put_back(kept: list[tuple[torch.Tensor, torch.Tensor, int]]) -> None:
     autograd refuses a backward through a saved tensor whose version moved, though its
     values are the very ones saved.
     """
-    kept = [(t, before, version) for t, before, version in kept if t.shape == before.shape and t.dtype == before.dtype]
+    with torch.no_grad():
+        for t, _, _, placed in reversed(kept):
+            if placed is not None and not _lies_at(t, placed):
+                t.data = placed
+    kept = [k for k in kept if k[0].shape == k[1].shape and k[0].dtype == k[1].dtype]
     by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
-    for t, before, _ in kept:
+    for t, before, _, _ in kept:
         by_device.setdefault(t.device, []).append((t, before))
     with torch.no_grad():
         for pairs in by_device.values():
             for t, before in _changed(pairs):
                 t.copy_(before)
-    moved = [(t, version) for t, _, version in kept if t._version != version]
+    moved = [(t, version) for t, _, version, _ in kept if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
+
+
+def _lies_at(t: torch.Tensor, placed: torch.Tensor) -> bool:
+    """Whether ``t``'s values still lie where ``placed``'s do (``_placement``)."""
+    return (
+        t.untyped_storage()._cdata == placed.untyped_storage()._cdata
+        and t.storage_offset() == placed.storage_offset()
+        and t.shape == placed.shape
+        and t.stride() == placed.stride()
+        and t.dtype == placed.dtype
+    )
 
 
 def _changed(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -364,9 +401,10 @@ def _compares_plainly(t: torch.Tensor) -> bool:
 
 
 def outside_state(fn: object) -> list[tuple[str, object]]:
-    """(name, value) of each module, tensor, list, tuple or dict (which may hold modules) a
-    function uses from outside its arguments: its closure's and the globals it names
-    (nothing for a module or a builtin)."""
+    """(name, value) of each module, tensor, list, tuple or dict (which may hold modules), and
+    each plain object that holds a tensor (a model of plain tensors), a function uses from
+    outside its arguments: its closure's and the globals it names (nothing for a module or
+    a builtin)."""
     if not isinstance(fn, types.FunctionType):
         return []
     try:
@@ -376,8 +414,15 @@ def outside_state(fn: object) -> list[tuple[str, object]]:
     return [
         (name, value)
         for name, value in {**found.globals, **found.nonlocals}.items()
-        if isinstance(value, (nn.Module, torch.Tensor, list, tuple, dict))
+        if isinstance(value, (nn.Module, torch.Tensor, list, tuple, dict)) or _holds_a_tensor(value)
     ]
+
+
+def _holds_a_tensor(obj: object) -> bool:
+    """A plain object (no class, module or function) with a tensor among its attributes."""
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType)) or not hasattr(obj, "__dict__"):
+        return False
+    return any(isinstance(v, torch.Tensor) for v in vars(obj).values())
 
 
 def _is_plain(obj: object) -> bool:

@@ -5,6 +5,8 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
+import sys
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
 
@@ -13,7 +15,7 @@ from torch import nn
 from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
-from ..text import dims, dtype_name
+from ..text import device_name, dims, dtype_name
 from .compiled import original_module
 from .nested import tensor_shape
 
@@ -97,6 +99,58 @@ def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]
     return paths, names
 
 
+def tensor_names(fn: object, reached: list[tuple[str, object]]) -> dict[int, str]:
+    """A name for each tensor the call reaches by a name of the user's: a variable of its
+    closure or a global (``W``), an item of a list, tuple or dict held so (``Ws[0]``,
+    ``P['w']``), an attribute of the object called or of a bound method's object (``W1``
+    for ``vz.graph(mlp, x)``: weights held the way micrograd holds them), or of an object
+    reached so (``mlp.W1`` for ``lambda x: mlp(x)``). Without it such a leaf is named by
+    its shape alone, and two of one shape are drawn alike."""
+    holder = fn.__self__ if isinstance(fn, types.MethodType) else fn
+    named = [*_attributes(holder, ""), *reached]
+    named += [item for name, value in reached for item in _attributes(value, f"{name}.")]
+    names: dict[int, str] = {}
+    for name, value in named:
+        for where, t in _held_tensors(name, value):
+            names.setdefault(id(t), where)
+    return names
+
+
+def _attributes(obj: object, prefix: str) -> list[tuple[str, object]]:
+    """The attributes of a plain object (a module's parameters are named as parameters, a
+    function's variables by ``outside_state``), each name after ``prefix``."""
+    if isinstance(obj, (nn.Module, torch.Tensor, types.FunctionType, type)) or not hasattr(obj, "__dict__"):
+        return []
+    return [(prefix + name, value) for name, value in vars(obj).items()]
+
+
+# A list or dict of more tensors than this is data (a dataset held in memory), not weights:
+# naming each of its items would cost a drawing more than the rest.
+_MAX_NAMED = 10_000
+
+
+def _held_tensors(name: str, value: object) -> list[tuple[str, torch.Tensor]]:
+    """``value`` under ``name`` where it is a tensor, each tensor of it under ``name[key]``
+    where it is a list, tuple or dict of tensors; else nothing (the first item that is no
+    tensor settles it: a vocabulary of millions of entries is not read through)."""
+    if isinstance(value, torch.Tensor):
+        return [(name, value)]
+    if isinstance(value, (list, tuple, dict)) and len(value) > _MAX_NAMED:
+        return []
+    if isinstance(value, dict):
+        items: Iterable = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return []
+    found = []
+    for key, item in items:
+        if not isinstance(item, torch.Tensor):
+            return []
+        found.append((f"{name}[{key!r}]", item))
+    return found
+
+
 def named_modules(module: nn.Module) -> Iterator[tuple[str, nn.Module]]:
     """``module.named_modules()``, with each module that ``torch.compile`` wrapped named as it
     would be unwrapped: ``block.lin``, not ``block._orig_mod.lin``, for a model whose block was
@@ -161,10 +215,13 @@ def param_names(params: Params) -> dict[int, str]:
     raise VizlibTypeError(f"params= must be a dict of name -> tensor, or an nn.Module (got {type(params).__name__}).")
 
 
-def _ones(shape: list[int | str]) -> str:
+def _ones(shape: list[int | str], device: str = "cpu") -> str:
+    """``torch.ones(2, 3)`` to write in advice (with ``device=`` where it is not the CPU)."""
     if any(isinstance(d, str) for d in shape):  # a nested tensor's ragged dimension (tensor_shape)
         return "torch.ones_like(y)"
-    return f"torch.ones({', '.join(map(str, shape))})" if shape else "torch.ones(())"  # (torch.ones() is an error)
+    on = "" if device == "cpu" else f", device={device!r}"
+    # (torch.ones() is an error)
+    return f"torch.ones({', '.join(map(str, shape))}{on})" if shape else f"torch.ones((){on})"
 
 
 def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules: Iterable[nn.Module] = ()) -> str:
@@ -197,6 +254,15 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
             "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
             f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
             f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
+        )
+    np = sys.modules.get("numpy")  # (an array handed in means NumPy is imported: vizlib need not import it)
+    arrays = [v for v in leaves if np is not None and isinstance(v, np.ndarray)]
+    if arrays:
+        return (
+            f"{name} was given a NumPy array of shape {list(arrays[0].shape)}, and autograd follows gradients "
+            "only through torch tensors: vizlib makes float tensors require grad, not arrays, so nothing "
+            "required grad and there is no graph to draw. Pass the array as a tensor: "
+            "vz.graph(f, torch.from_numpy(a)) (torch.tensor(a, dtype=torch.float32) for float32)."
         )
     floats = [v for v in leaves if isinstance(v, float) or (isinstance(v, torch.Tensor) and v.is_floating_point())]
     numbers = [v for v in leaves if isinstance(v, (int, torch.Tensor)) and not isinstance(v, bool)]
@@ -262,17 +328,27 @@ def _why_no_graph_of_a_model(name: str, made: list[torch.Tensor], frozen: bool) 
 
 
 def result_tensors(result: object) -> list[torch.Tensor]:
-    """The tensors of a call's result, in order: where torch's pytree finds them (tuples,
+    """The tensors of a call's result, in order (see ``_placed_tensors``)."""
+    return [t for _, t in _placed_tensors(result)]
+
+
+def _placed_tensors(result: object, at: str = "") -> list[tuple[str, torch.Tensor]]:
+    """The tensors of a call's result, in order, each with where Python reaches it from the
+    result (``[0]``, ``['loss']``, ``.loss``): where torch's pytree finds them (tuples,
     lists, dicts, named tuples, what a library registered), and inside a dataclass or a
-    mapping pytree does not know (an ``OrderedDict`` subclass, a model's output class)."""
+    mapping pytree does not know (an ``OrderedDict`` subclass, a model's output class),
+    which are reached by their fields and keys, not by position."""
     found = []
-    for leaf in tree_leaves(result):
+    for path, leaf in tree_flatten_with_path(result)[0]:
+        where = at + keystr(path)
         if isinstance(leaf, torch.Tensor):
-            found.append(leaf)
+            found.append((where, leaf))
         elif isinstance(leaf, Mapping):
-            found += result_tensors(list(leaf.values()))
+            for key, value in leaf.items():
+                found += _placed_tensors(value, f"{where}[{key!r}]")
         elif is_dataclass(leaf) and not isinstance(leaf, type):
-            found += result_tensors([getattr(leaf, f.name, None) for f in fields(leaf)])
+            for f in fields(leaf):
+                found += _placed_tensors(getattr(leaf, f.name, None), f"{where}.{f.name}")
     return found
 
 
@@ -292,11 +368,7 @@ def parts_to_draw(result: object) -> list[str]:
     single numbers that depend on the inputs (``['loss']``, ``[0]``, ``.loss``: a Hugging Face
     model's output holds its loss beside its logits), else the sum of the first tensor that
     does (``['out'].sum()``: a segmentation model's output, a dict of maps)."""
-    parts = [
-        (keystr(path), t.numel() == 1)
-        for path, t in tree_flatten_with_path(result)[0]
-        if isinstance(t, torch.Tensor) and t.requires_grad
-    ]
+    parts = [(where, t.numel() == 1) for where, t in _placed_tensors(result) if t.requires_grad]
     singles = [part for part, single in parts if single]
     return singles or [f"{part}.sum()" for part, _ in parts[:1]]
 
@@ -324,11 +396,12 @@ def grad_outputs(
     keeps a number, ``parts_to_draw``) word the advice when the result is not one number."""
     if grad_output is None:
         shapes = [list(tensor_shape(t)) for t in outs]
+        ones = [_ones(shape, device_name(t.device)) for shape, t in zip(shapes, outs, strict=True)]
         if len(outs) == 1 and outs[0].numel() != 1:
             raise NotScalarResult(
                 f"The result has shape {dims(shapes[0])}, not a single number, so backward has no "
                 "natural starting gradient. Pass grad_output= a tensor of that shape "
-                f"(e.g. grad_output={_ones(shapes[0])}), or return a scalar such as y.sum().",
+                f"(e.g. grad_output={ones[0]}), or return a scalar such as y.sum().",
                 shapes,
             )
         if any(t.numel() != 1 for t in outs):
@@ -336,7 +409,7 @@ def grad_outputs(
                 f"The result holds {len(outs)} tensors that depend on the inputs, of shapes "
                 f"{', '.join(map(dims, shapes))}, not a single number, so backward has no natural starting "
                 "gradient. Pass grad_output= one tensor per result tensor, in order "
-                f"(grad_output=[{', '.join(map(_ones, shapes))}]), or draw a function that returns one scalar: "
+                f"(grad_output=[{', '.join(ones)}]), or draw a function that returns one scalar: "
                 + (_draw_one(fn, parts[0]) if parts else "e.g. vz.graph(lambda x: f(x)[0].sum(), x)."),
                 shapes,
             )
@@ -351,4 +424,14 @@ def grad_outputs(
         )
     if len(seeds) != len(outs) or any(tensor_shape(s) != tensor_shape(t) for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
+    # (autograd's own words for it name neither grad_output nor the fix: "invalid gradient at index 0";
+    # a result on the meta device runs no backward, build._run_backward)
+    for seed, out in zip(seeds, outs, strict=True):
+        if seed.device != out.device and out.device.type != "meta":
+            where = device_name(out.device)
+            raise VizlibValueError(
+                f"grad_output is on {device_name(seed.device)}, but the result it seeds is on {where}: "
+                "backward needs them on the same device. Make it there, e.g. "
+                f"grad_output={_ones(list(tensor_shape(out)), where)}, or move it: grad_output.to({where!r})."
+            )
     return seeds

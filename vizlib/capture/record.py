@@ -371,10 +371,7 @@ class ForwardRecorder(TorchFunctionMode):
             return func(*args, **kwargs)
         raw, name, in_place = _call_name(func)
         if raw == "__set__":
-            # An attribute set (``t._backward_hooks = None``, ``t.data = u``) makes no node. And
-            # torch sets one on what a custom Function marked dirty, inside ``apply``, while it
-            # holds a view's lock that reading the view's ``grad_fn`` would wait for forever.
-            return func(*args, **kwargs)
+            return self._attribute_set(func, args)
         # A tensor made where this mode cannot see (a custom autograd.Function's apply) is
         # recorded when it is first used. Saved tensors stay pending until a node takes them.
         self.adopt(*_tensors(args))
@@ -403,6 +400,16 @@ class ForwardRecorder(TorchFunctionMode):
             if in_place and t._base is not None:  # an in-place op on a view rewrote its base's node
                 self._record(t._base, name)
         return out
+
+    def _attribute_set(self, func: Callable, args: Sequence) -> object:
+        """An attribute set (``t._backward_hooks = None``, ``t.data = u``) makes no node. And
+        torch sets one on what a custom Function marked dirty, inside ``apply``, while it
+        holds a view's lock that reading the view's ``grad_fn`` would wait for forever."""
+        # ``p.data = u`` (a manual update, p.data = p.data - lr * p.grad) moves the user's
+        # tensor onto other memory: kept, to be put back where it lay (guard._put_back).
+        if getattr(getattr(func, "__self__", None), "__name__", None) == "data" and not self._made_here(args[0]):
+            self.state.keep_value(args[0])
+        return func(*args)
 
     def _saved(self) -> dict[tuple, _Held]:
         """The tensors autograd holds for backward, by their elements (noted only when a

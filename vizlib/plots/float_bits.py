@@ -16,6 +16,7 @@ rounding. The caller's tensor is only read.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -118,7 +119,7 @@ def _as_tensor(x: object) -> torch.Tensor:
             "no format float_bits draws can hold it, each would store it as inf. Draw that: "
             f"vz.float_bits({'-' if x < 0 else ''}math.inf)."
         )
-    if isinstance(x, (int, float)):
+    if isinstance(x, numbers.Real):  # NumPy's numbers too (np.float32(0.1): its own float32 value)
         return torch.tensor(float(x), dtype=torch.float64, device="cpu")
     if not isinstance(x, torch.Tensor):
         raise VizlibTypeError(
@@ -174,7 +175,7 @@ def _fields(t: torch.Tensor) -> FloatBits:
 def float_bits(x: float | torch.Tensor, dtypes: Sequence[torch.dtype] | torch.dtype = DEFAULT_DTYPES) -> Figure:
     """Draw the sign, exponent and mantissa bits of ``x`` stored in each of ``dtypes``.
 
-    ``x`` is a Python number or a one-element tensor; ``dtypes`` the formats to compare
+    ``x`` is a number (Python's or NumPy's) or a one-element tensor; ``dtypes`` the formats to compare
     (one dtype or a list), by default fp32, fp16 and bf16; float64 can be drawn too. Each row shows the bits
     torch stores for ``x`` in that format, what the exponent and mantissa fields mean,
     the value they encode and how far it is from ``x``: rounding, overflow to inf,

@@ -39,9 +39,15 @@ class Explorer(StaticFallback, widgets.VBox):
     ``explorer.graph`` is the Graph of the last call that worked.
     """
 
-    def __init__(self, fn: Callable, sliders: dict[str, widgets.FloatSlider | widgets.IntSlider]):
+    def __init__(
+        self,
+        fn: Callable,
+        sliders: dict[str, widgets.FloatSlider | widgets.IntSlider],
+        by_position: tuple[str, ...],
+    ):
         self._fn = fn
         self._sliders = sliders
+        self._by_position = by_position  # the inputs fn takes by position only (_by_position)
         self._layout = LayoutCache()
         self._picture = widgets.HTML()
         self._picture.add_class(GRAPH_CLASS)
@@ -64,7 +70,8 @@ class Explorer(StaticFallback, widgets.VBox):
 
     def _draw(self, values: dict[str, float]) -> tuple[Graph, str]:
         try:
-            g = graph_of_call(self._fn, kwargs=values)  # values bind to fn's own parameters
+            args, kwargs = _split(values, self._by_position)  # values bind to fn's own parameters
+            g = graph_of_call(self._fn, args, kwargs)
         except NotScalarResult as err:  # vz.graph's advice (grad_output=) does not apply here
             shapes = ", ".join(map(dims, err.shapes))
             raise VizlibValueError(
@@ -117,9 +124,10 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
     # sliders' tracks lined up after the longest.
     style = {"description_width": f"{max(map(len, inputs)) + 2}ch"}
     sliders = {name: _slider(name, spec, style, name in counts) for name, spec in inputs.items()}
-    _check_call(fn, sig, inputs)
+    by_position = _by_position(sig, inputs)
+    _check_call(fn, sig, inputs, by_position)
     try:
-        return Explorer(fn, sliders)
+        return Explorer(fn, sliders, by_position)
     except Exception as err:
         floats = [n for n, spec in inputs.items() if n not in counts and _is_integral(spec)]
         if floats:  # (the learner's own exception, with the way out where a count got a float)
@@ -161,13 +169,33 @@ def _is_integral(spec: object) -> bool:
     return all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in values)
 
 
-def _check_call(fn: Callable, sig: inspect.Signature | None, inputs: dict) -> None:
+def _by_position(sig: inspect.Signature | None, inputs: dict) -> tuple[str, ...]:
+    """The inputs that ``fn`` takes by position only (``operator.mul(a, b, /)``, ``def f(x, /)``),
+    in order: its first positional-only parameters, up to the first not given (one after
+    it cannot be reached by position, and binding it by keyword is refused)."""
+    if sig is None:
+        return ()
+    names = []
+    for name, p in sig.parameters.items():
+        if p.kind != p.POSITIONAL_ONLY or name not in inputs:
+            break
+        names.append(name)
+    return tuple(names)
+
+
+def _split(values: dict, by_position: tuple[str, ...]) -> tuple[tuple, dict]:
+    """The call's arguments: those taken by position only, in order, and the rest by keyword."""
+    return tuple(values[name] for name in by_position), {k: v for k, v in values.items() if k not in by_position}
+
+
+def _check_call(fn: Callable, sig: inspect.Signature | None, inputs: dict, by_position: tuple[str, ...]) -> None:
     """Refuse names ``fn`` (of signature ``sig``) does not take, and arguments it needs but
     lacks, up front."""
     if sig is None:
         return
     try:
-        sig.bind(**inputs)
+        args, kwargs = _split(inputs, by_position)
+        sig.bind(*args, **kwargs)
     except TypeError as err:
         takes = ", ".join(sig.parameters)
         raise VizlibTypeError(

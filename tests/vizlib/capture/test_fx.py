@@ -119,6 +119,22 @@ def test_inputs_give_shapes_and_small_values_without_touching_the_graph(net):
     assert g.nodes[-1].value == net(x).tolist()
 
 
+class Scales(nn.Module):
+    """Scales its input in place, as image pipelines do (x.div_(255)), then uses it."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x.div_(255)
+        return x * 2
+
+
+def test_running_a_graph_that_changes_its_input_in_place_leaves_the_users_input():
+    gm = fx.symbolic_trace(Scales())
+    x = torch.full((2,), 255.0)
+    g = vz.graph(gm, x)
+    assert x.tolist() == [255.0, 255.0] and x._version == 0
+    assert g.nodes[-1].value == [2.0, 2.0]  # what running it showed
+
+
 def test_an_exported_program_labels_its_inputs_from_the_signature(ep):
     g = vz.graph(ep)
     gm = ep.graph_module

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 import vizlib as vz
-from vizlib.capture.inputs import _list_of_modules
+from vizlib.capture.inputs import _held_tensors, _list_of_modules
 from vizlib.capture.specs import ModuleSpecs
 
 
@@ -172,6 +172,45 @@ def test_inputs_nested_in_lists_and_dicts_are_named_as_python_reaches_them():
     assert g.find("targets[1]['boxes']") and g.find("images[0]")
     g = vz.graph(lambda batch: batch["x"][0] * batch["x"][1], {"x": [torch.tensor(1.0), torch.tensor(2.0)]})
     assert sorted(n.name for n in g.nodes if n.kind == "leaf") == ["batch['x'][0]", "batch['x'][1]"]
+
+
+class PlainMLP:
+    """A model as micrograd (and many a first PyTorch notebook) writes one: tensors held as
+    attributes of a plain object, no nn.Module; two of them of one shape."""
+
+    def __init__(self) -> None:
+        torch.manual_seed(0)
+        self.W1, self.b1 = torch.randn(3, 3, requires_grad=True), torch.zeros(3, requires_grad=True)
+        self.W2, self.b2 = torch.randn(3, 3, requires_grad=True), torch.zeros(3, requires_grad=True)
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x @ self.W1 + self.b1).tanh() @ self.W2 + self.b2).sum()
+
+
+def leaf_names(g: vz.Graph) -> list[str]:
+    return sorted(n.name for n in g.nodes if n.kind == "leaf")
+
+
+def test_tensors_a_call_reaches_by_a_name_are_named_so_not_by_their_shape():
+    """Not ``tensor[3, 3]`` twice: two leaves of one shape would be drawn alike."""
+    mlp, x = PlainMLP(), torch.randn(2, 3)
+    assert leaf_names(vz.graph(mlp, x)) == ["W1", "W2", "b1", "b2", "x"]
+    assert leaf_names(vz.graph(mlp.__call__, x)) == ["W1", "W2", "b1", "b2", "x"]
+    assert leaf_names(vz.graph(lambda x: mlp(x), x)) == ["mlp.W1", "mlp.W2", "mlp.b1", "mlp.b2", "x"]
+    ws = [mlp.W1, mlp.W2]
+    bias = {"first": mlp.b1}
+    g = vz.graph(lambda x: ((x @ ws[0] + bias["first"]) @ ws[1]).sum(), x)
+    assert leaf_names(g) == ["bias['first']", "ws[0]", "ws[1]", "x"]
+    assert g.find("ws[1]")[0].grad is not None and mlp.W2.grad is None
+    g = vz.graph(lambda x: (x @ mlp.W1).sum(), x, params={"first layer": mlp.W1})
+    assert leaf_names(g) == ["first layer", "x"]  # params= names it first
+
+
+def test_a_big_list_is_not_read_through_for_tensors():
+    vocabulary = _Counted(["a", "b"] * 100)
+    assert _held_tensors("vocabulary", vocabulary) == [] and vocabulary.read == 1
+    dataset = _Counted([torch.zeros(1)] * 100_000)  # data, not weights
+    assert _held_tensors("dataset", dataset) == [] and dataset.read == 0
 
 
 def test_a_model_beside_the_one_params_names_is_named_under_its_variable():

@@ -223,6 +223,60 @@ def test_graph_puts_back_a_wrapper_subclass_buffer_the_forward_changed_in_place(
     assert model.calls._version == 0
 
 
+class _PerChannelRange(nn.Module):
+    """Keeps the range of each channel it has seen, in buffers that are empty until its first
+    call and then resized in place, as a quantization observer does (prepare_qat's)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("min_val", torch.tensor([]))
+        self.register_buffer("max_val", torch.tensor([]))
+
+    def forward(self, x):
+        lo, hi = torch.aminmax(x.detach(), dim=0)
+        self.min_val.resize_(lo.shape)
+        self.max_val.resize_(hi.shape)
+        self.min_val.copy_(lo)
+        self.max_val.copy_(hi)
+        return (x * 2).sum()
+
+
+def test_graph_puts_back_buffers_the_forward_resized_in_place():
+    model = _PerChannelRange()
+    vz.graph(model, torch.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]]))
+    assert model.min_val.shape == (0,) and model.max_val.shape == (0,)
+    buf = torch.tensor([7.0])  # one with values, reached through a closure
+
+    def grows(x):
+        buf.resize_(3).fill_(0.0)
+        return (x * 2).sum()
+
+    vz.graph(grows, torch.ones(2))
+    assert buf.tolist() == [7.0] and buf._version == 0
+
+
+def test_graph_of_a_manual_update_through_data_puts_back_the_weights():
+    model = nn.Linear(3, 1)
+    weights = [p.detach().clone() for p in model.parameters()]
+
+    def step(x):
+        loss = model(x).pow(2).mean()
+        grads = torch.autograd.grad(loss, list(model.parameters()), retain_graph=True)
+        for p, g in zip(model.parameters(), grads, strict=True):
+            p.data = p.data - 0.1 * g  # (the pre-torch.no_grad() way of a manual SGD step)
+        return loss
+
+    vz.graph(step, torch.ones(4, 3))
+    assert all(torch.equal(p, w) for p, w in zip(model.parameters(), weights, strict=True))
+
+    def to_half(x):
+        model.weight.data = model.weight.data.half()
+        return (x * 2).sum()
+
+    vz.graph(to_half, torch.ones(2))
+    assert model.weight.dtype == torch.float32 and torch.equal(model.weight, weights[0])
+
+
 @pytest.mark.parametrize("make", [lambda ps: torch.optim.SGD(ps, lr=0.1, momentum=0.9), torch.optim.Adam])
 def test_graph_of_a_training_step_puts_back_the_optimizers_state_and_the_weights(make):
     model = nn.Linear(2, 1)

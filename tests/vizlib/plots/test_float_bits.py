@@ -6,6 +6,7 @@ import math
 import struct
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -235,6 +236,16 @@ def test_integers_draw_as_the_floats_they_become():
     rows = float_fields(torch.tensor(65519), [torch.float16, torch.bfloat16])
     assert [r.value for r in rows] == [65504.0, 65536.0]  # fp16 rounds down to its max; bf16 keeps 8 bits
     assert "x = 65519.0 (tensor, dtype int64)" in texts(float_bits(torch.tensor(65519)))
+
+
+def test_a_numpy_number_draws_as_the_value_it_holds():
+    # (a learner comparing NumPy's float32 with torch's: np.float32(0.1) is already rounded)
+    held = float(np.float32(0.1))
+    assert [r.value for r in float_fields(np.float32(0.1), FORMATS)] == [
+        torch.tensor(held, dtype=torch.float64).to(dt).item() for dt in FORMATS
+    ]
+    assert f"x = {held!r}" in texts(float_bits(np.float32(0.1)))
+    assert rows_drawn(float_bits(np.int64(3), [torch.float16])) == [torch_bits(3.0, torch.float16)]
 
 
 @pytest.mark.parametrize("dtypes", [None, FORMATS, [torch.float64]], ids=["default", "all four", "float64"])

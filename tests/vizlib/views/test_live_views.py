@@ -4,6 +4,7 @@ their static fallback, their errors, and that replay's steps reuse one layout.
 
 from __future__ import annotations
 
+import operator
 import re
 
 import numpy as np
@@ -93,6 +94,21 @@ def test_explore_of_a_module_checks_the_names_its_forward_takes():
     with pytest.raises(vz.VizlibError, match=re.escape("Linear(input) cannot be called with x")):
         vz.explore(torch.nn.Linear(1, 1), x=1.0)
     assert vz.explore(Double(), x=1.5).graph.find("x")[0].grad == 2.0
+
+
+def scaled(x, /, w, *, b=0.0):
+    return w * x + b
+
+
+def test_explore_hands_arguments_taken_by_position_only_by_position():
+    explorer = vz.explore(operator.mul, a=2.0, b=3.0)  # (a, b, /): no keyword reaches it
+    assert explorer.graph.find("a")[0].grad == 3.0 and explorer.graph.find("b")[0].grad == 2.0
+    explorer = vz.explore(scaled, x=2.0, w=3.0, b=1.0)
+    explorer._sliders["x"].value = 1.0
+    assert explorer.graph.find("x")[0].grad == 3.0 and explorer.graph.find("w")[0].grad == 1.0
+    assert 'class="vizlib-error"' not in explorer._picture.value
+    with pytest.raises(vz.VizlibError, match=re.escape("missing a required argument: 'x'")):
+        vz.explore(scaled, w=3.0)
 
 
 def test_explore_starts_at_the_exact_value_given_whatever_its_grid():
