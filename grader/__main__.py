@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader.host.errors import GraderError
+from grader.host.files import real_path
 from grader.host.gradebook import FORMATS
 from grader.host.notebook import COURSE_ROOT, chapter_paths, load_chapter
 from grader.host.release import release
@@ -66,6 +67,7 @@ def grade(
     from grader.host.report import table
     from grader.host.summary import class_summary, summary_text
 
+    submissions = once(no_checkpoints(submissions))
     folders = [path for path in submissions if path.is_dir()]
     if folders:
         raise GraderError(
@@ -120,6 +122,55 @@ def grade(
         )
         return GRADING_FAILED
     return GRADED if all(result.passed for result in results) else POINTS_LOST
+
+
+CHECKPOINTS = ".ipynb_checkpoints"  # where Jupyter keeps its autosaved copy of each notebook
+
+
+def no_checkpoints(submissions: list[Path]) -> list[Path]:
+    """The submissions without Jupyter's checkpoints (``alice/.ipynb_checkpoints/
+    02_autograd-checkpoint.ipynb``, committed to a repository or found by ``find``): an
+    older copy the student did not hand in, which as their second file could be the one
+    that counts. The terminal names each one left out; a zip's are left out the same way."""
+    kept = []
+    for path in submissions:
+        if CHECKPOINTS in path.parts:
+            print(
+                f"note: {path}: a Jupyter checkpoint (an autosaved copy), not a submission: not graded", file=sys.stderr
+            )
+        else:
+            kept.append(path)
+    if submissions and not kept:
+        raise GraderError(
+            f"every file given is a Jupyter checkpoint (in {CHECKPOINTS}/), not a submission: give the "
+            "notebooks themselves."
+        )
+    return kept
+
+
+def once(submissions: list[Path]) -> list[Path]:
+    """The submissions, each file once: a glob that overlaps another (``class/*/*.ipynb
+    class/alice/*.ipynb``), ``./`` or a link gives one file twice, which would be graded
+    twice and read as the student's two submissions (or, through a linked folder, as two
+    students). Of a file's paths the one without a link or ``..`` is kept (else the first
+    by name), whatever their order, and the terminal names the others."""
+    same: dict[Path, list[Path]] = {}
+    for path in submissions:
+        same.setdefault(real_path(path), []).append(path)
+    kept = []
+    for real, paths in same.items():
+        first = min(paths, key=lambda path: (_linked(path, real), os.path.normpath(path) != str(path), str(path)))
+        kept.append(first)
+        for path in paths:
+            if path is not first:
+                told = "given twice" if path == first else f"the same file as {first}"
+                print(f"note: {path}: {told}: graded once", file=sys.stderr)
+    return kept
+
+
+def _linked(path: Path, real: Path) -> bool:
+    """Whether ``path`` reaches its file ``real`` through a link."""
+    return Path(os.path.normpath(os.path.abspath(path))) != real
 
 
 def positive(

@@ -13,13 +13,18 @@ A page is handed to its student, so it holds only what is theirs: no other stude
 result, none of the instructor's notes (how the roster matched them), and no folder of
 the instructor's machine (submissions are named by their file name; a message that
 quotes the instructor's folders shows ``…`` instead).
+
+Grading again into the same folder writes each student's page under their name again,
+never over another student's page (each page names its student in its head) or a file
+that is not a page of this grader; earlier pages of students not graded this time are
+left as they were, and ``earlier_pages`` names them for the instructor.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
 from grader.host.files import write_atomic
@@ -33,6 +38,9 @@ MAX_MESSAGE = 5_000  # characters of a check's message shown
 # Bytes of a page's file name before ".html" (file systems allow 255 bytes, not characters;
 # the room left is for "-2" when two names meet, ".html", and write_atomic's temporary name).
 MAX_NAME_BYTES = 150
+TITLE = "<title>Feedback: "  # how a page of this grader starts its title (earlier_pages)
+# The student a page is for, in its head: a later run never writes another student's page over it.
+OWNER = re.compile(r'<meta name="grader-student" content="([^"]*)">')
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 60em;
@@ -68,9 +76,10 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
+        f'<meta name="grader-student" content="{_e(row.student.id)}">',
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>Feedback: {_e(who)}, chapter {_e(chapters)}</title>",
+        f"{TITLE}{_e(who)}, chapter {_e(chapters)}</title>",
         f"<style>{STYLE}</style>",
         "</head>",
         "<body>",
@@ -80,8 +89,10 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
         parts.append(
             '<p class="warning">Graded <strong>unsandboxed</strong>: the code ran without the grader\'s sandbox.</p>'
         )
+    counted = row.counted()
     for result in row.results:
-        parts += _submission(result)
+        right = counted.get(result.expected_chapter or "") if result.handed_in_chapter else None
+        parts += _submission(result, row.label(result), row.label(right) if right else None)
     if not row.results:
         parts.append('<p class="error">No submission.</p>')
     score = sum(r.score for r in row.counted().values())
@@ -93,16 +104,27 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
     return "\n".join(parts)
 
 
-def _submission(result: SubmissionResult) -> list[str]:
-    chapter = result.chapter or result.expected_chapter or "unknown"
+def _submission(result: SubmissionResult, label: str, right: str | None = None) -> list[str]:
+    """One submission's part of the page, ``label`` naming its file. ``right``: for another
+    chapter's notebook, the student's notebook of the class's chapter that was graded, if
+    any (a repository holds every chapter's exercises): then the other one costs nothing,
+    and the page says so rather than asking for the notebook it has just graded."""
+    chapter = result.chapter or result.handed_in_chapter or result.expected_chapter or "unknown"
     earned = f"{points(result.score)} / {points(result.max_score)} points" if result.error is None else "not graded"
+    error = result.error
+    if right is not None:
+        error = (
+            f"this is the exercise notebook of chapter {result.handed_in_chapter}, not of this assignment "
+            f"(chapter {result.expected_chapter}); it costs you nothing: your {result.expected_chapter} "
+            f"notebook, {right}, is the one graded."
+        )
     parts = [
         f"<h2>Chapter {_e(chapter)}: {_e(earned)}</h2>",
-        f'<p class="muted">Submission: {_e(result.path.name)}</p>',
+        f'<p class="muted">Submission: {_e(label)}</p>',
     ]
     parts += [f'<p class="warning">Note: {_e(_private(_cut(notice, MAX_MESSAGE)))}</p>' for notice in result.notices]
-    if result.error is not None:
-        parts.append(f'<p class="error">Not graded: {_e(_private(_cut(result.error, MAX_MESSAGE)))}</p>')
+    if error is not None:
+        parts.append(f'<p class="error">Not graded: {_e(_private(_cut(error, MAX_MESSAGE)))}</p>')
         return parts
     parts += [
         "<table>",
@@ -170,7 +192,10 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possib
             continue
         stem = base = file_name(row.student.id)
         n = 1
-        while stem.casefold() in taken:  # two ids that differ only in unsafe characters, case or past the cut
+        # Two ids that differ only in unsafe characters, case or past the cut; or a file already
+        # there that is not this student's page (another student's from an earlier run, which on
+        # a disk blind to letter case is also alice.html for Alice; a file of the instructor's).
+        while stem.casefold() in taken or _not_theirs(Path(folder) / f"{stem}.html", row.student.id):
             n += 1
             stem = f"{base}-{n}"
         taken.add(stem.casefold())
@@ -186,3 +211,34 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possib
             f"{len(failed)} page(s) not written ({'; '.join(failed)}); the {len(written)} other pages were written"
         )
     return written
+
+
+def earlier_pages(folder: Path, written: list[Path]) -> list[Path]:
+    """The feedback pages in ``folder`` that this run did not write: an earlier run's, of
+    students not graded now (a student regraded alone, one whose file was withdrawn or
+    renamed). They are left as they were, but the instructor is told, since a folder handed
+    out as it is would give those students an old grade. Other files are not looked at."""
+    mine = {Path(path).name for path in written}
+    return [path for path in sorted(Path(folder).glob("*.html")) if path.name not in mine and _head(path) is not None]
+
+
+def _not_theirs(path: Path, student: str) -> bool:
+    """Whether writing the page of ``student`` to ``path`` would replace something else: a
+    file that is not a page of this grader, or another student's page."""
+    if not path.exists():
+        return False
+    head = _head(path)
+    if head is None:
+        return True
+    owner = OWNER.search(head)
+    return owner is not None and unescape(owner[1]) != student  # pages written before OWNER: as ever
+
+
+def _head(path: Path) -> str | None:
+    """The start of a feedback page of this grader at ``path``; None for any other file."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as page:
+            head = page.read(4000)
+    except OSError:
+        return None
+    return head if head.startswith("<!DOCTYPE html>") and TITLE in head else None

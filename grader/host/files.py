@@ -34,6 +34,16 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
+def real_path(path: Path) -> Path:
+    """The file ``path`` names, links followed, to tell two paths of one file apart; where
+    that cannot be found (a loop of links, which ``Path.resolve`` raises on) the path
+    itself, made absolute, so that one such submission stops no run."""
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.normpath(os.path.abspath(path)))
+
+
 def _mode(path: Path) -> int:
     """The permissions the file would get from a plain write: the old file's, else the umask's
     (mkstemp makes its file private to its owner)."""

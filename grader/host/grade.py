@@ -43,6 +43,7 @@ from tqdm import tqdm
 
 from grader.host.assemble import grading_notebook
 from grader.host.errors import GraderError
+from grader.host.files import real_path
 from grader.host.notebook import Chapter, Task, role
 from grader.host.results import EACH, SubmissionResult, TaskResult
 from grader.host.run import run_nbval, stop_all
@@ -233,7 +234,7 @@ def private(message: str, path: Path) -> str:
     """A message about a submission without the path it was given by (which may hold the
     instructor's folders): the file's name instead. It goes on the student's page."""
     message = message.removeprefix(f"{path}: ")
-    for where in sorted({str(path), os.path.abspath(path), str(Path(path).resolve())}, key=len, reverse=True):
+    for where in sorted({str(path), os.path.abspath(path), str(real_path(path))}, key=len, reverse=True):
         message = message.replace(where, path.name)
     return message
 

@@ -7,7 +7,16 @@ Without a roster, paths are read below the folder all the submissions share:
 
 - a file in a folder below it belongs to that folder (``alice/02_autograd.ipynb`` and
   ``alice/Copy of 02_autograd.ipynb`` are ``alice``'s), whatever the file is called;
+  a folder that holds a submission of its own also owns those of its one subfolder
+  (GitHub Classroom's ``alice-repo/02_autograd.ipynb`` and
+  ``alice-repo/exercises/02_autograd.ipynb`` are one student's), never those of two
+  (``sec1/notes.ipynb`` beside ``sec1/alice/`` and ``sec1/bob/`` merges no one);
 - a file directly in it is its stem (``carol.ipynb`` is ``carol``); both kinds may mix;
+  but files that all lie directly in it, each named after a chapter (``chapters``:
+  ``02_autograd.ipynb``, ``Copy of 02_autograd.ipynb``), no two after the same one, are
+  that folder's student's: grading ``submissions/alice/02_autograd.ipynb`` again on its
+  own is ``alice``, not a student called ``02_autograd`` (``02_autograd.ipynb`` beside
+  ``02_autograd (1).ipynb`` may be two students' files saved to one folder: never merged);
 - an LMS's own names give the student's id and name (``lms_student``): Moodle's folders
   ``Alice Smith_123_assignsubmission_file_`` (also when grading that one folder),
   Blackboard's ``HW1_jdoe_attempt_2024-03-01-10-00-00_02_autograd.ipynb``, Canvas's
@@ -29,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -43,22 +53,28 @@ BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d{
 # <name>[_late]_<user id>_<submission id>_<file>: Canvas's "Download Submissions", whose ids
 # run to several digits (``alice_2024_1_autograd`` is no export: a year and a part)
 CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d{4,})_(?P<submission>\d{4,})_(?P<file>.+)$", re.IGNORECASE)
+# A copy of a chapter's file, as a student's disk or browser names it: "Copy of 02_autograd",
+# "02_autograd (1)", "02_autograd-2"
+CHAPTER_FILE = re.compile(r"^(?:copy of )?(?P<chapter>.+?)(?: ?\(\d+\)|-\d+)?$", re.IGNORECASE)
 
 
-def owners(paths: list[Path], roster: Roster | None = None) -> dict[Path, Student]:
+def owners(paths: list[Path], roster: Roster | None = None, chapters: Collection[str] = ()) -> dict[Path, Student]:
     """Submission path -> its student, in the order given; GraderError where the paths and
-    the roster cannot tell two students apart."""
+    the roster cannot tell two students apart. ``chapters``: the names of the chapters the
+    files are (a file so named names no student; see the module's docstring)."""
     paths = list(dict.fromkeys(Path(path) for path in paths))
-    own, refused = _by_path(paths)
+    own, refused = _by_path(paths, chapters)
     if roster is None:
         if refused:
             raise GraderError(next(iter(refused.values())))
         return own
     keys: dict[str, Entry] = {key: entry for entry in roster.entries for key in entry.keys}
+    where, common = _placed(paths)
     found: dict[Path, Student] = {}
     matched: dict[Entry, list[Path]] = {}
     for path in paths:
-        entry = next((keys[key] for key in _candidates(path, own[path]) if key in keys), None)
+        below = where[path].parent.relative_to(common).parts
+        entry = next((keys[key] for key in _candidates(path, own[path], below) if key in keys), None)
         if entry is None:
             if path in refused:
                 raise GraderError(refused[path])
@@ -83,14 +99,16 @@ def lms_student(name: str) -> Student:
     return Student(bare)
 
 
-def _by_path(paths: list[Path]) -> tuple[dict[Path, Student], dict[Path, str]]:
+def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Path, Student], dict[Path, str]]:
     """Path -> its student without a roster (see the module's docstring); and the paths that
     cannot be told apart so, each with the refusal to raise for it."""
     if not paths:
         return {}, {}
-    where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
-    common = Path(os.path.commonpath([str(where[path].parent) for path in paths]))
-    own = _told_apart({path: _owner(where[path], common) for path in paths}, where)
+    where, common = _placed(paths)
+    folders = _student_folders([where[path].parent.relative_to(common) for path in paths])
+    own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
+    if _one_students_folder([where[path] for path in paths], common, chapters):
+        own = {path: lms_student(common.name) for path in paths}
     refused = _category_folders(paths, where, common, own)
     # One Student per id (a name read from two exports could differ), chosen in path order,
     # not argument order.
@@ -98,6 +116,12 @@ def _by_path(paths: list[Path]) -> tuple[dict[Path, Student], dict[Path, str]]:
     for path in sorted(paths, key=lambda path: str(where[path])):
         first.setdefault(own[path].id, own[path])
     return {path: first[own[path].id] for path in paths}, refused
+
+
+def _placed(paths: list[Path]) -> tuple[dict[Path, Path], Path]:
+    """Each path made absolute, and the folder all of them share."""
+    where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
+    return where, Path(os.path.commonpath([str(where[path].parent) for path in paths]))
 
 
 def _told_apart(own: dict[Path, Student], where: dict[Path, Path]) -> dict[Path, Student]:
@@ -112,15 +136,50 @@ def _told_apart(own: dict[Path, Student], where: dict[Path, Path]) -> dict[Path,
     return {path: Student(where[path].stem) if s.id in clashing else s for path, s in own.items()}
 
 
-def _owner(where: Path, common: Path) -> Student:
+def _owner(where: Path, common: Path, folders: dict[Path, Path]) -> Student:
     """The student of the submission at ``where`` (absolute), the submissions sharing
-    ``common``: an LMS's submission folder on its way, else the folder below ``common``,
-    else its stem."""
+    ``common``: an LMS's submission folder on its way, else its student's folder below
+    ``common`` (``folders``, from _student_folders), else its stem."""
     below = where.parent.relative_to(common)
     for folder in (*reversed(below.parts), common.name):
         if MOODLE.match(unicodedata.normalize("NFC", folder)):
             return lms_student(folder)
-    return lms_student(below.as_posix() if below.parts else where.stem)
+    own = folders[below]
+    return lms_student(own.as_posix() if own.parts else where.stem)
+
+
+def _one_students_folder(where: list[Path], common: Path, chapters: Collection[str]) -> bool:
+    """Whether the files are one student's folder graded on its own: each lies directly in
+    ``common`` and is named after a chapter (or a copy of one), which no student is called,
+    and no two after the same chapter (a browser's downloads of several students' files)."""
+    names = {fold(chapter) for chapter in chapters}
+    named = [fold(copy["chapter"]) if (copy := CHAPTER_FILE.match(path.stem)) else "" for path in where]
+    return (
+        bool(common.name)
+        and all(path.parent == common for path in where)
+        and all(name in names for name in named)
+        and len(set(named)) == len(named)
+    )
+
+
+def _student_folders(below: list[Path]) -> dict[Path, Path]:
+    """Each folder holding submissions (relative to the common one) -> the folder of its
+    student: itself, or the shallowest folder on its way that holds a submission directly
+    and has submissions below it in that one subfolder only (a student's repository with
+    a copy in ``exercises/``). One holding several subfolders' submissions is a group of
+    students (a section with notes beside it): each subfolder stays its own."""
+    holding = {folder for folder in below if folder.parts}
+    found = {}
+    for folder in set(below):
+        found[folder] = folder
+        for depth in range(1, len(folder.parts)):
+            ancestor = Path(*folder.parts[:depth])
+            if ancestor in holding:
+                inside = {o.parts[depth] for o in holding if len(o.parts) > depth and o.parts[:depth] == ancestor.parts}
+                if len(inside) == 1:
+                    found[folder] = ancestor
+                    break
+    return found
 
 
 def _category_folders(
@@ -168,10 +227,14 @@ def _refuse_several(roster: Roster, entry: Entry, handed: list[Path], own: dict[
     )
 
 
-def _candidates(path: Path, owner: Student) -> list[str]:
+def _candidates(path: Path, owner: Student, below: tuple[str, ...] = ()) -> list[str]:
     """How a roster's file value may name this submission, the most precise first, folded
     (roster.fold): its path and each end of it (with and without .ipynb), then its
-    folders, then the id its path gives (an LMS's user id)."""
+    folders: each end of them, and each run of the folders ``below`` the one all the
+    submissions share (a student's folder may hold theirs in a subfolder, as nbgrader's
+    ``submitted/alice/ps1/`` and a repository's ``exercises/`` do; never a folder above,
+    which may be the instructor's own, ``/home/alice``), then the id its path gives (an
+    LMS's user id)."""
     whole = Path(os.path.normpath(path))
     parts = whole.parts[1:] if whole.anchor else whole.parts
     names = [whole.as_posix(), whole.as_posix().removesuffix(SUFFIX)]
@@ -180,5 +243,7 @@ def _candidates(path: Path, owner: Student) -> list[str]:
         names += [end, end.removesuffix(SUFFIX)]
     folders = parts[:-1]
     names += ["/".join(folders[start:]) for start in range(len(folders))]
+    runs = [(start, end) for end in range(1, len(below)) for start in range(end)]  # those not ending the path
+    names += ["/".join(below[start:end]) for start, end in sorted(runs, key=lambda run: (run[0] - run[1], -run[0]))]
     names.append(owner.id)
     return list(dict.fromkeys(fold(name) for name in names if name not in ("", ".", "/")))

@@ -6,12 +6,19 @@ told apart, or an output path that cannot be written (or would overwrite a submi
 stops the run before minutes of grading, not after. ``Outputs.write`` runs once grading
 has ended and writes every part it can: one that fails (a disk gone full) costs neither
 of the others, and the error names it. Every file is written atomically (files.py), and
-never over a submission.
+never over a submission; a gradebook or report that held students this run did not grade
+(one student graded again with the class's command line) is kept as ``grades.earlier.csv``
+beside the new one (``_keeping_earlier``), and the feedback pages of such students are left
+as they were and named (feedback.py).
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -19,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.host.errors import GraderError
-from grader.host.feedback import write_feedback
+from grader.host.feedback import earlier_pages, write_feedback
+from grader.host.files import real_path
 from grader.host.gradebook import tasks_path, write_gradebook
 from grader.host.identity import owners
 from grader.host.lms import write_lms_gradebook
@@ -84,13 +92,25 @@ class Outputs:
         _warn_wrong_chapters(results)
         if self.roster is not None:
             _warn_roster(rows)
+        gradebooks = [self.gradebook] if self.gradebook else []
+        if self.gradebook and self.form != "csv":
+            gradebooks.append(tasks_path(self.gradebook))  # an LMS gradebook's tasks, beside it
         parts: list[tuple[str, Path | None, Callable[[], None]]] = [
             (
                 "--report",
                 self.report,
-                lambda: write_json(results, self.report, sandboxed, self.roster) if self.report else None,
+                lambda: _keeping_earlier(
+                    [self.report] if self.report else [],
+                    lambda: write_json(results, self.report, sandboxed, self.roster) if self.report else None,
+                    _report_files,
+                    "submission",
+                ),
             ),
-            ("--gradebook", self.gradebook, lambda: self._write_gradebook(rows, tasks)),
+            (
+                "--gradebook",
+                self.gradebook,
+                lambda: _keeping_earlier(gradebooks, lambda: self._write_gradebook(rows, tasks), _first_column),
+            ),
             ("--feedback", self.feedback, lambda: self._write_feedback(rows, tasks, sandboxed)),
         ]
         failed = []
@@ -130,6 +150,81 @@ class Outputs:
         possible = sum(value for _, value in tasks) if tasks is not None else None
         written = write_feedback(rows, self.feedback, sandboxed, possible)
         print(f"wrote {len(written)} feedback file(s) to {self.feedback}")
+        if earlier := earlier_pages(self.feedback, written):
+            names = ", ".join(path.name for path in earlier[:10]) + (
+                f" and {len(earlier) - 10} more" if len(earlier) > 10 else ""
+            )
+            print(
+                f"warning: --feedback {self.feedback}: {len(earlier)} page(s) there are of an earlier run, of "
+                f"students not graded in this one, and were left as they were: {names}. Before handing the "
+                "folder out, remove the pages of students whose grades changed, or grade the whole class "
+                "into an empty folder.",
+                file=sys.stderr,
+            )
+
+
+EARLIER = "earlier"  # grades.csv's earlier version is kept as grades.earlier.csv
+
+
+def _keeping_earlier(
+    paths: list[Path], write: Callable[[], None], keys: Callable[[str], set[str]], what: str = "student"
+) -> None:
+    """``write``, which replaces the files at ``paths``; where one of them held students (or
+    submissions: ``keys``, named ``what``) that its new version does not, as grading one student again with
+    the class's command line does, the earlier version is kept beside it
+    (``grades.earlier.csv``, numbered when taken) and the terminal says so: a class's
+    gradebook or report is never lost to a run over some of its students."""
+    copies: dict[Path, Path] = {}
+    try:
+        for path in paths:
+            if Path(path).is_file():
+                fd, temp = tempfile.mkstemp(dir=Path(path).parent, prefix=f".{Path(path).name}.", suffix=".earlier")
+                os.close(fd)
+                copies[Path(path)] = Path(temp)
+                try:
+                    shutil.copy2(path, temp)
+                except OSError:  # unreadable: nothing to compare, and no reason not to write
+                    Path(temp).unlink(missing_ok=True)
+                    del copies[Path(path)]
+        write()
+        for path, copy in list(copies.items()):
+            gone = sorted(_keys(copy, keys) - _keys(path, keys))
+            if not gone:
+                continue
+            kept = path.with_name(f"{path.stem}.{EARLIER}{path.suffix}")
+            n = 1
+            while kept.exists():
+                n += 1
+                kept = path.with_name(f"{path.stem}.{EARLIER}-{n}{path.suffix}")
+            os.replace(copy, kept)
+            del copies[path]
+            names = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
+            print(
+                f"warning: {path} held {len(gone)} {what}(s) not graded in this run ({names}); its earlier "
+                f"version is kept as {kept}",
+                file=sys.stderr,
+            )
+    finally:
+        for copy in copies.values():
+            copy.unlink(missing_ok=True)
+
+
+def _keys(path: Path, keys: Callable[[str], set[str]]) -> set[str]:
+    """``keys`` of the file's text; none where it cannot be read as such (not a file of ours)."""
+    try:
+        return keys(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError, csv.Error):
+        return set()
+
+
+def _first_column(text: str) -> set[str]:
+    """A gradebook's students: the first column below the header."""
+    return {row[0] for row in list(csv.reader(io.StringIO(text)))[1:] if row and row[0]}
+
+
+def _report_files(text: str) -> set[str]:
+    """A JSON report's submissions, by file."""
+    return {str(entry["file"]) for entry in json.loads(text)["submissions"]}
 
 
 def _refuse_clashes(
@@ -232,4 +327,4 @@ def _check_lms(form: str, roster: Roster | None, id_column: str | None) -> None:
 
 
 def _same(path: Path) -> Path:
-    return Path(path).resolve()
+    return real_path(path)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from grader.host.errors import GraderError
 from grader.host.files import write_atomic
 from grader.host.results import SubmissionResult
-from grader.host.roster import Roster
+from grader.host.roster import Roster, Student
+from grader.host.students import class_rows
 from grader.host.summary import class_summary
 
 
@@ -44,11 +46,17 @@ def table(result: SubmissionResult) -> str:
 def as_json(results: list[SubmissionResult], sandboxed: bool = True, roster: Roster | None = None) -> dict:
     """Everything the table shows, for a gradebook import, and the class summary
     (summary.py; ``sandboxed=False`` marks it unsandboxed; the ``roster`` tells it whose
-    each submission is)."""
+    each submission is: ``student`` and ``name`` as in the gradebook, and ``counted``, whether
+    this file is the one the gradebook counts for its student, so that a tool summing the
+    entries counts a student who handed in twice once)."""
+    whose, counted = _students(results, roster)
     return {
         "submissions": [
             {
                 "file": str(result.path),
+                "student": whose[n].id if n in whose else None,
+                "name": whose[n].name if n in whose else None,
+                "counted": n in counted,
                 "chapter": result.chapter,
                 "error": result.error,
                 "handed_in_chapter": result.handed_in_chapter,  # another chapter's notebook, refused
@@ -67,10 +75,24 @@ def as_json(results: list[SubmissionResult], sandboxed: bool = True, roster: Ros
                     for t in result.tasks
                 ],
             }
-            for result in results
+            for n, result in enumerate(results)
         ],
         "summary": class_summary(results, sandboxed, roster),
     }
+
+
+def _students(results: list[SubmissionResult], roster: Roster | None) -> tuple[dict[int, Student], set[int]]:
+    """Each result's student, by its place in ``results``, and the places of the results
+    that count; none where the paths cannot tell the students apart (a report alone may be
+    asked for such a class: every entry then has ``student`` null)."""
+    try:
+        rows = class_rows(results, roster)
+    except GraderError:
+        return {}, set()
+    place = {id(result): n for n, result in enumerate(results)}
+    whose = {place[id(result)]: row.student for row in rows for result in row.results}
+    counted = {place[id(result)] for row in rows for result in row.counted().values()}
+    return whose, counted
 
 
 def write_json(

@@ -14,6 +14,7 @@ counted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from grader.host.identity import owners
 from grader.host.results import SubmissionResult
@@ -45,6 +46,21 @@ class Row:
                 best[result.chapter] = result
         return best
 
+    def label(self, result: SubmissionResult) -> str:
+        """How the student's file is named in their notes and on their page: its name, or
+        the end of its path where another of their files has that name (a repository's
+        ``90_fixture.ipynb`` and ``exercises/90_fixture.ipynb``)."""
+        return file_label(result.path, [other.path for other in self.results])
+
+
+def file_label(path: Path, others: list[Path]) -> str:
+    """The shortest end of ``path`` that none of ``others`` (but itself) ends with."""
+    parts = path.parts
+    for length in range(1, len(parts)):
+        if not any(other != path and other.parts[-length:] == parts[-length:] for other in others):
+            return "/".join(parts[-length:])
+    return path.as_posix()
+
 
 def _rank(result: SubmissionResult) -> tuple[float, bool]:
     """How a submission compares with the student's others: its points, then, of equal
@@ -60,7 +76,9 @@ def _by_name(result: SubmissionResult) -> tuple[str, str]:
 def class_rows(results: list[SubmissionResult], roster: Roster | None = None) -> list[Row]:
     """One row per student, sorted by id: every submission under its student (identity.py),
     the roster's students without one, and notes on anything the instructor should look at."""
-    found = owners([result.path for result in results], roster)
+    # The chapters the files are: a file named after one names no student (identity.py).
+    chapters = {c for r in results for c in (r.chapter, r.expected_chapter, r.handed_in_chapter) if c}
+    found = owners([result.path for result in results], roster, chapters)
     rows: dict[Student, Row] = {}
     if roster:
         for student in roster.students:
@@ -70,7 +88,7 @@ def class_rows(results: list[SubmissionResult], roster: Roster | None = None) ->
         row = rows.setdefault(student, Row(student))
         row.results.append(result)
         if roster and not student.listed:
-            row.instructor_notes.append(f"{result.path.name}: {NOT_IN_ROSTER}")
+            row.instructor_notes.append(f"{row.label(result)}: {NOT_IN_ROSTER}")
     for row in rows.values():
         row.notes += _notes(row)
     return sorted(rows.values(), key=lambda row: (row.student.id.casefold(), row.student.id, row.student.listed))
@@ -83,14 +101,14 @@ def _notes(row: Row) -> list[str]:
     for result in row.results:
         if result.handed_in_chapter is not None:
             notes.append(
-                f"{result.path.name}: wrong chapter: {result.handed_in_chapter}, not {result.expected_chapter}"
+                f"{row.label(result)}: wrong chapter: {result.handed_in_chapter}, not {result.expected_chapter}"
             )
         elif result.error is not None:
             first = result.error.splitlines()[0] if result.error.strip() else "error"
-            notes.append(f"{result.path.name}: not graded: {first}")
+            notes.append(f"{row.label(result)}: not graded: {first}")
         flagged = [task.number for task in result.tasks if task.reason == "flagged"]
         if flagged:
-            notes.append(f"{result.path.name}: flagged (reaches into the checks): {', '.join(flagged)}")
+            notes.append(f"{row.label(result)}: flagged (reaches into the checks): {', '.join(flagged)}")
     return notes + _handed_twice(row)
 
 
@@ -102,9 +120,9 @@ def _handed_twice(row: Row) -> list[str]:
     for chapter in sorted(counted):
         handed = sorted((r for r in row.results if r.chapter == chapter), key=lambda r: (_by_name(r), r.score))
         if len(handed) > 1:
-            scored = ", ".join(f"{r.path.name} {_points(r.score)}/{_points(r.max_score)}" for r in handed)
+            scored = ", ".join(f"{row.label(r)} {_points(r.score)}/{_points(r.max_score)}" for r in handed)
             notes.append(
-                f"{len(handed)} submissions for chapter {chapter} ({scored}): counted {counted[chapter].path.name} "
+                f"{len(handed)} submissions for chapter {chapter} ({scored}): counted {row.label(counted[chapter])} "
                 "(the most points; of equal points, the last by name)"
             )
     return notes

@@ -78,8 +78,8 @@ def _notebook_bytes(path: Path, notices: list[str]) -> tuple[bytes, str | None]:
         data = path.read_bytes()
     except FileNotFoundError:
         raise GraderError(f"{path}: no such file. Check the path.") from None
-    except (IsADirectoryError, PermissionError) as error:
-        raise GraderError(f"{path}: cannot read it ({error.strerror}). {HINT}") from None
+    except OSError as error:  # a folder, no permission, a loop of links
+        raise GraderError(f"{path}: cannot read it ({error.strerror or error}). {HINT}") from None
     if not data.startswith(b"PK"):
         return data, None
     inner, data = _unzip_notebook(path, data)

@@ -110,7 +110,11 @@ def summary_text(summary: ClassSummary) -> str:
     students = summary["students"]
     lines = [
         f"Class summary: {summary['graded']} of {summary['submissions']} submissions graded"
-        + (f", from {students} students (each one's counted submission)" if students != summary["submissions"] else "")
+        + (
+            f", from {students} student{'' if students == 1 else 's'} (each one's counted submission)"
+            if students != summary["submissions"]
+            else ""
+        )
         + ("" if summary["sandboxed"] else " (unsandboxed: learner code ran without the sandbox)")
     ]
     chapters = list(dict.fromkeys(task["chapter"] for task in summary["tasks"]))

@@ -175,9 +175,9 @@ def test_a_wrong_chapter_submission_is_refused_with_a_note_everywhere(tmp_path, 
     assert "chapter 91_other" in entry["error"] and "90_fixture" in entry["error"]
     table = read_table(out / "grades.csv")
     assert table[0] == ["student", "name", "9.1 (2 pts)", "9.2 (3 pts)", "9.3 (1 pt)", "total (6 pts)", "notes"]
-    assert table[1][:6] == ["91_other", "", "0", "0", "0", "0"]
+    assert table[1][:6] == ["dana", "", "0", "0", "0", "0"]  # her folder, not the chapter her file is named after
     assert "wrong chapter: 91_other, not 90_fixture" in table[1][6]
-    page = (out / "feedback" / "91_other.html").read_text(encoding="utf-8")
+    page = (out / "feedback" / "dana.html").read_text(encoding="utf-8")
     assert "chapter 91_other" in page and "Hand in your 90_fixture notebook" in page
     assert "Total: 0 / 6 points" in page
     assert "wrong chapter" in err  # the instructor is told on the terminal too
@@ -313,6 +313,74 @@ def test_an_error_page_shows_no_path_of_the_instructors_machine(tmp_path, capsys
     page = (out / "90_fixture.html").read_text(encoding="utf-8")
     assert "not JSON" in page and "90_fixture.ipynb" in page
     assert str(tmp_path) not in page and str(Path.home()) + "/" not in page and str(COURSE_ROOT) not in page
+
+
+def test_one_file_given_twice_is_graded_once(tmp_path, capsys):
+    """Third class trial: ``class/*/*.ipynb class/alice/*.ipynb`` (or ``./``, or a linked
+    folder) gave alice's file twice: graded twice, her page said she handed in twice, and a
+    linked folder made her two students."""
+    for name in ("alice", "bob"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "90_fixture.ipynb").write_text("not json", encoding="utf-8")
+    broken, bob = (tmp_path / "class" / name / "90_fixture.ipynb" for name in ("alice", "bob"))
+    (tmp_path / "class" / "latest").symlink_to(broken.parent)
+    out = tmp_path / "out"
+    again = [str(broken.parent / ".." / "alice" / broken.name), str(tmp_path / "class" / "latest" / broken.name)]
+    args = ["grade", "--solutions", str(FIXTURES), "--report", str(out / "grades.json"), "--no-sandbox"]
+    args += ["--gradebook", str(out / "grades.csv")]
+    for given in ([broken, *again, bob], [*reversed(again), bob, broken]):
+        code, _, err = run_main(capsys, *args, *map(str, given))
+        assert code == 1
+        entries = json.loads((out / "grades.json").read_text(encoding="utf-8"))["submissions"]
+        assert sorted(entry["file"] for entry in entries) == [str(broken), str(bob)]  # the file's own path
+        assert [row[0] for row in read_table(out / "grades.csv")[1:]] == ["alice", "bob"]
+        assert f"{again[1]}: the same file as {broken}: graded once" in err
+
+
+def test_a_loop_of_links_handed_in_is_its_students_row_not_a_crash(tmp_path, capsys):
+    """Third class trial: a submission that is a loop of links (unpacked from a student's
+    archive) stopped the whole run with a RuntimeError's traceback before anything was graded."""
+    (tmp_path / "class" / "alice").mkdir(parents=True)
+    (tmp_path / "class" / "bob").mkdir()
+    loop = tmp_path / "class" / "alice" / "90_fixture.ipynb"
+    loop.symlink_to(loop.with_name("other.ipynb"))
+    loop.with_name("other.ipynb").symlink_to(loop)
+    (tmp_path / "class" / "bob" / "90_fixture.ipynb").write_text("not json", encoding="utf-8")
+    grades = tmp_path / "grades.csv"
+    code, _, _ = run_main(
+        capsys,
+        "grade",
+        "--solutions",
+        str(FIXTURES),
+        str(loop),
+        str(tmp_path / "class" / "bob" / "90_fixture.ipynb"),
+        "--gradebook",
+        str(grades),
+        "--no-sandbox",
+    )
+    assert code == 1
+    alice, bob = read_table(grades)[1:]
+    assert alice[0] == "alice" and "cannot read it (Too many levels of symbolic links)" in alice[-1]
+    assert bob[0] == "bob" and "not JSON" in bob[-1]
+
+
+def test_jupyters_checkpoints_are_not_graded_as_a_students_second_file(tmp_path, capsys):
+    """Third class trial: ``find class -name '*.ipynb'`` over students' repositories finds
+    the checkpoints they committed; graded, alice's older copy was her second submission
+    (and the one that counted, had it more points)."""
+    notebook = tmp_path / "class" / "alice" / "90_fixture.ipynb"
+    checkpoint = notebook.parent / ".ipynb_checkpoints" / "90_fixture-checkpoint.ipynb"
+    checkpoint.parent.mkdir(parents=True)
+    for path in (notebook, checkpoint):
+        path.write_text("not json", encoding="utf-8")
+    report = tmp_path / "grades.json"
+    args = ["grade", "--solutions", str(FIXTURES), "--report", str(report), "--no-sandbox"]
+    code, _, err = run_main(capsys, *args, str(notebook), str(checkpoint))
+    assert code == 1
+    assert [entry["file"] for entry in json.loads(report.read_text(encoding="utf-8"))["submissions"]] == [str(notebook)]
+    assert f"{checkpoint}: a Jupyter checkpoint" in err
+    code, _, err = run_main(capsys, *args, str(checkpoint))
+    assert code == 2 and "every file given is a Jupyter checkpoint" in err
 
 
 def test_a_student_not_on_the_roster_does_not_read_it_on_their_page(tmp_path):

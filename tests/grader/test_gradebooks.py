@@ -91,3 +91,32 @@ def test_the_plain_gradebook_opens_in_excel_with_accents(tmp_path):
     write_gradebook(class_rows([graded("zoe.ipynb")], roster), path, TASKS)
     assert path.read_bytes().startswith(BOM.encode("utf-8"))
     assert read_table(path)[1][:2] == ["101", "Zoë Émile"]
+
+
+def test_grading_some_students_again_keeps_the_class_gradebook_and_report(tmp_path, capsys):
+    """Third class trial: grading alice again with the class's command line replaced the
+    class's grades.csv and grades.json with files of alice alone. The earlier version is
+    kept beside each (numbered, never over an earlier copy), and the terminal says so; a
+    run over the whole class again keeps nothing."""
+    grades, report = tmp_path / "grades.csv", tmp_path / "grades.json"
+
+    def run(*names: str) -> None:
+        results = [graded(f"class/{name}/90_fixture.ipynb") for name in names]
+        Outputs.prepare([r.path for r in results], report=report, gradebook=grades).write(results, TASKS)
+
+    run("alice", "bob")
+    run("alice", "bob")
+    assert "earlier version" not in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["grades.csv", "grades.json"]
+    run("alice")
+    err = capsys.readouterr().err
+    kept = tmp_path / "grades.earlier.csv"
+    assert f"{grades} held 1 student(s) not graded in this run (bob); its earlier version is kept as {kept}" in err
+    assert f"{report} held 1 submission(s) not graded in this run (class/bob/90_fixture.ipynb)" in err
+    assert [row[0] for row in read_table(tmp_path / "grades.earlier.csv")[1:]] == ["alice", "bob"]
+    assert [row[0] for row in read_table(grades)[1:]] == ["alice"]
+    assert "class/bob/90_fixture.ipynb" in (tmp_path / "grades.earlier.json").read_text(encoding="utf-8")
+    run("bob")
+    assert [row[0] for row in read_table(tmp_path / "grades.earlier-2.csv")[1:]] == ["alice"]
+    assert [row[0] for row in read_table(tmp_path / "grades.earlier.csv")[1:]] == ["alice", "bob"]  # untouched
+    assert not [path for path in tmp_path.iterdir() if path.name.startswith(".")]  # no temporary copy left

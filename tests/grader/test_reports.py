@@ -104,6 +104,62 @@ def test_feedback_files_one_per_student_with_safe_names(tmp_path):
     assert file_name("a/b c\\d") == "a_b_c_d" and file_name("...") == "student" and file_name("../x") == "_x"
 
 
+def test_pages_of_an_earlier_run_are_named_to_the_instructor_and_left_as_they_were(tmp_path, capsys):
+    """Third class trial: grading again into the same folder (bob's file withdrawn, or alice
+    regraded alone) left bob's old page among the new ones without a word, ready to be
+    handed out with his old grade. They are kept (nothing of the instructor's is removed),
+    and the terminal names them; the instructor's own files there are not."""
+    folder = tmp_path / "feedback"
+    everyone = [result(name, {"9.1": PASS}) for name in ("alice", "bob")]
+    Outputs.prepare([r.path for r in everyone], feedback=folder).write(everyone)
+    (folder / "index.html").write_text("<!DOCTYPE html><title>My class</title>", encoding="utf-8")
+    assert "earlier run" not in capsys.readouterr().err
+    alice = [result("alice", {"9.1": HINT})]
+    Outputs.prepare([r.path for r in alice], feedback=folder).write(alice)
+    err = capsys.readouterr().err
+    assert "1 page(s) there are of an earlier run" in err and "left as they were: bob.html." in err
+    assert "index.html" not in err and "alice.html" not in err
+    assert "Exercise passed" in (folder / "bob.html").read_text(encoding="utf-8")  # kept as it was
+    assert "use sum()" in (folder / "alice.html").read_text(encoding="utf-8")
+
+
+def test_another_chapters_notebook_beside_the_right_one_costs_nothing_and_says_so():
+    """Third class trial: a GitHub Classroom repository holds every chapter's exercises;
+    graded with ``--chapter``, a student who handed in the right notebook read under a
+    second "Chapter 90_fixture: not graded" heading "Hand in your 90_fixture notebook"."""
+
+    def other(path: str) -> SubmissionResult:
+        refused = SubmissionResult(Path(path), handed_in_chapter="91_other", expected_chapter="90_fixture")
+        refused.error = "This is the exercise notebook of chapter 91_other; this assignment is chapter 90_fixture. "
+        refused.error += "Hand in your 90_fixture notebook."
+        return refused
+
+    right = result("alice", {"9.1": PASS})
+    (alice,) = class_rows([other("subs/alice/91_other.ipynb"), right])
+    page = feedback_html(alice)
+    assert "Hand in your" not in page and "<h2>Chapter 91_other: not graded</h2>" in page
+    assert "it costs you nothing: your 90_fixture notebook, alice.ipynb, is the one graded" in page
+    (bob,) = class_rows([other("subs/bob/91_other.ipynb")])  # nothing else handed in: told what to hand in
+    assert "Hand in your 90_fixture notebook" in feedback_html(bob)
+
+
+def test_grading_again_never_writes_a_page_over_another_students_or_the_instructors_file(tmp_path):
+    """Third class trial: "Alice Smith" and "Alice_Smith" share a safe name; graded together
+    their pages were Alice_Smith.html and Alice_Smith-2.html, and "Alice_Smith" graded again
+    alone wrote her page over Alice Smith's (as alice.html does over Alice.html on a disk
+    blind to letter case). A file of the instructor's of that name was replaced too."""
+    folder = tmp_path / "feedback"
+    both = [result("Alice Smith", {"9.1": PASS}), result("Alice_Smith", {"9.1": HINT})]
+    written = write_feedback(class_rows(both), folder)
+    assert [path.name for path in written] == ["Alice_Smith.html", "Alice_Smith-2.html"]
+    (folder / "bob.html").write_text("<p>my notes on bob</p>", encoding="utf-8")
+    again = write_feedback(class_rows([result("Alice_Smith", {"9.1": PASS}), result("bob", {"9.1": PASS})]), folder)
+    assert [path.name for path in again] == ["Alice_Smith-2.html", "bob-2.html"]
+    assert "Feedback for Alice Smith<" in (folder / "Alice_Smith.html").read_text(encoding="utf-8")
+    assert "Feedback for Alice_Smith<" in (folder / "Alice_Smith-2.html").read_text(encoding="utf-8")
+    assert (folder / "bob.html").read_text(encoding="utf-8") == "<p>my notes on bob</p>"
+
+
 def test_feedback_file_names_are_cut_to_bytes_and_stay_unique(tmp_path):
     """Tester's 13: a name cut to 100 characters was 248 bytes of CJK, "File name too long",
     and the pages of every student after it were lost."""

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from grader.host.errors import GraderError
+from grader.host.feedback import feedback_html
 from grader.host.gradebook import gradebook_rows
 from grader.host.identity import owners
 from grader.host.lms import write_lms_gradebook
 from grader.host.outputs import Outputs
+from grader.host.report import as_json
 from grader.host.roster import read_roster
 from grader.host.students import class_rows
 from grader.host.summary import class_summary, summary_text
@@ -191,3 +193,88 @@ def test_names_shaped_like_an_export_but_of_two_people_are_never_merged():
     assert [s.id for s in owners(loose).values()] == ["alice_2024_1_autograd", "bob_2024_1_autograd"]
     same_id = [Path("c/ann_12345_67890_hw.ipynb"), Path("c/bob_12345_67891_hw.ipynb")]
     assert [s.id for s in owners(same_id).values()] == ["ann_12345_67890_hw", "bob_12345_67891_hw"]
+
+
+# --- the third class trial: repositories, nbgrader's folders, one student regraded ---------
+
+
+def test_a_students_repository_with_a_copy_in_a_subfolder_is_one_student():
+    """GitHub Classroom: a repository per student; alice's notebook is at its top and again
+    in exercises/. It was two rows (``alice-repo`` and ``alice-repo/exercises``), one of
+    them the worse grade an LMS would take. A folder holding notes beside several
+    students' folders still merges none of them."""
+    rows = class_rows(
+        [
+            graded("hw/alice-repo/90_fixture.ipynb", passed=("9.1",)),
+            graded("hw/alice-repo/exercises/90_fixture.ipynb"),
+            graded("hw/bob-repo/exercises/90_fixture.ipynb"),
+        ]
+    )
+    assert [(row.student.id, len(row.results)) for row in rows] == [("alice-repo", 2), ("bob-repo/exercises", 1)]
+    # the note and the page tell her two files of one name apart
+    note = "(alice-repo/90_fixture.ipynb 2/6, exercises/90_fixture.ipynb 6/6): counted exercises/90_fixture.ipynb"
+    assert note in rows[0].notes[0]
+    page = feedback_html(rows[0])
+    assert "Submission: alice-repo/90_fixture.ipynb<" in page and "Submission: exercises/90_fixture.ipynb<" in page
+    assert rows[0].counted()["90_fixture"].score == 6
+    sections = ["sec1/notes.ipynb", "sec1/alice/90.ipynb", "sec1/bob/90.ipynb", "sec2/carol/90.ipynb"]
+    found = owners([Path("class") / path for path in sections])
+    assert [s.id for s in found.values()] == ["sec1", "sec1/alice", "sec1/bob", "sec2/carol"]
+
+
+def test_a_roster_names_a_student_by_their_folder_above_the_notebooks_own(tmp_path):
+    """nbgrader's ``submitted/<student>/<assignment>/`` and a repository's ``exercises/``: the
+    roster's file ``alice`` (the student's folder, as the README says) names alice's
+    notebook; it named nothing, and alice got "no submission" beside an unlisted row."""
+    roster = read_roster(roster_file(tmp_path, "file,id,name\nalice,a1,Alice\nhw2-bob,b1,Bob\n"))
+    paths = [Path("submitted/alice/ps1/90_fixture.ipynb"), Path("hw2/hw2-bob/exercises/90_fixture.ipynb")]
+    assert [(s.id, s.listed) for s in owners(paths, roster).values()] == [("a1", True), ("b1", True)]
+    # never a folder above the class's own: the instructor's home, /home/chen, names no one
+    home = read_roster(roster_file(tmp_path, "file,id\nchen,c1\n"))
+    paths = [tmp_path / "chen" / "submitted" / name / "ps1" / "90_fixture.ipynb" for name in ("bob", "dana")]
+    assert [(s.id, s.listed) for s in owners(paths, home).values()] == [("bob/ps1", False), ("dana/ps1", False)]
+
+
+def test_one_students_folder_graded_again_on_its_own_is_that_student():
+    """Regrading alice alone (``submissions/alice/90_fixture.ipynb``) named her ``90_fixture``:
+    her page and gradebook row went under the chapter's name. A file named after the
+    chapter names no student; a loose file named after its student still is that student;
+    and two files named after one chapter (a browser's ``90_fixture (1).ipynb``) may be two
+    students' and are never merged."""
+    assert [row.student.id for row in class_rows([graded("submissions/alice/90_fixture.ipynb")])] == ["alice"]
+    assert [row.student.id for row in class_rows([graded("submissions/alice/Copy of 90_fixture.ipynb")])] == ["alice"]
+    downloads = [graded("Downloads/90_fixture.ipynb"), graded("Downloads/90_fixture (1).ipynb")]
+    assert [row.student.id for row in class_rows(downloads)] == ["90_fixture", "90_fixture (1)"]
+    assert [row.student.id for row in class_rows([graded("class/carol.ipynb")])] == ["carol"]
+    assert [row.student.id for row in class_rows([graded("class/carol.ipynb"), graded("class/90_fixture.ipynb")])] == [
+        "90_fixture",
+        "carol",
+    ]
+
+
+def test_the_json_report_names_each_files_student_and_the_file_that_counts(tmp_path):
+    """Third class trial: the report listed files only, so a script importing it summed
+    alice's two files (9 of 6 points) and could not say whose each was."""
+    for order in ([0, 1, 2], [2, 1, 0]):
+        entries = {e["file"]: e for e in as_json(twice(order))["submissions"]}
+        assert [(e["student"], e["counted"]) for _, e in sorted(entries.items())] == [
+            ("alice", False),
+            ("alice", True),
+            ("bob", True),
+        ]
+        assert sum(e["score"] for e in entries.values() if e["counted"]) == 6 + 2
+    roster = read_roster(roster_file(tmp_path, "file,id,name\nalice,a1,Alice A\n"))
+    alice = as_json(twice([0, 1, 2]), roster=roster)["submissions"][1]
+    assert (alice["student"], alice["name"], alice["counted"]) == ("a1", "Alice A", True)
+    # a report alone of files no folder tells apart: no student, and no crash
+    clash = [graded("alex.ipynb"), graded("late/alex.ipynb")]
+    assert [(e["student"], e["counted"]) for e in as_json(clash)["submissions"]] == [(None, False), (None, False)]
+
+
+def test_one_learner_checking_all_their_notebooks_is_one_student():
+    """``grade exercises/*.ipynb --chapter each``: a learner's own notebooks, named after
+    their chapters, are one student's (the summary said "from 1 students" at best)."""
+    mine = [graded("exercises/90_fixture.ipynb"), graded("exercises/91_other.ipynb", passed=())]
+    mine[1].chapter = "91_other"
+    assert [(row.student.id, len(row.results)) for row in class_rows(mine)] == [("exercises", 2)]
+    assert "from 1 student (each" in summary_text(class_summary(mine))
