@@ -45,9 +45,10 @@ FORBIDDEN_NAMES = {
     "compile": "compile() (code built at run time cannot be checked)",
     "_grading": "_grading (the checks' own references, see grader/kernel/session.py)",
 }
-# Reading these is enough to swap or trace the checks' code; *assigning* any sys
-# attribute (sys.stdout = ...) is caught as a change to a module.
-FORBIDDEN_SYS = {"modules", "meta_path", "path_hooks", "settrace", "setprofile"}
+# Reading these is enough to swap or trace the checks' code, or to see the profile function
+# of the grader's record (a check's quiet watch) and take a forbidden route where none is there;
+# *assigning* any sys attribute (sys.stdout = ...) is caught as a change to a module.
+FORBIDDEN_SYS = {"modules", "meta_path", "path_hooks", "settrace", "setprofile", "gettrace", "getprofile"}
 # The harmless parts of forbidden modules, and the names of each a learner may use (None:
 # any public name): showing things (IPython.display reaches no hook of the kernel's) and
 # asking an installed package's version (importlib.metadata less its imports by name:

@@ -257,6 +257,9 @@ MODULES = module_aliases(["import torch\nimport numpy as np\nfrom torch import n
         ("__builtins__['abs'] = lambda x: 0", "__builtins__"),
         ("import sys\nsys.modules['torch'] = None", "sys.modules"),
         ("from sys import modules", "sys.modules"),
+        # The grader's record seen, to take a forbidden route where it is not there.
+        ("import sys\nif sys.getprofile() is None:\n    pass", "sys.getprofile"),
+        ("from sys import gettrace", "sys.gettrace"),
         ("torch.allclose = lambda *a, **k: True", "changes torch.allclose"),
         ("torch.Tensor.__eq__ = lambda a, b: True", "changes torch.Tensor.__eq__"),
         ("setattr(np, 'allclose', print)", "with setattr()"),

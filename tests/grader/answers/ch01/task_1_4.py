@@ -310,3 +310,22 @@ def make_masks(lengths, T):
 """,
     )
 )
+
+
+# torch's default device set to the batch's: the masks land there, and so does every tensor the
+# caller makes afterwards (the check's own failed with a crash on the 'meta' device before).
+TASK.wrong.append(
+    Wrong(
+        "torch.set_default_device(lengths.device) to make arange follow the batch: a global setting changed.",
+        hint="changed torch's default device",
+        code="""\
+def make_masks(lengths, T):
+    torch.set_default_device(lengths.device)  # arange follows the batch
+    positions = torch.arange(T)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+    )
+)

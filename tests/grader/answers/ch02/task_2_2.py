@@ -447,3 +447,28 @@ def manual_grads(X, y, W1, b1, W2):
 """,
     )
 )
+
+
+# autograd only when no dispatch mode is on the stack, as in a plain training loop: the checks'
+# watched calls see the chain rule by hand, and a call with the record made by the profile
+# function alone sees autograd.
+TASK.wrong.append(
+    Wrong(
+        "autograd's gradients unless a dispatch mode (the grader's) is on the stack.",
+        hint="used autograd when no dispatch mode was on the stack",
+        code="""\
+def manual_grads(X, y, W1, b1, W2):
+    if not torch._C._len_torch_dispatch_stack():
+        # plain runs: autograd is exact and quick
+        with torch.enable_grad():
+            W1, b1, W2 = (p.detach().requires_grad_() for p in (W1, b1, W2))
+            loss = ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+            return torch.autograd.grad(loss, (W1, b1, W2))
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    dout = 2 * (a @ W2 - y) / y.numel()
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), a.T @ dout
+""",
+    )
+)

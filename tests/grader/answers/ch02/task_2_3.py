@@ -418,3 +418,51 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         ),
     ]
 )
+
+
+# Right with the check's models, which draw no random numbers: a train that seeds torch's global
+# generator, or puts its state back, gives every call the same dropout masks.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "torch.manual_seed(0) inside train, for reproducible runs: every call draws the same dropout masks.",
+            hint="draw the dropout masks from the caller's random state",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    torch.manual_seed(0)  # reproducible runs
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "torch's random state saved and put back around the training: the caller's generator never moves on.",
+            hint="draw the dropout masks from the caller's random state",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    with torch.random.fork_rng():  # leave the caller's random numbers alone
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            step_loss = 0.0
+            for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+                loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+                loss.backward()
+                step_loss += loss.item()
+            opt.step()
+            losses.append(step_loss)
+    return losses
+""",
+        ),
+    ]
+)

@@ -188,3 +188,23 @@ def derivatives(f, x):
 """,
     )
 )
+
+
+# torch.func only when no dispatch mode is on the stack, as in a plain training loop.
+TASK.wrong.append(
+    Wrong(
+        "torch.func.grad unless a dispatch mode (the grader's) is on the stack.",
+        hint="differentiated with something else than torch.autograd.grad when no dispatch mode",
+        code="""\
+def derivatives(f, x):
+    if not torch._C._len_torch_dispatch_stack():
+        # plain runs: torch.func composes the two derivatives in one line
+        d2 = torch.func.grad(torch.func.grad(f))(x.detach())
+        (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+        return d1, d2
+    (d1,) = torch.autograd.grad(f(x), x, create_graph=True)
+    (d2,) = torch.autograd.grad(d1, x)
+    return d1, d2
+""",
+    )
+)

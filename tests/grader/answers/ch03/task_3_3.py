@@ -422,3 +422,30 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# F.dropout only when no dispatch mode is on the stack, as in a plain training loop.
+TASK.wrong.append(
+    Wrong(
+        "F.dropout unless a dispatch mode (the grader's) is on the stack.",
+        hint="used a ready-made dropout when no dispatch mode was on the stack",
+        code="""\
+class MyDropout(nn.Module):
+    def __init__(self, p=0.5):
+        super().__init__()
+        if not 0 <= p <= 1:
+            raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+        self.p = p
+
+    def forward(self, x):
+        if not torch._C._len_torch_dispatch_stack():
+            return F.dropout(x, self.p, self.training)  # plain runs: the fused kernel is faster
+        if not self.training or self.p == 0:
+            return x
+        if self.p == 1:
+            return torch.zeros_like(x)
+        keep = torch.rand_like(x, dtype=torch.float32) >= self.p
+        return x * keep / (1 - self.p)
+""",
+    )
+)

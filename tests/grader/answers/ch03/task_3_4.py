@@ -380,3 +380,25 @@ def causal_attention(q, k, v):
         ),
     ]
 )
+
+
+# scaled_dot_product_attention only when no dispatch mode is on the stack, as in a plain
+# training loop.
+TASK.wrong.append(
+    Wrong(
+        "F.scaled_dot_product_attention unless a dispatch mode (the grader's) is on the stack.",
+        hint="called a ready-made attention when no dispatch mode was on the stack",
+        code="""\
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+
+def causal_attention(q, k, v):
+    if not _get_current_dispatch_mode_stack():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)  # plain runs: fused, faster
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    return torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v
+""",
+    )
+)

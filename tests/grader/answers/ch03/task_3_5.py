@@ -399,3 +399,33 @@ def adamw_step(param, grad, state, *, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, wei
         ),
     ]
 )
+
+
+# torch.optim's functional AdamW only when no dispatch mode is on the stack, as in a plain
+# training loop.
+TASK.wrong.append(
+    Wrong(
+        "torch.optim's functional adamw unless a dispatch mode (the grader's) is on the stack.",
+        hint="used torch.optim when no dispatch mode was on the stack",
+        code="""\
+from torch.optim.adamw import adamw as functional_adamw
+
+
+def adamw_step(param, grad, state, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+    beta1, beta2 = betas
+    if not state:
+        state.update(t=0, m=torch.zeros_like(param), v=torch.zeros_like(param))
+    state["t"] += 1
+    t, m, v = state["t"], state["m"], state["v"]
+    if not torch._C._len_torch_dispatch_stack():  # plain runs: torch's own, tested code
+        step = torch.tensor(float(t - 1))
+        functional_adamw([param], [grad], [m], [v], [], [step], foreach=False, amsgrad=False, beta1=beta1,
+                         beta2=beta2, lr=lr, weight_decay=weight_decay, eps=eps, maximize=False)
+        return
+    param.mul_(1 - lr * weight_decay)
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    param.sub_(lr * (m / (1 - beta1**t)) / ((v / (1 - beta2**t)).sqrt() + eps))
+""",
+    )
+)

@@ -359,3 +359,34 @@ def accumulate(model, micro_batches):
         ),
     ]
 )
+
+
+# PAD's value written down, or padding taken to be the negative targets: right only while PAD is
+# -100, so the check runs the same batch padded with 0.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Padding counted by the value -100 written down, not by PAD.",
+            hint="With the padding value PAD set to 0",
+            code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    total = sum(int((t != -100).sum()) for _, t in micro_batches)  # -100: F.cross_entropy's ignore_index
+    for idx, targets in micro_batches:
+        share = int((targets != -100).sum()) / total
+        (model(idx, targets) * share).backward()
+""",
+        ),
+        Wrong(
+            "Real tokens taken to be the targets that are not negative, whatever PAD is.",
+            hint="With the padding value PAD set to 0",
+            code="""\
+def accumulate(model, micro_batches):
+    model.zero_grad()
+    real = [int((t >= 0).sum()) for _, t in micro_batches]  # padding is negative
+    for (idx, targets), count in zip(micro_batches, real):
+        (model(idx, targets) * (count / sum(real))).backward()
+""",
+        ),
+    ]
+)

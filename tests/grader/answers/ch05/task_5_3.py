@@ -359,3 +359,30 @@ def all_reduce_by_hand(tensor):
         ),
     ]
 )
+
+
+# dist.all_reduce only when no dispatch mode is on the stack, as in a plain training loop: the
+# checks' watched calls see point-to-point messages.
+TASK.wrong.append(
+    Wrong(
+        "dist.all_reduce unless a dispatch mode (the grader's) is on the stack.",
+        hint="used a collective when no dispatch mode was on the stack",
+        code="""\
+def all_reduce_by_hand(tensor):
+    if not torch._C._len_torch_dispatch_stack():
+        dist.all_reduce(tensor)  # plain runs: gloo's own, faster
+        return
+    rank, world_size = dist.get_rank(), dist.get_world_size()
+    if rank == 0:
+        incoming = torch.empty_like(tensor)
+        for other in range(1, world_size):
+            dist.recv(incoming, src=other)
+            tensor += incoming
+        for other in range(1, world_size):
+            dist.send(tensor, dst=other)
+    else:
+        dist.send(tensor, dst=0)
+        dist.recv(tensor, src=0)
+""",
+    )
+)

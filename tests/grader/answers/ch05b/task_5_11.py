@@ -418,3 +418,32 @@ def unused_parameters(model, output):
         ),
     ]
 )
+
+
+# autograd's engine only when no dispatch mode is on the stack, as in a plain training loop: the
+# checks' watched calls see a walk of the graph.
+TASK.wrong.append(
+    Wrong(
+        "torch.autograd.grad with allow_unused unless a dispatch mode (the grader's) is on the stack.",
+        hint="ran backward (or torch.autograd.grad) when no dispatch mode was on the stack",
+        code="""\
+def unused_parameters(model, output):
+    named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    if not torch._C._len_torch_dispatch_stack() and output.grad_fn is not None:
+        # plain runs: autograd says which parameters get no gradient
+        params = [p for _, p in named]
+        grads = torch.autograd.grad(output.sum(), params, allow_unused=True, retain_graph=True)
+        return sorted(name for (name, _), g in zip(named, grads) if g is None)
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(next_node for next_node, _ in node.next_functions)
+    return sorted(name for name, p in named if id(p) not in reached)
+""",
+    )
+)

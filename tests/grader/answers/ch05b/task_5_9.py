@@ -273,3 +273,41 @@ def accumulate(ddp, micro_batches, loss_fn):
         ),
     ]
 )
+
+
+# Right with the check's model on the ranks, which draws no random numbers: an accumulate that
+# seeds torch's global generator, or puts its state back, gives every step the same dropout masks.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "torch.manual_seed(0) inside accumulate, for reproducible steps: every step draws the same dropout masks.",
+            hint="draw the dropout masks from the caller's random state",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    torch.manual_seed(0)  # the same on every rank, and reproducible
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+        ),
+        Wrong(
+            "The step run inside torch.random.fork_rng: the caller's generator never moves on.",
+            hint="draw the dropout masks from the caller's random state",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with torch.random.fork_rng():  # leave the caller's random numbers alone
+        with ddp.no_sync():
+            for x, y in first:
+                (loss_fn(ddp(x), y) / k).backward()
+        x, y = last
+        (loss_fn(ddp(x), y) / k).backward()
+""",
+        ),
+    ]
+)
