@@ -124,6 +124,13 @@ def test_grad_output_on_another_device_than_the_result_says_where_to_make_it(sha
     assert g.find("x")[0].grad == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a GPU machine)")
+def test_a_one_number_grad_output_on_the_cpu_seeds_a_loss_on_the_gpu():
+    # autograd moves a 0-d gradient to its output's device itself: no refusal of vizlib's
+    g = vz.graph(lambda x: (x * 2).sum(), torch.ones(3, device="cuda"), grad_output=torch.tensor(1.0))
+    assert g.find("x")[0].grad == [2.0, 2.0, 2.0]
+
+
 def test_the_suggested_grad_output_is_made_on_the_results_device():
     with pytest.raises(vz.VizlibError, match=r"e.g. grad_output=torch.ones\(3, device='meta'\)"):
         vz.graph(lambda x: x * 2, torch.ones(3, device="meta"))

@@ -63,7 +63,10 @@ class UserState:
 
     def __init__(self, *objs: object):
         self._objs = objs
-        self._values: dict[tuple, _Kept] = {}  # memory -> tensor, copy, version, placement
+        self._values: dict[tuple, _Kept] = {}  # memory -> tensor over it, copy, version
+        # id -> a tensor keep_value was handed and where its values lay (``_placement``): per
+        # tensor, not per memory, since ``x.data`` and ``x`` share memory but only ``x`` is moved
+        self._placements: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
@@ -96,7 +99,7 @@ class UserState:
         for entries, name, t in self._entries:  # (a ScriptModule's are a mapping without .get)
             if (entries[name] if name in entries else None) is not t:
                 entries[name] = t
-        _put_back(list(self._values.values()))
+        _put_back(list(self._values.values()), list(self._placements.values()))
         for t, grad in self._grads.values():
             if t.grad is not grad:
                 t.grad = grad
@@ -170,9 +173,13 @@ class UserState:
         # yet (its first call makes them: ``materialize`` sets its ``.data``).
         if id(t) in self._lazy or is_lazy(t) or t.layout != torch.strided or t.is_inference() or t.is_meta:
             return
+        placed = _placement(t)
+        if placed is not None and id(t) not in self._placements:
+            self._placements[id(t)] = (t, placed)
         memory = _memory_of(t)
         if memory not in self._values:
-            self._values[memory] = (t, t.detach().clone(), t._version, _placement(t))
+            # (copied back into that memory, wherever the call moves t meanwhile)
+            self._values[memory] = (t if placed is None else placed, t.detach().clone(), t._version)
 
     def _note_lazy(self, t: torch.Tensor) -> None:
         if is_lazy(t):
@@ -330,9 +337,9 @@ def _memory_of(t: torch.Tensor) -> tuple:
     return tuple(map(_memory_of, parts)) if parts else (id(t),)
 
 
-# A tensor kept by UserState.keep_value: it, a copy of its values, its version, and where
-# its values lay (``_placement``).
-_Kept = tuple[torch.Tensor, torch.Tensor, int, "torch.Tensor | None"]
+# A piece of memory kept by UserState.keep_value: a tensor over it (``_placement``, else the
+# tensor kept), a copy of its values, and its version.
+_Kept = tuple[torch.Tensor, torch.Tensor, int]
 
 
 def _placement(t: torch.Tensor) -> torch.Tensor | None:
@@ -342,13 +349,13 @@ def _placement(t: torch.Tensor) -> torch.Tensor | None:
     return t.detach() if in_own_storage(t) else None
 
 
-def _put_back(kept: list[_Kept]) -> None:
+def _put_back(kept: list[_Kept], placements: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
     """Copy back each tensor whose values changed, then give it back the version it had.
 
     A tensor the call moved to other memory in place (``buf.resize_(n)``: a quantization
     observer's statistics grow to one per channel on their first call; ``p.data = u``) is
-    first put back where it lay, the first placement kept winning over those kept after it
-    (a copy of its values kept after the resize has the new shape, and is passed over).
+    first put back where it lay (``placements``: one per tensor, the first kept); the values
+    are copied back into the memory they were kept from, not into wherever the tensor lies.
 
     Only those are copied, compared on the device and read in one transfer per device
     (``torch.equal`` per tensor would wait for a GPU once per tensor). The version counter
@@ -358,18 +365,19 @@ def _put_back(kept: list[_Kept]) -> None:
     values are the very ones saved.
     """
     with torch.no_grad():
-        for t, _, _, placed in reversed(kept):
-            if placed is not None and not _lies_at(t, placed):
+        for t, placed in placements:
+            if not _lies_at(t, placed):
                 t.data = placed
-    kept = [k for k in kept if k[0].shape == k[1].shape and k[0].dtype == k[1].dtype]
+    # the first kept last: two kept over one memory (before and after a resize) give it the first's
+    kept = [k for k in reversed(kept) if k[0].shape == k[1].shape and k[0].dtype == k[1].dtype]
     by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
-    for t, before, _, _ in kept:
+    for t, before, _ in kept:
         by_device.setdefault(t.device, []).append((t, before))
     with torch.no_grad():
         for pairs in by_device.values():
             for t, before in _changed(pairs):
                 t.copy_(before)
-    moved = [(t, version) for t, _, version, _ in kept if t._version != version]
+    moved = [(t, version) for t, _, version in kept if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
 

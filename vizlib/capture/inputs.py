@@ -425,9 +425,11 @@ def grad_outputs(
     if len(seeds) != len(outs) or any(tensor_shape(s) != tensor_shape(t) for s, t in zip(seeds, outs, strict=True)):
         raise VizlibValueError(f"grad_output must be one tensor per result tensor with the same shape ({want}).")
     # (autograd's own words for it name neither grad_output nor the fix: "invalid gradient at index 0";
-    # a result on the meta device runs no backward, build._run_backward)
+    # a result on the meta device runs no backward, build._run_backward; a one-number seed on a
+    # real device autograd moves to the result's itself, torch.tensor(1.0) for a loss on a GPU)
     for seed, out in zip(seeds, outs, strict=True):
-        if seed.device != out.device and out.device.type != "meta":
+        moved_by_autograd = seed.dim() == 0 and seed.device.type != "meta"
+        if seed.device != out.device and out.device.type != "meta" and not moved_by_autograd:
             where = device_name(out.device)
             raise VizlibValueError(
                 f"grad_output is on {device_name(seed.device)}, but the result it seeds is on {where}: "

@@ -162,6 +162,17 @@ def _closure_modules(fn: Callable) -> _Closure | None:
             f"the call's inputs and the parameters and buffers of its modules. To draw it, pass it as an "
             f"argument: vz.joint_graph(lambda x, {name}: ..., x, {name})."
         )
+    # (the rest outside_state finds: a module, a list, tuple or dict, or a plain object that
+    # holds tensors, as a micrograd-style model holds its weights)
+    held = [name for name, value in outside if not isinstance(value, (nn.Module, list, tuple, dict))]
+    if held:
+        name = held[0]
+        raise VizlibValueError(
+            f"{_name(fn)} uses the tensors {name!r} holds, from outside its arguments, but AOTAutograd traces "
+            "only the call's inputs and the parameters and buffers of its modules. To draw it, pass them as "
+            f"arguments (vz.joint_graph(lambda x, w: ..., x, {name}.w)), or hold them in an nn.Module as "
+            "nn.Parameters."
+        )
     modules = {name: value for name, value in outside if isinstance(value, nn.Module)}
     return _Closure(fn, modules) if modules else None
 

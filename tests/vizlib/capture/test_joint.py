@@ -132,6 +132,19 @@ def test_bad_input_gets_a_clear_error():
         vz.joint_graph(branches_on_a_value, torch.ones(2))
 
 
+def test_weights_held_by_a_plain_object_are_refused_with_the_way_to_pass_them():
+    # a micrograd-style model: its weights are plain tensors on a plain object
+    class TinyMLP:
+        def __init__(self):
+            self.w = torch.ones(3, requires_grad=True)
+
+    mlp = TinyMLP()
+    with pytest.raises(VizlibValueError, match=r"uses the tensors 'mlp' holds.*lambda x, w: \.\.\., x, mlp\.w"):
+        vz.joint_graph(lambda x: (mlp.w * x).sum(), torch.ones(3))
+    j = vz.joint_graph(lambda x, w: (w * x).sum(), torch.ones(3), mlp.w)  # the advice, followed
+    assert [n.name for n in j.nodes][:2] == ["x", "w"]
+
+
 def test_the_functions_own_exception_propagates_unchanged():
     def refuses(x):
         raise KeyError("mine")

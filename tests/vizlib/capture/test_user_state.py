@@ -443,3 +443,30 @@ def test_a_drawn_step_that_runs_backward_into_existing_grads_leaves_their_values
     vz.graph(accumulate, x, params=model)
     for p, (grad, values) in zip(model.parameters(), grads, strict=True):
         assert p.grad is grad and torch.equal(p.grad, values)
+
+
+def test_graph_puts_back_a_tensor_moved_by_data_then_changed_in_place_where_it_moved():
+    W = torch.tensor([1.0, 2.0, 3.0])
+    memory = W.data_ptr()
+
+    def step(x):
+        W.data = W.data * 2  # moved to memory of the call's
+        with torch.no_grad():
+            W.mul_(3)  # then changed there: those values are not the user's
+        return (W * x).sum()
+
+    vz.graph(step, torch.ones(3))
+    assert W.tolist() == [1.0, 2.0, 3.0] and W.data_ptr() == memory and W._version == 0
+
+
+def test_graph_puts_back_a_tensor_changed_through_its_data_then_moved():
+    W = torch.tensor([1.0, 2.0, 3.0])
+    memory = W.data_ptr()
+
+    def step(x):
+        W.data.mul_(2)  # in place through the alias x.data, kept as that memory
+        W.data = W.data + 1  # W itself moved: put back too
+        return (W * x).sum()
+
+    vz.graph(step, torch.ones(3))
+    assert W.tolist() == [1.0, 2.0, 3.0] and W.data_ptr() == memory
