@@ -6,10 +6,10 @@ told apart, or an output path that cannot be written (or would overwrite a submi
 stops the run before minutes of grading, not after. ``Outputs.write`` runs once grading
 has ended and writes every part it can: one that fails (a disk gone full) costs neither
 of the others, and the error names it. Every file is written atomically (files.py), and
-never over a submission; a gradebook or report that held students this run did not grade
-(one student graded again with the class's command line) is kept as ``grades.earlier.csv``
-beside the new one (``_keeping_earlier``), and the feedback pages of such students are left
-as they were and named (feedback.py).
+never over a submission; a gradebook whose rows this run changes or leaves out, or a report
+of students this run did not grade (one student graded again with the class's command line)
+is kept as ``grades.earlier.csv`` beside the new one (``_keeping_earlier``), and the
+feedback pages of such students are left as they were and named (feedback.py).
 """
 
 from __future__ import annotations
@@ -102,14 +102,19 @@ class Outputs:
                 lambda: _keeping_earlier(
                     [self.report] if self.report else [],
                     lambda: write_json(results, self.report, sandboxed, self.roster) if self.report else None,
-                    _report_files,
-                    "submission",
+                    _report_students,
+                    "not graded in this run",
                 ),
             ),
             (
                 "--gradebook",
                 self.gradebook,
-                lambda: _keeping_earlier(gradebooks, lambda: self._write_gradebook(rows, tasks), _first_column),
+                lambda: _keeping_earlier(
+                    gradebooks,
+                    lambda: self._write_gradebook(rows, tasks),
+                    _gradebook_rows,
+                    "whose rows this run changed or left out",
+                ),
             ),
             ("--feedback", self.feedback, lambda: self._write_feedback(rows, tasks, sandboxed)),
         ]
@@ -167,10 +172,11 @@ EARLIER = "earlier"  # grades.csv's earlier version is kept as grades.earlier.cs
 
 
 def _keeping_earlier(
-    paths: list[Path], write: Callable[[], None], keys: Callable[[str], set[str]], what: str = "student"
+    paths: list[Path], write: Callable[[], None], keys: Callable[[str], dict[str, str]], lost: str
 ) -> None:
-    """``write``, which replaces the files at ``paths``; where one of them held students (or
-    submissions: ``keys``, named ``what``) that its new version does not, as grading one student again with
+    """``write``, which replaces the files at ``paths``; where the new version of one lacks
+    something of its earlier one (``keys``: each thing's key and the name it is told by;
+    ``lost``: what missing keys mean, for the terminal), as grading one student again with
     the class's command line does, the earlier version is kept beside it
     (``grades.earlier.csv``, numbered when taken) and the terminal says so: a class's
     gradebook or report is never lost to a run over some of its students."""
@@ -188,7 +194,8 @@ def _keeping_earlier(
                     del copies[Path(path)]
         write()
         for path, copy in list(copies.items()):
-            gone = sorted(_keys(copy, keys) - _keys(path, keys))
+            before, now = _keys(copy, keys), _keys(path, keys)
+            gone = sorted({before[key] for key in before.keys() - now.keys()})
             if not gone:
                 continue
             kept = path.with_name(f"{path.stem}.{EARLIER}{path.suffix}")
@@ -200,8 +207,7 @@ def _keeping_earlier(
             del copies[path]
             names = ", ".join(gone[:5]) + (f" and {len(gone) - 5} more" if len(gone) > 5 else "")
             print(
-                f"warning: {path} held {len(gone)} {what}(s) not graded in this run ({names}); its earlier "
-                f"version is kept as {kept}",
+                f"warning: {path} held {len(gone)} student(s) {lost} ({names}); its earlier version is kept as {kept}",
                 file=sys.stderr,
             )
     finally:
@@ -209,22 +215,28 @@ def _keeping_earlier(
             copy.unlink(missing_ok=True)
 
 
-def _keys(path: Path, keys: Callable[[str], set[str]]) -> set[str]:
+def _keys(path: Path, keys: Callable[[str], dict[str, str]]) -> dict[str, str]:
     """``keys`` of the file's text; none where it cannot be read as such (not a file of ours)."""
     try:
         return keys(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError, csv.Error):
-        return set()
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, IndexError, AttributeError, csv.Error):
+        return {}
 
 
-def _first_column(text: str) -> set[str]:
-    """A gradebook's students: the first column below the header."""
-    return {row[0] for row in list(csv.reader(io.StringIO(text)))[1:] if row and row[0]}
+def _gradebook_rows(text: str) -> dict[str, str]:
+    """A gradebook's rows below the header, each whole, told by its first column: a row the
+    new version lacks is a student left out or changed, as a student without a submission
+    this run is (with a roster every student has a row, and the one not graded gets none
+    of their points)."""
+    return {"\x1f".join(row): row[0] for row in list(csv.reader(io.StringIO(text)))[1:] if row and row[0]}
 
 
-def _report_files(text: str) -> set[str]:
-    """A JSON report's submissions, by file."""
-    return {str(entry["file"]) for entry in json.loads(text)["submissions"]}
+def _report_students(text: str) -> dict[str, str]:
+    """A JSON report's students, by the ``student`` of each entry (by its file, in a report
+    written before entries named their student): a run from another folder, or with
+    ``./class/...``, names the same students."""
+    entries = json.loads(text)["submissions"]
+    return {key: key for entry in entries if (key := str(entry.get("student") or entry["file"]))}
 
 
 def _refuse_clashes(

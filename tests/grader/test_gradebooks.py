@@ -111,8 +111,11 @@ def test_grading_some_students_again_keeps_the_class_gradebook_and_report(tmp_pa
     run("alice")
     err = capsys.readouterr().err
     kept = tmp_path / "grades.earlier.csv"
-    assert f"{grades} held 1 student(s) not graded in this run (bob); its earlier version is kept as {kept}" in err
-    assert f"{report} held 1 submission(s) not graded in this run (class/bob/90_fixture.ipynb)" in err
+    assert (
+        f"{grades} held 1 student(s) whose rows this run changed or left out (bob); its earlier version is kept as {kept}"
+        in err
+    )
+    assert f"{report} held 1 student(s) not graded in this run (bob)" in err
     assert [row[0] for row in read_table(tmp_path / "grades.earlier.csv")[1:]] == ["alice", "bob"]
     assert [row[0] for row in read_table(grades)[1:]] == ["alice"]
     assert "class/bob/90_fixture.ipynb" in (tmp_path / "grades.earlier.json").read_text(encoding="utf-8")
@@ -120,3 +123,24 @@ def test_grading_some_students_again_keeps_the_class_gradebook_and_report(tmp_pa
     assert [row[0] for row in read_table(tmp_path / "grades.earlier-2.csv")[1:]] == ["alice"]
     assert [row[0] for row in read_table(tmp_path / "grades.earlier.csv")[1:]] == ["alice", "bob"]  # untouched
     assert not [path for path in tmp_path.iterdir() if path.name.startswith(".")]  # no temporary copy left
+
+
+def test_grading_one_student_again_with_the_roster_keeps_the_class_gradebook(tmp_path, capsys):
+    """With a roster every student has a row, so none is left out of the new gradebook when
+    one student is graded again: bob's row is there, without his points. The earlier
+    version, which has them, is kept."""
+    grades = tmp_path / "grades.csv"
+    roster = tmp_path / "roster.csv"
+    roster.write_text("file,id,name\nalice,alice,Alice\nbob,bob,Bob\n", encoding="utf-8")
+
+    def run(*names: str) -> None:
+        results = [graded(f"class/{name}/90_fixture.ipynb") for name in names]
+        Outputs.prepare([r.path for r in results], gradebook=grades, roster=roster).write(results, TASKS)
+
+    run("alice", "bob")
+    before = read_table(grades)
+    run("alice", "bob")
+    assert not (tmp_path / "grades.earlier.csv").exists()  # the same grades again: nothing to keep
+    run("alice")
+    assert "whose rows this run changed or left out (bob)" in capsys.readouterr().err
+    assert read_table(tmp_path / "grades.earlier.csv") == before
