@@ -79,11 +79,13 @@ def grade(
             f"--chapter {EACH} and --gradebook: a gradebook holds one chapter's points. Grade each chapter's "
             "class on its own (--chapter NAME)."
         )
-    # Before grading: a bad roster, an unwritable output, students that cannot be told apart.
-    outputs = Outputs.prepare(submissions, report, feedback, gradebook, roster, gradebook_format, assignment, id_column)
     chapters = {name: load_chapter(path) for name, path in chapter_paths(solutions).items()}
     if not chapters:
         raise GraderError(f"no instructor notebooks (*.ipynb) in {solutions}.")
+    # Before grading: a bad roster, an unwritable output, students that cannot be told apart.
+    outputs = Outputs.prepare(
+        submissions, report, feedback, gradebook, roster, gradebook_format, assignment, id_column, list(chapters)
+    )
     # Learners' code runs in a sandbox per kernel (grader/host/sandbox.py), or, told --no-sandbox,
     # with the instructor's rights: the tables, the JSON summary and the feedback pages then
     # say "unsandboxed". Where no sandbox can be made, grading stops here and says how to fix it.

@@ -92,7 +92,8 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
     counted = row.counted()
     for result in row.results:
         right = counted.get(result.expected_chapter or "") if result.handed_in_chapter else None
-        parts += _submission(result, row.label(result), row.label(right) if right else None)
+        graded = right is not None and right.error is None  # (one not graded either: the page says why)
+        parts += _submission(result, row.label(result), row.label(right) if graded else None)
     if not row.results:
         parts.append('<p class="error">No submission.</p>')
     score = sum(r.score for r in row.counted().values())

@@ -54,8 +54,8 @@ BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d{
 # run to several digits (``alice_2024_1_autograd`` is no export: a year and a part)
 CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d{4,})_(?P<submission>\d{4,})_(?P<file>.+)$", re.IGNORECASE)
 # A copy of a chapter's file, as a student's disk or browser names it: "Copy of 02_autograd",
-# "02_autograd (1)", "02_autograd-2"
-CHAPTER_FILE = re.compile(r"^(?:copy of )?(?P<chapter>.+?)(?: ?\(\d+\)|-\d+)?$", re.IGNORECASE)
+# "02_autograd (1)", "02_autograd-2" (not "02_autograd-1002": a student number)
+CHAPTER_FILE = re.compile(r"^(?:copy of )?(?P<chapter>.+?)(?: ?\(\d+\)|-\d{1,2})?$", re.IGNORECASE)
 
 
 def owners(paths: list[Path], roster: Roster | None = None, chapters: Collection[str] = ()) -> dict[Path, Student]:
@@ -105,7 +105,11 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     if not paths:
         return {}, {}
     where, common = _placed(paths)
-    folders = _student_folders([where[path].parent.relative_to(common) for path in paths])
+    below = {path: where[path].parent.relative_to(common) for path in paths}
+    # The folders whose own files are all named after a chapter: a student's repository may
+    # own its one subfolder; a folder of students' files (``sec1/carol.ipynb``) never does.
+    mixed = {below[path] for path in paths if not _chapter_named(where[path], chapters)}
+    folders = _student_folders(list(below.values()), set(below.values()) - mixed)
     own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
     if _one_students_folder([where[path] for path in paths], common, chapters):
         own = {path: lms_student(common.name) for path in paths}
@@ -149,32 +153,44 @@ def _owner(where: Path, common: Path, folders: dict[Path, Path]) -> Student:
 
 
 def _one_students_folder(where: list[Path], common: Path, chapters: Collection[str]) -> bool:
-    """Whether the files are one student's folder graded on its own: each lies directly in
-    ``common`` and is named after a chapter (or a copy of one), which no student is called,
-    and no two after the same chapter (a browser's downloads of several students' files)."""
-    names = {fold(chapter) for chapter in chapters}
-    named = [fold(copy["chapter"]) if (copy := CHAPTER_FILE.match(path.stem)) else "" for path in where]
+    """Whether the files are one student's folder graded on its own: each lies in ``common``
+    or in its one line of subfolders (a repository's ``exercises/``), some directly in it,
+    each named after a chapter (or a copy of one), which no student is called, and no two in
+    one folder after the same chapter (a browser's downloads of several students' files)."""
+    folders = {path.parent for path in where}
+    deepest = max(folders, key=lambda folder: len(folder.parts))
+    named = [(path.parent, _chapter_named(path, chapters)) for path in where]
     return (
         bool(common.name)
-        and all(path.parent == common for path in where)
-        and all(name in names for name in named)
+        and common in folders
+        and all(folder == deepest or folder in deepest.parents for folder in folders)
+        and all(chapter for _, chapter in named)
         and len(set(named)) == len(named)
     )
 
 
-def _student_folders(below: list[Path]) -> dict[Path, Path]:
+def _chapter_named(path: Path, chapters: Collection[str]) -> str:
+    """The chapter (folded) a file is named after, a copy of one included; "" if none."""
+    copy = CHAPTER_FILE.match(path.stem)
+    name = fold(copy["chapter"]) if copy else ""
+    return name if name in {fold(chapter) for chapter in chapters} else ""
+
+
+def _student_folders(below: list[Path], repositories: set[Path]) -> dict[Path, Path]:
     """Each folder holding submissions (relative to the common one) -> the folder of its
-    student: itself, or the shallowest folder on its way that holds a submission directly
-    and has submissions below it in that one subfolder only (a student's repository with
-    a copy in ``exercises/``). One holding several subfolders' submissions is a group of
-    students (a section with notes beside it): each subfolder stays its own."""
+    student: itself, or the shallowest folder on its way that holds a submission directly,
+    each of its own named after a chapter (``repositories``), and has submissions below it
+    in that one subfolder only (a student's repository with a copy in ``exercises/``). One
+    holding several subfolders' submissions is a group of students (a section with notes
+    beside it), and one holding a file named otherwise is a folder of students' files
+    (``sec1/carol.ipynb`` beside ``sec1/alice/``): each subfolder stays its own."""
     holding = {folder for folder in below if folder.parts}
     found = {}
     for folder in set(below):
         found[folder] = folder
         for depth in range(1, len(folder.parts)):
             ancestor = Path(*folder.parts[:depth])
-            if ancestor in holding:
+            if ancestor in holding and ancestor in repositories:
                 inside = {o.parts[depth] for o in holding if len(o.parts) > depth and o.parts[:depth] == ancestor.parts}
                 if len(inside) == 1:
                     found[folder] = ancestor

@@ -21,7 +21,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +60,12 @@ class Outputs:
         form: str = "csv",
         assignment: str | None = None,
         id_column: str | None = None,
+        chapters: Collection[str] = (),
     ) -> Outputs:
-        """Check the paths, read the roster, and tell the students apart; ``feedback=True``
-        means the default folder, ``feedback/`` next to the report (or in the current
-        folder without one)."""
+        """Check the paths, read the roster, and tell the students apart (``chapters``: the
+        course's, whose names name no student, as when the class's rows are made);
+        ``feedback=True`` means the default folder, ``feedback/`` next to the report (or in
+        the current folder without one)."""
         if feedback is True:
             feedback = (report.parent if report else Path()) / FEEDBACK_FOLDER
         folder = feedback if isinstance(feedback, Path) else None
@@ -75,7 +77,7 @@ class Outputs:
         if form != "csv":
             _check_lms(form, students, id_column)
         if gradebook is not None or folder is not None or students is not None:
-            owners(submissions, students)  # refuses two students it cannot tell apart
+            owners(submissions, students, chapters)  # refuses two students it cannot tell apart
         return cls(report, folder, gradebook, students, form, assignment, id_column)
 
     def write(

@@ -112,8 +112,8 @@ def test_grading_some_students_again_keeps_the_class_gradebook_and_report(tmp_pa
     err = capsys.readouterr().err
     kept = tmp_path / "grades.earlier.csv"
     assert (
-        f"{grades} held 1 student(s) whose rows this run changed or left out (bob); its earlier version is kept as {kept}"
-        in err
+        f"{grades} held 1 student(s) whose rows this run changed or left out (bob); "
+        f"its earlier version is kept as {kept}" in err
     )
     assert f"{report} held 1 student(s) not graded in this run (bob)" in err
     assert [row[0] for row in read_table(tmp_path / "grades.earlier.csv")[1:]] == ["alice", "bob"]

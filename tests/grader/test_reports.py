@@ -141,6 +141,11 @@ def test_another_chapters_notebook_beside_the_right_one_costs_nothing_and_says_s
     assert "it costs you nothing: your 90_fixture notebook, alice.ipynb, is the one graded" in page
     (bob,) = class_rows([other("subs/bob/91_other.ipynb")])  # nothing else handed in: told what to hand in
     assert "Hand in your 90_fixture notebook" in feedback_html(bob)
+    # beside a notebook of the class's chapter that could not be graded either: no "is the one graded"
+    damaged = SubmissionResult(Path("subs/carol/90_fixture.ipynb"), chapter="90_fixture", expected_chapter="90_fixture")
+    damaged.error = "the grader failed on it (its traceback is in the report)."
+    (carol,) = class_rows([other("subs/carol/91_other.ipynb"), damaged])
+    assert "is the one graded" not in feedback_html(carol) and "Hand in your 90_fixture" in feedback_html(carol)
 
 
 def test_grading_again_never_writes_a_page_over_another_students_or_the_instructors_file(tmp_path):

@@ -220,6 +220,11 @@ def test_a_students_repository_with_a_copy_in_a_subfolder_is_one_student():
     sections = ["sec1/notes.ipynb", "sec1/alice/90.ipynb", "sec1/bob/90.ipynb", "sec2/carol/90.ipynb"]
     found = owners([Path("class") / path for path in sections])
     assert [s.id for s in found.values()] == ["sec1", "sec1/alice", "sec1/bob", "sec2/carol"]
+    # a folder of a student's loose file beside one student's folder owns no one else's
+    # (the review: carol's sec1/carol.ipynb and sec1/alice/ were one student, "sec1")
+    loose = [graded("class/sec1/carol.ipynb"), graded("class/sec1/alice/90_fixture.ipynb")]
+    rows = class_rows([*loose, graded("class/sec2/bob/90_fixture.ipynb")])
+    assert [(row.student.id, len(row.results)) for row in rows] == [("sec1", 1), ("sec1/alice", 1), ("sec2/bob", 1)]
 
 
 def test_a_roster_names_a_student_by_their_folder_above_the_notebooks_own(tmp_path):
@@ -246,6 +251,11 @@ def test_one_students_folder_graded_again_on_its_own_is_that_student():
     downloads = [graded("Downloads/90_fixture.ipynb"), graded("Downloads/90_fixture (1).ipynb")]
     assert [row.student.id for row in class_rows(downloads)] == ["90_fixture", "90_fixture (1)"]
     assert [row.student.id for row in class_rows([graded("class/carol.ipynb")])] == ["carol"]
+    # a whole repository on its own (the notebook and its copy in exercises/) is its student
+    repository = [graded("hw/alice-repo/90_fixture.ipynb"), graded("hw/alice-repo/exercises/90_fixture.ipynb")]
+    assert [(row.student.id, len(row.results)) for row in class_rows(repository)] == [("alice-repo", 2)]
+    # a student number after a dash is no copy's number: the file is that student's
+    assert [row.student.id for row in class_rows([graded("hw2/90_fixture-1002.ipynb")])] == ["90_fixture-1002"]
     assert [row.student.id for row in class_rows([graded("class/carol.ipynb"), graded("class/90_fixture.ipynb")])] == [
         "90_fixture",
         "carol",
