@@ -92,8 +92,9 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
     counted = row.counted()
     for result in row.results:
         right = counted.get(result.expected_chapter or "") if result.handed_in_chapter else None
-        graded = right is not None and right.error is None  # (one not graded either: the page says why)
-        parts += _submission(result, row.label(result), row.label(right) if graded else None)
+        # (one not graded either: the page says why)
+        graded = row.label(right) if right is not None and right.error is None else None
+        parts += _submission(result, row.label(result), graded)
     if not row.results:
         parts.append('<p class="error">No submission.</p>')
     score = sum(r.score for r in row.counted().values())
