@@ -7,15 +7,17 @@ Without a roster, paths are read below the folder all the submissions share:
 
 - a file in a folder below it belongs to that folder (``alice/02_autograd.ipynb`` and
   ``alice/Copy of 02_autograd.ipynb`` are ``alice``'s), whatever the file is called;
-  a folder that holds a submission of its own also owns those of its one subfolder
-  (GitHub Classroom's ``alice-repo/02_autograd.ipynb`` and
+  a folder whose own submissions are all named after a chapter also owns those of its one
+  subfolder (GitHub Classroom's ``alice-repo/02_autograd.ipynb`` and
   ``alice-repo/exercises/02_autograd.ipynb`` are one student's), never those of two
-  (``sec1/notes.ipynb`` beside ``sec1/alice/`` and ``sec1/bob/`` merges no one);
+  (``sec1/notes.ipynb`` beside ``sec1/alice/`` and ``sec1/bob/`` merges no one), nor a
+  folder of a student's own file (``sec1/carol.ipynb`` beside ``sec1/alice/``);
 - a file directly in it is its stem (``carol.ipynb`` is ``carol``); both kinds may mix;
-  but files that all lie directly in it, each named after a chapter (``chapters``:
-  ``02_autograd.ipynb``, ``Copy of 02_autograd.ipynb``), no two after the same one, are
-  that folder's student's: grading ``submissions/alice/02_autograd.ipynb`` again on its
-  own is ``alice``, not a student called ``02_autograd`` (``02_autograd.ipynb`` beside
+  but files that all lie in it (or in its one line of subfolders, a repository graded on
+  its own), each named after a chapter (``chapters``: ``02_autograd.ipynb``, ``Copy of
+  02_autograd.ipynb``), no two in one folder after the same one, are that folder's
+  student's: grading ``submissions/alice/02_autograd.ipynb`` again on its own is
+  ``alice``, not a student called ``02_autograd`` (``02_autograd.ipynb`` beside
   ``02_autograd (1).ipynb`` may be two students' files saved to one folder: never merged);
 - an LMS's own names give the student's id and name (``lms_student``): Moodle's folders
   ``Alice Smith_123_assignsubmission_file_`` (also when grading that one folder),
