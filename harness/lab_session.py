@@ -16,7 +16,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -63,12 +62,6 @@ def chromium() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @dataclass
 class Lab:
     url: str  # http://127.0.0.1:PORT
@@ -107,7 +100,8 @@ def lab_server(folder: Path, sandbox: Path, open_first: str | None = None) -> It
     extra = ["--open", open_first] if open_first else []
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [sys.executable, str(LAB_SCRIPT), str(folder), "--port", str(free_port()), "--no-browser", *extra],
+            # (no --port: lab.py chooses one, and chooses again if another program takes it first)
+            [sys.executable, str(LAB_SCRIPT), str(folder), "--no-browser", *extra],
             stdout=out,
             stderr=subprocess.STDOUT,
             env=sandbox_env(sandbox),

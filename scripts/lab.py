@@ -33,6 +33,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 DEFAULT_PORT = 8888
@@ -134,6 +135,47 @@ def wait_until_ready(proc: subprocess.Popen, url: str, token: str) -> bool:
     return False
 
 
+# Ports tried in all when none was asked for: the one chosen can be taken by another program
+# (a kernel's connection, a test's server) in the seconds before JupyterLab binds it.
+PORT_TRIES = 5
+
+
+def candidate_ports(asked: int | None) -> Iterator[int]:
+    """The ports to try in turn: the one asked for alone; else the default if it is free, or
+    a free one, then other free ones, each chosen when it is tried."""
+    if asked is not None:
+        yield asked
+        return
+    yield DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port()
+    for _ in range(PORT_TRIES - 1):
+        yield free_port()
+
+
+def start_lab(
+    folder: Path,
+    ports: Iterable[int],
+    open_browser: bool,
+    notebook: str | None,
+    token: str,
+    running: list[subprocess.Popen],
+) -> tuple[subprocess.Popen, str | None]:
+    """Start JupyterLab on the first of ``ports`` it can bind: the process and its URL once
+    it answers (None: it stopped, or did not answer in time). A server that stops because
+    its port was taken meanwhile is started again on the next port; each process started is
+    appended to ``running`` (the one a SIGTERM stops)."""
+    env = {**os.environ, "JUPYTER_TOKEN": token}
+    for port in ports:
+        url = f"http://{HOST}:{port}"
+        proc = subprocess.Popen(lab_command(folder, port, open_browser, notebook), env=env)
+        running.append(proc)
+        if wait_until_ready(proc, url, token):
+            return proc, url
+        if proc.poll() is None or port_is_free(port):  # still starting, or stopped for another reason
+            return proc, None
+        print(f"Port {port} was taken just before JupyterLab could listen on it: trying another.", flush=True)
+    return proc, None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Open the course in JupyterLab on 127.0.0.1 with a random token.")
     parser.add_argument("folder", type=Path, help="the folder to serve: the repository's top folder, `.`")
@@ -158,20 +200,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--open {args.open}: no such notebook in {folder}; give a path relative to the folder served")
     if args.port is not None and not port_is_free(args.port):
         parser.error(f"port {args.port} is already in use; pick another with --port, or leave it out to get a free one")
-    port = args.port or (DEFAULT_PORT if port_is_free(DEFAULT_PORT) else free_port())
 
     token = secrets.token_urlsafe(24)
-    env = {**os.environ, "JUPYTER_TOKEN": token}
-    url = f"http://{HOST}:{port}"
     if trusted := trust_course_notebooks(folder):
         print(f"Trusted the course's {trusted} notebooks: their stored pictures show before you run them.", flush=True)
     open_browser = has_display() and not args.no_browser
-    proc = subprocess.Popen(lab_command(folder, port, open_browser, args.open), env=env)
     # A `kill` of this script stops the server too; Ctrl-C reaches both, and JupyterLab
     # handles it itself (it asks for confirmation), so this script just keeps waiting.
-    signal.signal(signal.SIGTERM, lambda *_: proc.terminate())
+    running: list[subprocess.Popen] = []
+    signal.signal(signal.SIGTERM, lambda *_: running[-1].terminate() if running else None)
     try:
-        if wait_until_ready(proc, url, token):
+        proc, url = start_lab(folder, candidate_ports(args.port), open_browser, args.open, token, running)
+        if url is not None:
             print(
                 f"\n    JupyterLab is serving {folder}\n"
                 f"    Open this URL in your browser (the token is the password):\n\n"
@@ -185,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             except KeyboardInterrupt:
                 continue
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            proc.wait()
+        for started in running:  # (a Ctrl-C while it starts: the server started so far too)
+            if started.poll() is None:
+                started.terminate()
+                started.wait()
 
 
 if __name__ == "__main__":
