@@ -48,7 +48,16 @@ from .record import Drawn, ForwardRecorder
 from .rows import Pending
 from .summary import Summaries
 from .unwatched import Stretch
-from .walk import AutogradNode, Walked, output_meta, raise_if_freed, root_of, saved_tensors, walk
+from .walk import (
+    AutogradNode,
+    Walked,
+    held_by_other_hooks,
+    output_meta,
+    raise_if_freed,
+    root_of,
+    saved_tensors,
+    walk,
+)
 
 
 def capture(
@@ -370,7 +379,7 @@ def _run_backward(
     for t in outs:
         rec.read_late(t.grad_fn)  # a picture draws the results, folded or not
     ids, read, depth = (None, None, None) if drawn is None else _drawn_part(built, w, rec, drawn)
-    _name_saved(built, w, rec, ids)
+    hidden = _name_saved(built, w, rec, ids)
     order_of = None if depth is None else first_in_backward(built.node_at, w.edges, depth)
     back, handles = hook_backward([] if on_meta else w.fns, w.edges, rec.saved, summaries, read, order_of)
     rec.saved.in_backward = True
@@ -392,6 +401,12 @@ def _run_backward(
             "CheckpointFunctionBackward is a block run by torch.utils.checkpoint(use_reentrant=True): autograd "
             "keeps it as one node and runs the block again inside backward, so its ops, and the parameters it "
             "uses without being handed them, are not drawn (use_reentrant=False keeps them in the graph)."
+        )
+    if hidden:
+        g.notes.append(
+            f"{hidden} tensor(s) the drawn ops saved for backward went through the function's own saved-tensor "
+            "hooks (save_on_cpu(), saved_tensors_hooks): vizlib cannot read what those keep without running "
+            "them, so their bytes are not counted. Draw the function without them to see what it saves."
         )
     g.saved_bytes = total_saved(kept)
     return g
@@ -438,7 +453,7 @@ def _numbers(
     return later
 
 
-def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> None:
+def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> int:
     """Autograd's own names for what each drawn op node saved ("self", "result", ...; ids:
     the drawn nodes, None: all), read before backward lets the tensors go, in place of the
     pack hook's "saved[0]". Only drawn nodes: a box shows no member's names, and reading
@@ -452,17 +467,24 @@ def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | 
 
     A stretch's node lists no names (a box shows none), but the node whose numbers it shows
     is drawn: what that one saved counts by its names there too, as it would were the
-    stretch's nodes apart."""
+    stretch's nodes apart.
+
+    Returns how many tensors a drawn node saved through the function's own saved-tensor
+    hooks (``save_on_cpu()`` inside it), which vizlib's pack hook never saw: their bytes
+    are not counted, and the picture says so."""
     if not rec.save_hooks:  # the nodes named them already (_kept_for_backward)
-        return
+        return 0
     if rec.saved.outer is not None:  # reading names would run the caller's unpack hook once more each
-        return
+        return 0
+    hidden = 0
     for i in range(len(w.fns)) if ids is None else ids:
         k = built.shows.get(i, i)  # the node of the walk drawn: a stretch's, the one it shows
         fn, node = w.fns[k], built.node_at[k]
         r = rec.ops.get(fn)
         if node.kind != "op" or (r is not None and r.saved):
             continue
+        if not node.saved and not rec.packed_at.get(fn._sequence_nr()):
+            hidden += held_by_other_hooks(fn, rec.saved.unpack)
         try:
             if i not in built.shows:
                 if node.saved and (named := saved_tensors(fn).tensors):
@@ -471,6 +493,7 @@ def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | 
                 node.saved_bytes += total_saved(named) - total_saved(packed)
         except VizlibValueError:  # (saved_tensors' words are for a graph drawn after the fact)
             raise VizlibValueError(_freed_advice(w, rec)) from None
+    return hidden
 
 
 def _kept_for_backward(w: Walked, rec: ForwardRecorder) -> list[tuple[SavedTensor, tuple]]:

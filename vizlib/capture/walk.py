@@ -305,6 +305,33 @@ def _saved_attributes(node_type: type) -> tuple[str, ...]:
     return _SAVED_ATTRIBUTES[node_type]
 
 
+_RAW_SAVED: dict[type, tuple[str, ...]] = {}
+
+
+def held_by_other_hooks(fn: AutogradNode, unpack: object) -> int:
+    """How many of the tensors node ``fn`` saved went through saved-tensor hooks other than
+    those whose unpack hook is ``unpack`` (vizlib's) and torch.utils.checkpoint's: a
+    function's own ``save_on_cpu()`` or ``saved_tensors_hooks``, inside the call, where
+    vizlib's pack hook never sees them. Read from autograd's raw saved tensors, which name
+    their unpack hook without running it (it may be read-once); PyTorch 2.11's name none,
+    and none is found there."""
+    node_type = type(fn)
+    if node_type not in _RAW_SAVED:
+        _RAW_SAVED[node_type] = tuple(attr for attr in dir(node_type) if attr.startswith("_raw_saved_"))
+    found = 0
+    for attr in _RAW_SAVED[node_type]:
+        try:
+            raw = getattr(fn, attr)
+        except RuntimeError:  # freed, or none saved there
+            continue
+        for saved in raw if isinstance(raw, (list, tuple)) else [raw]:
+            hook = getattr(saved, "unpack_hook", None)
+            theirs = getattr(hook, "__module__", "") or ""
+            if hook is not None and hook != unpack and not theirs.startswith("torch.utils.checkpoint"):
+                found += 1
+    return found
+
+
 def raise_if_freed(err: RuntimeError, advice: str) -> None:
     """Raise a VizlibValueError saying ``advice`` when ``err`` is autograd's error for a graph
     whose saved tensors an earlier backward() already freed; return for any other error."""

@@ -363,6 +363,39 @@ def test_a_call_under_save_on_cpu_draws_torchs_gradients_and_saved_bytes():
     assert g.saved_bytes == plain.saved_bytes > 0
 
 
+@pytest.mark.skipif(
+    not hasattr(torch._C._autograd.SavedTensor, "unpack_hook"),
+    reason="this PyTorch's saved tensors do not name their unpack hook (2.11's do not, 2.13's do)",
+)
+@pytest.mark.parametrize("hooks", ["save_on_cpu", "saved_tensors_hooks"])
+def test_saved_tensor_hooks_inside_the_function_are_said_not_to_be_counted(hooks):
+    """The function's own hooks, inside it, hide what autograd saves from vizlib's pack hook:
+    the picture read 0 B saved without a word. It says so now, and the gradients are torch's."""
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 1))
+    x = torch.ones(3, 4)
+    plain = vz.graph(lambda x: model(x).sum(), x, params=model, show_saved=True)
+    assert not any("saved-tensor hooks" in note for note in plain.notes)
+
+    def hidden(x):
+        inner = (
+            torch.autograd.graph.save_on_cpu()
+            if hooks == "save_on_cpu"
+            else torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t)
+        )
+        with inner:
+            return model(x).sum()
+
+    g = vz.graph(hidden, x, params=model, show_saved=True)
+    assert any("function's own saved-tensor hooks" in note and "not counted" in note for note in g.notes), g.notes
+    assert g.find("0.weight")[0].grad_stats.norm == plain.find("0.weight")[0].grad_stats.norm
+
+
+def test_a_checkpointed_block_gets_no_note_of_hidden_saved_tensors():
+    model = nn.Sequential(nn.Linear(4, 5), nn.Tanh(), nn.Linear(5, 1))
+    g = vz.graph(lambda x: checkpoint(model, x, use_reentrant=False).sum(), torch.ones(3, 4))
+    assert not any("saved-tensor hooks" in note for note in g.notes)
+
+
 _DTENSOR = """
 import sys, tempfile, torch, torch.distributed as dist, vizlib as vz
 from torch.distributed.device_mesh import init_device_mesh
