@@ -313,8 +313,8 @@ def held_by_other_hooks(fn: AutogradNode, unpack: object) -> int:
     those whose unpack hook is ``unpack`` (vizlib's) and torch.utils.checkpoint's: a
     function's own ``save_on_cpu()`` or ``saved_tensors_hooks``, inside the call, where
     vizlib's pack hook never sees them. Read from autograd's raw saved tensors, which name
-    their unpack hook without running it (it may be read-once); PyTorch 2.11's name none,
-    and none is found there."""
+    their unpack hook without running it (it may be read-once); where a PyTorch's name
+    none, none is found."""
     node_type = type(fn)
     if node_type not in _RAW_SAVED:
         _RAW_SAVED[node_type] = tuple(attr for attr in dir(node_type) if attr.startswith("_raw_saved_"))

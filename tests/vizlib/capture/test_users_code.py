@@ -365,7 +365,7 @@ def test_a_call_under_save_on_cpu_draws_torchs_gradients_and_saved_bytes():
 
 @pytest.mark.skipif(
     not hasattr(torch._C._autograd.SavedTensor, "unpack_hook"),
-    reason="this PyTorch's saved tensors do not name their unpack hook (2.11's do not, 2.13's do)",
+    reason="this PyTorch's saved tensors do not name their unpack hook (2.11's and 2.13's do)",
 )
 @pytest.mark.parametrize("hooks", ["save_on_cpu", "saved_tensors_hooks"])
 def test_saved_tensor_hooks_inside_the_function_are_said_not_to_be_counted(hooks):
