@@ -110,10 +110,12 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     below = {path: where[path].parent.relative_to(common) for path in paths}
     # The folders whose own files are all named after a chapter: a student's repository may
     # own its one subfolder; a folder of students' files (``sec1/carol.ipynb``) never does.
-    mixed = {below[path] for path in paths if not _chapter_named(where[path], chapters)}
+    folded = {fold(chapter) for chapter in chapters}
+    named = {path: _chapter_named(where[path], folded) for path in paths}
+    mixed = {below[path] for path in paths if not named[path]}
     folders = _student_folders(list(below.values()), set(below.values()) - mixed)
     own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
-    if _one_students_folder([where[path] for path in paths], common, chapters):
+    if _one_students_folder([(where[path], named[path]) for path in paths], common):
         own = {path: lms_student(common.name) for path in paths}
     refused = _category_folders(paths, where, common, own)
     # One Student per id (a name read from two exports could differ), chosen in path order,
@@ -154,14 +156,15 @@ def _owner(where: Path, common: Path, folders: dict[Path, Path]) -> Student:
     return lms_student(own.as_posix() if own.parts else where.stem)
 
 
-def _one_students_folder(where: list[Path], common: Path, chapters: Collection[str]) -> bool:
-    """Whether the files are one student's folder graded on its own: each lies in ``common``
-    or in its one line of subfolders (a repository's ``exercises/``), some directly in it,
-    each named after a chapter (or a copy of one), which no student is called, and no two in
-    one folder after the same chapter (a browser's downloads of several students' files)."""
-    folders = {path.parent for path in where}
+def _one_students_folder(files: list[tuple[Path, str]], common: Path) -> bool:
+    """Whether the files (each absolute, with the chapter it is named after: ``_chapter_named``)
+    are one student's folder graded on its own: each lies in ``common`` or in its one line
+    of subfolders (a repository's ``exercises/``), some directly in it, each named after a
+    chapter (or a copy of one), which no student is called, and no two in one folder after
+    the same chapter (a browser's downloads of several students' files)."""
+    folders = {path.parent for path, _ in files}
     deepest = max(folders, key=lambda folder: len(folder.parts))
-    named = [(path.parent, _chapter_named(path, chapters)) for path in where]
+    named = [(path.parent, chapter) for path, chapter in files]
     return (
         bool(common.name)
         and common in folders
@@ -171,11 +174,12 @@ def _one_students_folder(where: list[Path], common: Path, chapters: Collection[s
     )
 
 
-def _chapter_named(path: Path, chapters: Collection[str]) -> str:
-    """The chapter (folded) a file is named after, a copy of one included; "" if none."""
+def _chapter_named(path: Path, folded: set[str]) -> str:
+    """The chapter (folded) a file is named after, a copy of one included, of the chapters
+    ``folded`` (their names folded); "" if none."""
     copy = CHAPTER_FILE.match(path.stem)
     name = fold(copy["chapter"]) if copy else ""
-    return name if name in {fold(chapter) for chapter in chapters} else ""
+    return name if name in folded else ""
 
 
 def _student_folders(below: list[Path], repositories: set[Path]) -> dict[Path, Path]:
