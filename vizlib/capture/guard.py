@@ -66,7 +66,7 @@ class UserState:
         self._values: dict[tuple, _Kept] = {}  # memory -> tensor over it, copy, version
         # id -> a tensor keep_value was handed and where its values lay (``_placement``): per
         # tensor, not per memory, since ``x.data`` and ``x`` share memory but only ``x`` is moved
-        self._placements: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._placements: dict[int, _Placed] = {}
         self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
@@ -158,6 +158,7 @@ class UserState:
                 if p is not None:
                     self._note_lazy(p)
                     self.keep_grad(p)
+                    self.keep_place(p)
                     self._entries.append((m._parameters, name, p))
             # A tensor attribute a forward pre-hook computes (prune's and the old weight_norm's
             # weight = weight_orig * mask): the call would leave its own, from vizlib's graph.
@@ -171,15 +172,29 @@ class UserState:
         put back are those before the first change through any of them."""
         # A meta tensor has no values to change or put back, nor has a lazy module's parameter
         # yet (its first call makes them: ``materialize`` sets its ``.data``).
-        if id(t) in self._lazy or is_lazy(t) or t.layout != torch.strided or t.is_inference() or t.is_meta:
+        if not self._has_place(t):
             return
-        placed = _placement(t)
-        if placed is not None and id(t) not in self._placements:
-            self._placements[id(t)] = (t, placed)
+        self.keep_place(t)
         memory = _memory_of(t)
         if memory not in self._values:
-            # (copied back into that memory, wherever the call moves t meanwhile)
+            # (copied back into that memory, where t lies now, wherever the call moves t meanwhile)
+            placed = _placement(t)
             self._values[memory] = (t if placed is None else placed, t.detach().clone(), t._version)
+
+    def keep_place(self, t: torch.Tensor) -> None:
+        """Where a tensor of the user's lies (its storage, offset, shape, strides, dtype) and its
+        version, to put it back there if the call moves it: ``t.set_(u)`` and ``t.resize_(n)``
+        move a tensor without a new one, and torch hands ``set_`` to no function mode, so the
+        recorder cannot see it coming. Memory for the values is not copied (``keep_value``
+        does that where they may change)."""
+        if id(t) not in self._placements and self._has_place(t) and (placed := _placement(t)) is not None:
+            self._placements[id(t)] = (t, placed, t._version)
+
+    def _has_place(self, t: torch.Tensor) -> bool:
+        """Whether ``t`` has values in memory to keep: not a meta tensor, an inference one
+        (no version counter), a sparse one, or a lazy module's parameter (its first call
+        makes it: ``materialize`` sets its ``.data``)."""
+        return not (id(t) in self._lazy or is_lazy(t) or t.layout != torch.strided or t.is_inference() or t.is_meta)
 
     def _note_lazy(self, t: torch.Tensor) -> None:
         if is_lazy(t):
@@ -219,6 +234,7 @@ class UserState:
         budget[0] -= 1
         if isinstance(obj, torch.Tensor):
             self.keep_grad(obj)
+            self.keep_place(obj)
             return
         if isinstance(obj, nn.Module):
             self.keep_module(obj)
@@ -340,6 +356,9 @@ def _memory_of(t: torch.Tensor) -> tuple:
 # A piece of memory kept by UserState.keep_value: a tensor over it (``_placement``, else the
 # tensor kept), a copy of its values, and its version.
 _Kept = tuple[torch.Tensor, torch.Tensor, int]
+# Where UserState.keep_place found a tensor: the tensor, another over the same values
+# (``_placement``), and its version.
+_Placed = tuple[torch.Tensor, torch.Tensor, int]
 
 
 def _placement(t: torch.Tensor) -> torch.Tensor | None:
@@ -349,13 +368,14 @@ def _placement(t: torch.Tensor) -> torch.Tensor | None:
     return t.detach() if in_own_storage(t) else None
 
 
-def _put_back(kept: list[_Kept], placements: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+def _put_back(kept: list[_Kept], placements: list[_Placed]) -> None:
     """Copy back each tensor whose values changed, then give it back the version it had.
 
     A tensor the call moved to other memory in place (``buf.resize_(n)``: a quantization
-    observer's statistics grow to one per channel on their first call; ``p.data = u``) is
-    first put back where it lay (``placements``: one per tensor, the first kept); the values
-    are copied back into the memory they were kept from, not into wherever the tensor lies.
+    observer's statistics grow to one per channel on their first call; ``p.data = u``;
+    ``w.set_(u)``) is first put back where it lay, with the version it had there
+    (``placements``: one per tensor, the first kept); the values are copied back into the
+    memory they were kept from, not into wherever the tensor lies.
 
     Only those are copied, compared on the device and read in one transfer per device
     (``torch.equal`` per tensor would wait for a GPU once per tensor). The version counter
@@ -364,10 +384,12 @@ def _put_back(kept: list[_Kept], placements: list[tuple[torch.Tensor, torch.Tens
     autograd refuses a backward through a saved tensor whose version moved, though its
     values are the very ones saved.
     """
+    moved_back = []
     with torch.no_grad():
-        for t, placed in placements:
+        for t, placed, version in placements:
             if not _lies_at(t, placed):
                 t.data = placed
+                moved_back.append((t, version))
     # the first kept last: two kept over one memory (before and after a resize) give it the first's
     kept = [k for k in reversed(kept) if k[0].shape == k[1].shape and k[0].dtype == k[1].dtype]
     by_device: dict[torch.device, list[tuple[torch.Tensor, torch.Tensor]]] = {}
@@ -377,7 +399,9 @@ def _put_back(kept: list[_Kept], placements: list[tuple[torch.Tensor, torch.Tens
         for pairs in by_device.values():
             for t, before in _changed(pairs):
                 t.copy_(before)
+    # (a tensor moved back last: the version it had before the call moved it, as its values are)
     moved = [(t, version) for t, _, version in kept if t._version != version]
+    moved += [(t, version) for t, version in moved_back if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
 

@@ -459,6 +459,25 @@ def test_graph_puts_back_a_tensor_moved_by_data_then_changed_in_place_where_it_m
     assert W.tolist() == [1.0, 2.0, 3.0] and W.data_ptr() == memory and W._version == 0
 
 
+def test_graph_puts_back_tensors_moved_by_set_which_no_function_mode_sees():
+    W = torch.tensor([1.0, 2.0, 3.0])  # reached through the closure
+    other = torch.arange(6.0)  # the call moves W onto it, then writes through W
+    lin = nn.Linear(3, 2)  # a parameter moved under no_grad
+    weight, memory, version = lin.weight.detach().clone(), lin.weight.data_ptr(), lin.weight._version
+
+    def step(x):
+        W.set_(other)
+        W.add_(1)
+        with torch.no_grad():
+            lin.weight.set_(torch.zeros(2, 3))
+        return lin(x).sum()
+
+    vz.graph(step, torch.ones(1, 3))
+    assert W.tolist() == [1.0, 2.0, 3.0] and W._version == 0
+    assert other.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert lin.weight.data_ptr() == memory and torch.equal(lin.weight, weight) and lin.weight._version == version
+
+
 def test_graph_puts_back_a_tensor_changed_through_its_data_then_moved():
     W = torch.tensor([1.0, 2.0, 3.0])
     memory = W.data_ptr()
