@@ -9,6 +9,7 @@ import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import fields, is_dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -55,9 +56,28 @@ def bound_arguments(fn: Callable, args: tuple, kwargs: dict) -> dict[str, object
     has none, or where the call will fail anyway)."""
     try:
         target = fn.forward if isinstance(fn, nn.Module) else fn
-        return dict(inspect.signature(target).bind(*args, **kwargs).arguments)
+        return dict(_signature(target).bind(*args, **kwargs).arguments)
     except (TypeError, ValueError):
         return {f"arg{k}": a for k, a in enumerate(args)} | kwargs
+
+
+def _signature(fn: Callable) -> inspect.Signature:
+    """``fn``'s signature; for a TorchScript function (``torch.jit.script``, ``torch.jit.trace``),
+    which has no Python one, the one its schema names (``f(Tensor x, float w=2.) -> Tensor``)."""
+    if isinstance(fn, torch.jit.ScriptFunction):
+        schema: Any = fn.schema  # (a property: torch's stubs call it a method)
+        empty = inspect.Parameter.empty
+        return inspect.Signature(
+            [
+                inspect.Parameter(
+                    a.name,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    default=a.default_value if a.has_default_value() else empty,
+                )
+                for a in schema.arguments
+            ]
+        )
+    return inspect.signature(fn)
 
 
 def module_names(fn: Callable, params: Params, reached: list[tuple[str, object]]) -> tuple[dict, dict[int, str]]:

@@ -546,6 +546,26 @@ def test_torchscript_modules_draw_and_are_given_back():
         assert all(p.grad is None for p in model.parameters()), case
 
 
+def _scaled(x: torch.Tensor, w: torch.Tensor, scale: float = 2.0) -> torch.Tensor:
+    return (x * w * scale).sum()
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit's own, on 2.13
+def test_torchscript_functions_name_their_inputs_by_their_schema():
+    """A scripted or traced function has no Python signature: its inputs are named as its
+    schema names them, as a Python function's are, not ``arg0``."""
+    x, w = torch.ones(3), torch.full((3,), 0.5)
+    for case, fn in {
+        "scripted": torch.jit.script(_scaled),
+        "traced": torch.jit.trace(_scaled, (x, w)),
+    }.items():
+        g = vz.graph(fn, x, w)
+        leaves = {n.name: n for n in g.nodes if n.kind == "leaf"}
+        assert set(leaves) == {"x", "w"}, (case, set(leaves))
+        assert leaves["x"].grad == [1.0, 1.0, 1.0] and leaves["w"].grad == [2.0, 2.0, 2.0], case
+    assert {n.name for n in vz.graph(torch.jit.script(_scaled), x, w=w).nodes if n.kind == "leaf"} == {"x", "w"}
+
+
 def test_a_recorded_amp_step_leaves_the_grad_scaler_as_it_was():
     """GradScaler's update changes its scale and growth tracker in place, by ops of its own
     (``torch._amp_update_scale_``): a drawn step with ``scaler.update()`` gives them back."""
