@@ -125,6 +125,7 @@ def graph(
         data = capture_compiler_graph(target, args, kwargs)
         return Graph.of(simplify(data, depth, max_nodes))
     if callable(target):
+        refuse_module_without_forward(target, "vz.graph", "x")
         _refuse_clashes(target, args, options)
     elif grad_output is not None:
         raise VizlibValueError(
@@ -174,6 +175,22 @@ def check_options(options: dict[str, Any]) -> None:
             )
     if not isinstance(show_saved, bool):
         raise VizlibTypeError(f"show_saved= must be True or False; got {type(show_saved).__name__} {show_saved!r}.")
+
+
+def refuse_module_without_forward(target: object, entry: str, inputs: str) -> None:
+    """Refuse a module that has no forward (a ``ModuleList``, a ``ModuleDict``): calling it raises
+    torch's NotImplementedError, which does not say what to draw instead. ``entry`` is the
+    vizlib call refusing it, ``inputs`` how its example passes an input ("x" or "x=1.0")."""
+    if not isinstance(target, nn.Module):
+        return
+    module = type(target)
+    if module.forward is not nn.Module.forward or module.__call__ is not nn.Module.__call__:
+        return
+    raise VizlibTypeError(
+        f"{entry} cannot run a {module.__name__}: it holds modules but has no forward of its own, so calling "
+        f"it is not defined. Draw a function that runs its modules instead, e.g. {entry}(lambda x: "
+        f"run(layers, x), {inputs}), run being your code that calls each of them in turn."
+    )
 
 
 def _refuse_clashes(fn: Any, args: tuple, options: dict[str, object]) -> None:
@@ -227,6 +244,7 @@ def compiled_graphs(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> lis
     by ``torch.compile`` is unwrapped. Errors of the compiler become a VizlibValueError
     saying what to check; an exception ``fn`` raises itself propagates unchanged.
     """
+    refuse_module_without_forward(fn, "vz.compiled_graphs", "x")
     with steps_undone():
         return [Graph.of(g) for g in capture_compiled(fn, args, kwargs)]
 
@@ -250,6 +268,7 @@ def joint_graph(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Graph:
     or buffers change. A function AOTAutograd cannot trace (e.g. ``.item()`` deciding an
     ``if``) gets a VizlibValueError; an exception ``fn`` raises itself propagates.
     """
+    refuse_module_without_forward(fn, "vz.joint_graph", "x")
     with steps_undone():
         return Graph.of(capture_joint(fn, args, kwargs))
 

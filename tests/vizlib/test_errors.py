@@ -179,6 +179,31 @@ def test_unknown_suffix(tmp_path):
         assert not (tmp_path / name).exists()
 
 
+def test_a_file_named_only_by_a_suffix_is_told_to_get_a_name(tmp_path):
+    g = vz.graph(lambda x: (x * 3).sum(), torch.ones(2))
+    with pytest.raises(ValueError, match=r"'\.SVG' is a file name with no suffix.*e\.g\. .*graph\.SVG"):
+        g.save(tmp_path / ".SVG")  # (Python reads '.SVG' as a hidden file's name, not a suffix)
+    assert not (tmp_path / ".SVG").exists()
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda layers: vz.graph(layers, torch.ones(2)),
+        lambda layers: vz.explore(layers, x=1.0),
+        lambda layers: vz.joint_graph(layers, torch.ones(2)),
+        lambda layers: vz.compiled_graphs(layers, torch.ones(2)),
+    ],
+    ids=["graph", "explore", "joint_graph", "compiled_graphs"],
+)
+@pytest.mark.parametrize("layers", [torch.nn.ModuleList([torch.nn.Linear(2, 2)]), torch.nn.ModuleDict()])
+def test_a_container_of_modules_is_told_to_draw_a_function_that_runs_them(draw, layers):
+    """Calling a ModuleList raises torch's NotImplementedError, which says nothing of what to draw."""
+    with pytest.raises(TypeError, match="has no forward of its own.*Draw a function that runs its modules") as info:
+        draw(layers)
+    assert isinstance(info.value, vz.VizlibError)
+
+
 class LearnerError(Exception):
     pass
 

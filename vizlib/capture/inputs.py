@@ -5,6 +5,7 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
+import numbers
 import sys
 import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -27,8 +28,10 @@ Params = dict | nn.Module | None
 def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict, dict]:
     """Give float inputs a gradient without touching the caller's tensors; name them.
 
-    Python floats become 0-d float tensors; float (and complex) tensors that do not
-    require grad are copied and the copy requires grad. Returns new args, kwargs,
+    Python floats become 0-d float tensors, and so do other real numbers that are not
+    whole (NumPy's ``np.float32(0.5)``, which is no Python float, would otherwise stay a
+    constant with no gradient where ``np.float64`` gets one); float (and complex) tensors
+    that do not require grad are copied and the copy requires grad. Returns new args, kwargs,
     id(tensor) -> name, and the new arguments by name (``bound_arguments``: the modules
     among them are the caller's own).
     """
@@ -36,6 +39,8 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
     def prepare(v: object) -> object:
         if isinstance(v, float):
             return torch.tensor(v, requires_grad=True)
+        if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral):
+            return torch.tensor(float(v), requires_grad=True)
         if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
             return v.detach().clone().requires_grad_(True)
         return v

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 from torch import fx, nn
-from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves
+from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
@@ -50,7 +50,9 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
+    args, kwargs = tree_map(_off_the_callers_graph, (args, kwargs))
     args, kwargs, arg_names, bound = prepare_inputs(fn, args, kwargs)
+    _refuse_module_arguments(fn, bound)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
     holder = fn if isinstance(fn, nn.Module) else _closure_modules(fn)
@@ -86,6 +88,28 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     bw.nodes[-1].op = _gradients(forward, backward, placeholder_names)
     g.title = "AOTAutograd's forward and backward graphs (min-cut partition, as torch.compile uses)"
     return g
+
+
+def _off_the_callers_graph(v: object) -> object:
+    """An input made by the caller's own graph (``h = x * 3``) as a tensor of its own: the
+    joint graph starts at the inputs, and AOTAutograd, faking a non-leaf, reads its ``.grad``,
+    which makes torch warn."""
+    if isinstance(v, torch.Tensor) and v.grad_fn is not None:
+        return v.detach()
+    return v
+
+
+def _refuse_module_arguments(fn: Callable, bound: dict[str, object]) -> None:
+    """Refuse a module among the call's arguments: AOTAutograd's inputs are tensors and
+    numbers, and a module fails deep in its tracer (an AssertionError). A module the
+    function reaches from outside (``_closure_modules``) is traced, its tensors inputs."""
+    for name, value in bound.items():
+        if any(isinstance(v, nn.Module) for v in tree_leaves(value)):
+            raise VizlibTypeError(
+                f"{_name(fn)} takes the module {name!r} as an argument, but AOTAutograd's inputs are tensors and "
+                f"numbers. Reach the module from outside the function instead, and its parameters and buffers "
+                f"become inputs: vz.joint_graph(lambda x: f({name}, x), x) for a function f({name}, x)."
+            )
 
 
 def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tuple[fx.GraphModule, fx.GraphModule]:

@@ -96,6 +96,8 @@ def walk(roots: list, ran_at: Positions | None = None) -> Walked:
             for nxt, _ in reversed(nexts[fn]):
                 if nxt is not None and nxt not in index:
                     stack.append((nxt, False))
+    reached = _leaf_roots_reached(roots, order)
+    order, index = _without(reached, order, index)
     if ran_at:
         inputs = [[index[nxt] for nxt, _ in nexts[fn] if nxt is not None] for fn in order]
         order = [order[i] for i in _as_ran(order, ran_at, inputs)]
@@ -103,7 +105,31 @@ def walk(roots: list, ran_at: Positions | None = None) -> Walked:
     edges = [
         (index[nxt], index[fn], slot) for fn in order for slot, (nxt, _) in enumerate(nexts[fn]) if nxt is not None
     ]
+    index.update({t: index[accumulate] for t, accumulate in reached.items()})
     return Walked(fns=order, edges=edges, index=index)
+
+
+def _without(reached: dict, order: list, index: dict) -> tuple[list, dict]:
+    """``order`` and ``index`` without the leaf roots ``reached`` another way (a tensor root
+    has no inputs: dropping it leaves no edge behind)."""
+    if not reached:
+        return order, index
+    order = [fn for fn in order if fn not in reached]
+    return order, {fn: i for i, fn in enumerate(order)}
+
+
+def _leaf_roots_reached(roots: list, order: list) -> dict:
+    """The leaf tensors among ``roots`` that another root's graph reaches too, each with its
+    ``AccumulateGrad`` node there (``vz.graph([w, w * 2])``, a call returning an input beside
+    what it made of it): one leaf, drawn once, where the walk would have met it twice."""
+    leaves = {id(r): r for r in roots if isinstance(r, torch.Tensor)}
+    if not leaves:
+        return {}
+    return {
+        leaves[id(fn.variable)]: fn
+        for fn in order
+        if type(fn).__name__ == "AccumulateGrad" and id(fn.variable) in leaves
+    }
 
 
 def _as_ran(order: list, ran_at: Positions, inputs: list[list[int]]) -> list[int]:

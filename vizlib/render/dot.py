@@ -274,4 +274,7 @@ def _shape(shape: Shape | None) -> str:
 
 
 def _esc(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """``text`` as a quoted DOT string that Graphviz draws as it is. Graphviz reads HTML
+    entities in any string (``&lt;`` is drawn ``<``), so each ``&`` is written ``&amp;``: a
+    name such as ``p&lt;`` is drawn so, and drawn the same by ``svg_patch``'s redraws."""
+    return text.replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")

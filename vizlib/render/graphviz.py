@@ -25,6 +25,12 @@ def to_svg(g: GraphData) -> str:
 def save(g: GraphData, path: Path) -> Path:
     """Write ``g`` to ``path`` in the format its suffix names."""
     suffix = path.suffix.lower()
+    if path.name.lower() in SUFFIX_FORMAT:  # '.svg' alone is a hidden file's name, with no suffix
+        named = path.with_name("graph" + path.name)
+        raise VizlibValueError(
+            f"Cannot save the graph as {path}: '{path.name}' is a file name with no suffix (a name that starts "
+            f"with a dot is all name), so it names no format. Give the file a name, e.g. {named}."
+        )
     if suffix not in SUFFIX_FORMAT:
         raise VizlibValueError(
             f"Cannot save a graph as '{path.suffix or path.name}': use one of " + ", ".join(SUFFIX_FORMAT) + "."

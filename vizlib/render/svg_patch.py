@@ -41,8 +41,8 @@ _A_TITLE = re.compile(r'xlink:title="[^"]*"')
 def _attrs(text: str) -> dict[str, str]:
     out = {}
     for key, value in _ATTR.findall(text):
-        if value.startswith('"'):
-            value = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value[1:-1])
+        if value.startswith('"'):  # (the text Graphviz draws: DOT's escapes, then the entities dot._esc wrote)
+            value = html.unescape(re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value[1:-1]))
         out[key] = value
     return out
 

@@ -22,7 +22,7 @@ import ipywidgets as widgets
 import torch
 from torch import nn
 
-from ..api import Graph, graph_of_call
+from ..api import Graph, graph_of_call, refuse_module_without_forward
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..render import LayoutCache, to_dot
 from ..text import dims, fmt
@@ -31,6 +31,8 @@ from .widgets import GRAPH_CLASS, StaticFallback, error_html, svg_for_html
 # A bare number x gets a slider over [x - span, x + span] with span = max(2|x|, 1),
 # cut into about this many steps.
 STEPS = 100
+# What a range (low, high) or (low, high, step) must be (``_is_range``).
+RANGE_NEEDS = "needs low < high and a positive step no longer than high - low"
 
 
 class Explorer(StaticFallback, widgets.VBox):
@@ -118,6 +120,7 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
         raise VizlibTypeError(
             "vz.explore needs at least one input to make a slider for, e.g. vz.explore(f, x=2.0, w=(-5, 5))."
         )
+    refuse_module_without_forward(fn, "vz.explore", "x=1.0")
     sig = _signature(fn)
     counts = _counts(sig)
     # Every name written whole (ipywidgets gives a label 80 px: "learning_r…"), and the
@@ -230,10 +233,8 @@ def _int_slider(name: str, spec: object, style: dict) -> widgets.IntSlider:
     elif isinstance(spec, tuple) and len(spec) in (2, 3) and _is_integral(spec):
         lo, hi = int(spec[0]), int(spec[1])
         step = int(spec[2]) if len(spec) == 3 else 1
-        if not (lo < hi and step > 0):
-            raise VizlibValueError(
-                f"vz.explore: the range {name}={spec} needs low < high and a positive step, e.g. {name}=(1, 8)."
-            )
+        if not _is_range(lo, hi, step):
+            raise VizlibValueError(f"vz.explore: the range {name}={spec} {RANGE_NEEDS}, e.g. {name}=(1, 8).")
         value = lo + (hi - lo) // 2 // step * step
     else:
         raise VizlibValueError(
@@ -243,6 +244,13 @@ def _int_slider(name: str, spec: object, style: dict) -> widgets.IntSlider:
     return widgets.IntSlider(
         value=value, min=lo, max=hi, step=step, description=name, continuous_update=False, style=style
     )
+
+
+def _is_range(lo: float, hi: float, step: float) -> bool:
+    """Whether a slider over ``lo``..``hi`` by ``step`` can move: a step longer than the range
+    would leave it where it starts. (Within rounding: 0.3 - 0.1 is 0.19999999999999998, and
+    (0.1, 0.3, 0.2) is a range of two points.)"""
+    return lo < hi and 0 < step <= (hi - lo) * (1 + 1e-9)
 
 
 def _readout(lo: float, hi: float, step: float) -> str:
@@ -267,10 +275,8 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     if isinstance(spec, tuple) and len(spec) in (2, 3) and all(map(_is_number, spec)):
         lo, hi = float(spec[0]), float(spec[1])
         step = float(spec[2]) if len(spec) == 3 else _nice((hi - lo) / STEPS) if lo < hi else 0.0
-        if not (lo < hi and step > 0):
-            raise VizlibValueError(
-                f"vz.explore: the range {name}={spec} needs low < high and a positive step, e.g. {name}=(-5, 5, 0.1)."
-            )
+        if not _is_range(lo, hi, step):
+            raise VizlibValueError(f"vz.explore: the range {name}={spec} {RANGE_NEEDS}, e.g. {name}=(-5, 5, 0.1).")
         return lo, hi, step, _snap((lo + hi) / 2, step, round, lo)
     what = (
         f"a tensor of shape {list(spec.shape)} and dtype {str(spec.dtype).removeprefix('torch.')}"

@@ -8,6 +8,7 @@ and gradient of vizlib's graph must be autograd's own.
 import math
 import warnings
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -99,6 +100,13 @@ def test_keyword_arguments_and_tensors_without_requires_grad():
     w = torch.ones(3, 2)
     g, _ = autograd_ref.check(f, x, w=w)
     assert one(g, "x").shape == (2, 3) and one(g, "w").shape == (3, 2)
+
+
+def test_a_numpy_float_argument_is_a_leaf_like_a_python_float():
+    """np.float64 is a Python float, np.float32 is not: both are numbers a learner differentiates."""
+    for w in (0.5, np.float64(0.5), np.float32(0.5)):
+        g = vz.graph(lambda x, w: (x * w).sum(), torch.ones(2), w)
+        assert one(g, "w").kind == "leaf" and one(g, "w").grad == 2.0, type(w)
 
 
 def test_float_tensors_inside_list_and_dict_arguments_become_leaves():
@@ -241,6 +249,13 @@ def test_tuple_result_with_grad_output_per_output():
     x = torch.tensor([0.1, 0.2, 0.3])
     grad_output = (torch.tensor([1.0, 0.0, -1.0]), torch.tensor([2.0, 2.0, 2.0]))
     autograd_ref.check(f, x, grad_output=grad_output)
+
+
+def test_an_input_returned_beside_what_was_made_of_it_is_one_leaf():
+    g = vz.graph(lambda x: (x, x * 3), torch.tensor([1.0, 2.0]), grad_output=[torch.full((2,), 7.0), torch.ones(2)])
+    x = one(g, "x")
+    assert x.is_output and x.grad == [10.0, 10.0]  # 7 as a result, 3 through x * 3
+    assert sorted(g.backward_order) == sorted(n.id for n in g.nodes)  # x ran once
 
 
 def _several_outputs(op: str, x: torch.Tensor) -> torch.Tensor:

@@ -8,6 +8,8 @@ saved values and their bytes read from the forward's own metadata.
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 from functorch.compile import aot_function, make_boxed_func, min_cut_rematerialization_partition
@@ -143,6 +145,25 @@ def test_weights_held_by_a_plain_object_are_refused_with_the_way_to_pass_them():
         vz.joint_graph(lambda x: (mlp.w * x).sum(), torch.ones(3))
     j = vz.joint_graph(lambda x, w: (w * x).sum(), torch.ones(3), mlp.w)  # the advice, followed
     assert [n.name for n in j.nodes][:2] == ["x", "w"]
+
+
+def test_a_module_passed_as_an_argument_is_refused_with_the_way_to_trace_it():
+    """AOTAutograd failed on it with an AssertionError from its tracer."""
+    model = nn.Linear(3, 1)
+    with pytest.raises(VizlibTypeError, match=r"takes the module 'm' as an argument.*lambda x: f\(m, x\)"):
+        vz.joint_graph(lambda m, x: m(x).sum(), model, torch.ones(3))
+    j = vz.joint_graph(lambda x: model(x).sum(), torch.ones(3))  # the advice, followed
+    assert {n.name for n in j.nodes if n.role == "parameter"} == {"model.weight", "model.bias"}
+
+
+def test_an_input_made_by_the_callers_own_graph_draws_under_warnings_as_errors():
+    """AOTAutograd read the non-leaf input's .grad: torch's warning, which it hides, became
+    the learner's error where warnings are errors (``python -W error``, a strict test run)."""
+    w = torch.ones(3, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        j = vz.joint_graph(lambda h: (h * h).sum(), w * 2)
+    assert [n.name for n in j.nodes if n.role == "input"] == ["h"] and w.grad is None
 
 
 def test_the_functions_own_exception_propagates_unchanged():

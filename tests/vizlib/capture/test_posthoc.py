@@ -89,6 +89,14 @@ def test_posthoc_on_a_leaf_tensor():
     assert [(n.kind, n.name) for n in g.nodes] == [("leaf", "x")] and g.edges == []
 
 
+def test_posthoc_a_leaf_result_that_another_result_uses_is_one_node():
+    w = torch.tensor([1.0, 2.0], requires_grad=True)
+    g = vz.graph([w, (w * 3).sum()], params={"w": w})  # (autograd meets w as itself and as an input of Mul)
+    (leaf,) = g.find("w")
+    assert leaf.is_output and len(g.nodes) == 3
+    assert (leaf.id, g.find("MulBackward0")[0].id) in g.edges
+
+
 # ---------------------------------------------------------------- torch.utils.checkpoint
 
 

@@ -10,6 +10,8 @@ import vizlib as vz
 from vizlib.render.dot import FAST_LAYOUT, FAST_LAYOUT_ABOVE, layout_size, to_dot
 from vizlib.text import fmt
 
+from ..svg_parts import node_texts
+
 
 def small(x, w, b):
     return (x * w + b).tanh().sum()
@@ -159,6 +161,13 @@ def test_names_with_quotes_and_backslashes_are_escaped(dot_json):
     nodes, _ = dot_json(g.to_dot())
     assert any(name in a["label"].replace("\\\\", "\\") for a in nodes.values())
     g.to_svg()
+
+
+def test_names_that_look_like_html_entities_are_drawn_as_they_are():
+    x = torch.tensor(2.0, requires_grad=True)
+    name = "p&lt; a&b &amp;"  # Graphviz would draw '&lt;' as '<' and '&amp;' as '&'
+    g = vz.graph(x * 3, params={name: x})
+    assert name in node_texts(g.to_svg())[f"n{g.find(name)[0].id}"]
 
 
 def test_repr_is_a_short_deterministic_summary():

@@ -4,6 +4,7 @@ result is what a fresh Graphviz run would draw."""
 from __future__ import annotations
 
 import pytest
+import torch
 
 import vizlib as vz
 from vizlib.render.dot import to_dot
@@ -30,3 +31,11 @@ def test_patched_layout_draws_what_graphviz_draws(dot_runs, monkeypatch, rendere
         assert node_texts(patched) == node_texts(fresh)
         assert drawn_attrs(patched) == drawn_attrs(fresh)
     assert 1 <= len(dot_runs) < 6  # some redraws reused the layout
+
+
+def test_a_patched_name_that_looks_like_an_html_entity_is_what_graphviz_draws():
+    cache = LayoutCache()
+    for value in (3.0, 2.5):  # the same picture with another number: patched
+        w = torch.tensor(value, requires_grad=True)
+        dot = to_dot(vz.graph(w * 2, params={"w&lt;": w}))
+        assert node_texts(cache.svg(dot)) == node_texts(dot_to(dot, "svg").decode())

@@ -51,6 +51,8 @@ def test_explore_ranges():
     assert (x.min, x.max, x.value) == (-2.0, 6.0, 2.0)
     assert (w.min, w.max, w.step, w.value) == (-5.0, 5.0, 0.1, 0.0)
     assert (b.min, b.max, b.step, b.value) == (0.0, 1.0, 0.25, 0.5)
+    two_points = vz.explore(line, x=(0.1, 0.3, 0.2), w=1.0, b=0.0)._sliders["x"]  # (0.3 - 0.1 < 0.2 in floats)
+    assert (two_points.min, two_points.max, two_points.step) == (0.1, 0.3, 0.2)
 
 
 def root(x):
@@ -79,6 +81,7 @@ def test_explore_shows_errors_in_place_and_recovers():
         ({"x": torch.ones(3), "w": 3.0, "b": 1.0}, "x is a tensor of shape [3]"),
         ({"x": "2", "w": 3.0, "b": 1.0}, "x is str '2'"),
         ({"x": (5, -5), "w": 3.0, "b": 1.0}, "needs low < high"),
+        ({"x": (0, 1, 5), "w": 3.0, "b": 1.0}, "a positive step no longer than high - low"),
     ],
 )
 def test_explore_refuses_calls_that_cannot_work(inputs, message):
@@ -236,6 +239,8 @@ def test_an_input_annotated_int_gets_a_slider_of_integers_handing_a_python_int()
     assert (ranged.min, ranged.max, ranged.step, ranged.value) == (0, 64, 8, 32)
     with pytest.raises(vz.VizlibError, match=r"n is annotated as an int.*n=\(1, 8\)"):
         vz.explore(copies, x=2.0, n=2.5)
+    with pytest.raises(vz.VizlibError, match="a positive step no longer than high - low"):
+        vz.explore(copies, x=2.0, n=(0, 4, 8))  # a slider that could not move
 
 
 def test_an_integer_given_to_an_unannotated_count_gets_the_way_out_beside_the_error():
