@@ -329,3 +329,37 @@ def make_masks(lengths, T):
 """,
     )
 )
+
+
+# Red team (round 3): accepted before its check was added. Floats count every integer only up to a
+# point (float32 to 2**24, float16 to 2048), past every T the checks had tried on values.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Positions made as floats, torch.arange(float(T)) (as torch.arange(6.) in 1.1): float32 "
+            "positions past 2**24 round to their neighbours, and real tokens count as padding.",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(float(T), device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "lengths made float16 before the comparison: every length past 2048 rounds (2049 to "
+            "2048), and so do the positions it is compared with.",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None].half()
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)

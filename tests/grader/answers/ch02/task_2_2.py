@@ -472,3 +472,34 @@ def manual_grads(X, y, W1, b1, W2):
 """,
     )
 )
+
+
+# Red team (round 3): accepted before its check was added. Every check called manual_grads with
+# tensors of its own, never the same ones twice.
+TASK.wrong.append(
+    Wrong(
+        "Results cached by the ids of the arguments, the tensors kept: the same tensors updated in "
+        "place (a training loop's weights) get the gradients of their old values.",
+        hint="a cache keyed by id()",
+        code="""\
+_cache = {}
+
+
+def manual_grads(X, y, W1, b1, W2):
+    key = (id(X), id(y), id(W1), id(b1), id(W2))
+    if key in _cache and all(a is b for a, b in zip(_cache[key][0], (X, y, W1, b1, W2))):
+        return _cache[key][1]
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    da = dout @ W2.T
+    dh = da * (h > 0)
+    dW1 = X.T @ dh
+    db1 = dh.sum(dim=0)
+    _cache[key] = ((X, y, W1, b1, W2), (dW1, db1, dW2))
+    return dW1, db1, dW2
+""",
+    )
+)

@@ -466,3 +466,22 @@ def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
         ),
     ]
 )
+
+
+# Red team (round 3): accepted before its check was added. Every check called train with all three
+# of micro_batch, steps and lr by name: the signature's defaults and its order went untried.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Default lr 0.01 instead of the signature's 0.1: a call without lr takes ten times smaller steps.",
+            hint="Called with its defaults, train(model, xs, ys)",
+            code=MICRO_BATCH_TRAIN.replace("lr=0.1):", "lr=0.01):"),
+        ),
+        Wrong(
+            "steps before micro_batch in the signature: a call by position in the task's order takes "
+            "micro_batch steps in micro-batches of steps examples.",
+            hint="Called by position, train(model, xs, ys, 3, 2, 0.05)",
+            code=MICRO_BATCH_TRAIN.replace("micro_batch=2, steps=10, lr=0.1):", "steps=10, micro_batch=2, lr=0.1):"),
+        ),
+    ]
+)

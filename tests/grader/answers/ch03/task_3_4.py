@@ -402,3 +402,30 @@ def causal_attention(q, k, v):
 """,
     )
 )
+
+
+# Red team (round 3): accepted before its check was added. Every check called causal_attention with
+# tensors of its own, never the same ones after a change.
+TASK.wrong.append(
+    Wrong(
+        "Outputs cached by the ids of q, k and v, the tensors kept: the same tensors written into "
+        "in place (a reused buffer, a KV cache) get the attention of their old values.",
+        hint="a cache keyed by id()",
+        code="""\
+_cache = {}
+
+
+def causal_attention(q, k, v):
+    key = (id(q), id(k), id(v))
+    if key in _cache and all(a is b for a, b in zip(_cache[key][0], (q, k, v))):
+        return _cache[key][1]
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    out = torch.softmax(scores, dim=-1) @ v
+    _cache[key] = ((q, k, v), out)
+    return out
+""",
+    )
+)

@@ -412,3 +412,19 @@ why = "B"
         ),
     ]
 )
+
+
+# Red team (round 3): accepted before its check was added. Every optimizer the checks handed over
+# was SGD with lr=0.1: one made inside bf16_step with those settings stepped the same.
+TASK.wrong.append(
+    Wrong(
+        "An optimizer of its own, torch.optim.SGD(model.parameters(), lr=0.1), made at every call: the "
+        "caller's optimizer (its kind, momentum, per-group learning rates, state) is ignored.",
+        hint="Step with the optimizer you are given",
+        code=BF16_STEP.replace(
+            "    optimizer.zero_grad()\n",
+            "    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n    optimizer.zero_grad()\n",
+        )
+        + WHY,
+    )
+)
