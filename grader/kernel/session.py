@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._functorch.predispatch import lazy_load_decompositions
 
 from grader.kernel import active, compiles, containment, kernel_threads, predictions, threads
 from grader.kernel.names import cell_names, dependencies, is_check, sets_names
@@ -128,6 +129,9 @@ class Grading:
             if hasattr(torch.nn.modules.module, name)
         }
         self._trace = (sys.gettrace(), sys.getprofile())
+        # torch.func's first vmap (jacrev, jacfwd, hessian) registers torch's own batching
+        # rules with torch.library; registered before the snapshot, they are not the answer's.
+        lazy_load_decompositions()
         self._kernels = registered_kernels()
         self._record = set(record)
         self._take_over_names(previous)

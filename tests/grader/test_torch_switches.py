@@ -2,13 +2,18 @@
 switches an answer can change for the checks after it, each found, named and put back before
 the next check (test_session.py has the rest of the snapshot): functorch.compile's functions,
 even through a name for the module taken by assignment, the classes of Dynamo's automatic
-dynamic shapes, Dynamo's stance, and the CPU's flushing of subnormal numbers."""
+dynamic shapes, Dynamo's stance, and the CPU's flushing of subnormal numbers; and what torch
+registers itself (torch.func's batching rules) is not taken for the answer's."""
 
 from __future__ import annotations
 
 import builtins
 import contextlib
 import io
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import functorch.compile
 import pytest
@@ -16,6 +21,8 @@ import torch
 import torch._dynamo
 
 from grader.kernel.session import Grading
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -91,3 +98,24 @@ def test_a_kernel_registered_after_reads_that_found_nothing_new_is_still_found(g
     library.impl("sum", lambda *args, **kwargs: torch.zeros(()), "AutocastCPU")
     assert added_kernels(before) == ["autocast's kernel for aten::sum on AutocastCPU (registered with torch.library)"]
     assert registered_kernels() == before  # taken back
+
+
+def test_torch_funcs_first_vmap_is_not_taken_for_the_answers_kernels():
+    """jacrev's first vmap registers torch's own batching rules with torch.library (once per
+    process, so in a fresh one): a right answer using it must not fail as if it had replaced
+    torch's kernels, nor lose torch the rules for a later vmap."""
+    script = textwrap.dedent(
+        """
+        import builtins, torch
+        from grader.kernel.session import Grading
+        ns = {"torch": torch, "__builtins__": builtins}
+        grading = ns["_grading"] = Grading(ns)
+        f = lambda x: torch.stack([x[0] * x[1], x[1].exp()])
+        torch.func.jacrev(f)(torch.tensor([1.0, 2.0]))
+        print(grading.problems())
+        print(torch.func.vmap(torch.outer)(torch.ones(3, 2), torch.ones(3, 4)).shape)
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == ["[]", "torch.Size([3, 2, 4])"]

@@ -186,6 +186,12 @@ J = torch.autograd.functional.jacobian(f, x0)
     ]
 )
 
+# Right: J by torch.func (its first vmap registers torch's own batching rules with torch.library,
+# once refused as the answer's kernels).
+TASK.other_right.append(
+    VJP.replace("J = torch.autograd.functional.jacobian(f, x0)\n", "J = torch.func.jacrev(f)(x0)\n")
+)
+
 # Right, if wasteful: f run once to check v's shape, then again for the one backward pass (no
 # Jacobian built: refused once checks counted f's runs to 1).
 TASK.other_right.append(
