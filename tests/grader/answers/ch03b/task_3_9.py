@@ -3,7 +3,9 @@
 from .. import Task, Wrong
 from . import task_3_9_more
 
-# 3.9's right pair (the solution's): its wrong answers change one thing in it.
+# 3.9's pair as the solution had it until a red team (2026-11-29) found it wrong (LOADED_AS_IS
+# below: the optimizer trains the checkpoint's own tensors): the wrong answers change one thing
+# in it, and each fails before that is checked.
 SAVE_AND_LOAD = """\
 def save_state(model, optimizer, scheduler):
     return copy.deepcopy({
@@ -168,7 +170,7 @@ def save_state(model, optimizer, scheduler):
 def load_state(state, model, optimizer, scheduler):
     torch.random.set_rng_state(state["generator"])
     scheduler.load_state_dict(state["sched"])
-    optimizer.load_state_dict(state["optim"])
+    optimizer.load_state_dict(copy.deepcopy(state["optim"]))
     model.load_state_dict(state["weights"])
 """,
     wrong=[
@@ -316,3 +318,14 @@ def load_state(state, model, optimizer, scheduler):
 
 
 TASK.wrong.extend(task_3_9_more.WRONG)
+
+# A red team's (2026-11-29): the checkpoint's optimizer state loaded as it is. The optimizer keeps
+# those very tensors as its state and trains them in place, so the checkpoint changes as the
+# resumed run goes on, and loading it again resumes elsewhere.
+TASK.wrong.append(
+    Wrong(
+        "The optimizer's state loaded from the checkpoint without a copy: a second load resumes elsewhere.",
+        hint="One checkpoint loaded twice",
+        code=SAVE_AND_LOAD,
+    )
+)
