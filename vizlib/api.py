@@ -184,7 +184,10 @@ def refuse_module_without_forward(target: object, entry: str, inputs: str) -> No
     if not isinstance(target, nn.Module):
         return
     module = type(target)
-    if module.forward is not nn.Module.forward or module.__call__ is not nn.Module.__call__:
+    # Read without running descriptors: a ScriptModule's class-level forward raises when read
+    # from the class, and a forward set on the module itself (m.forward = fn) is its forward.
+    forward = inspect.getattr_static(target, "forward", None)
+    if forward is not nn.Module.forward or inspect.getattr_static(module, "__call__", None) is not nn.Module.__call__:
         return
     raise VizlibTypeError(
         f"{entry} cannot run a {module.__name__}: it holds modules but has no forward of its own, so calling "

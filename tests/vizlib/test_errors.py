@@ -2,8 +2,10 @@
 
 import sys
 
+import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 import vizlib as vz
 from vizlib.render import engines
@@ -202,6 +204,44 @@ def test_a_container_of_modules_is_told_to_draw_a_function_that_runs_them(draw, 
     with pytest.raises(TypeError, match="has no forward of its own.*Draw a function that runs its modules") as info:
         draw(layers)
     assert isinstance(info.value, vz.VizlibError)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit's own, on 2.13
+def test_modules_with_a_forward_of_their_own_are_not_taken_for_containers():
+    """A ScriptModule's class-level forward raises when read from the class, and a forward set
+    on the module itself (m.forward = fn) is its forward: both draw as they did."""
+    lin = torch.nn.Linear(2, 1)
+    holder = torch.nn.Module()
+    holder.lin = lin
+    holder.forward = lambda x: holder.lin(x).sum()
+    for model in (holder, torch.jit.script(torch.nn.Sequential(lin)), torch.jit.trace(lin, torch.ones(2))):
+        assert {"lin.weight", "weight", "0.weight"} & {n.name for n in vz.graph(model, torch.ones(2)).nodes}
+    assert vz.joint_graph(holder, torch.ones(2)).nodes
+
+
+def test_a_number_used_where_torch_needs_a_plain_number_is_told_to_go_through_a_closure():
+    """vz.graph makes a number argument a leaf that requires grad; one used as a setting (eps,
+    dropout's p) or handed to NumPy cannot be a tensor: the error names it and the way out."""
+    x = torch.ones(3)
+    cases = {
+        "eps": (lambda x, eps: F.layer_norm(x, (3,), eps=eps).sum(), 1e-5),
+        "p": (lambda x, p: F.dropout(x, p).sum(), np.float32(0.5)),
+        "s": (lambda x, s: (x * np.exp(s)).sum(), 2.0),
+    }
+    for name, (fn, number) in cases.items():
+        with pytest.raises(vz.VizlibError, match=f"uses {name} where a plain number is needed") as info:
+            vz.graph(fn, x, number)
+        assert isinstance(info.value, TypeError)  # (as torch raised it)
+        assert f"vz.graph(lambda x: f(x, {name}={float(number)!r}), x)" in str(info.value)
+    fn, number = cases["eps"]
+    assert vz.graph(lambda x: fn(x, number), x).nodes  # the way out draws
+
+    def raises_its_own(x, k):
+        raise TypeError("scale must be float, not Tensor")  # the function's own words, about x
+
+    with pytest.raises(TypeError, match="^scale must be float") as info:
+        vz.graph(raises_its_own, x, x)
+    assert not isinstance(info.value, vz.VizlibError)
 
 
 class LearnerError(Exception):
