@@ -216,6 +216,28 @@ def _recorded(
             drawn = None
 
 
+def _in_vizlibs_terms(
+    err: Exception, handed: tuple, copies: dict[int, str], numbers: list[tuple[str, object]]
+) -> Exception | None:
+    """The error to raise for one the call raised because of what vizlib did to its inputs
+    (``handed``; ``copies``: id -> name of the tensors vizlib made to require grad; ``numbers``:
+    those it made of numbers), in words that say what to do; None for the call's own."""
+    said = str(err)
+    if isinstance(err, RuntimeError):
+        changed = [t for t in tree_leaves(handed) if id(t) in copies and t._version]
+        if changed and _LEAF_IN_PLACE in said:  # (one of vizlib's copies, not a leaf of theirs)
+            return _copy_changed_in_place(copies[id(changed[0])])
+        if _INFERENCE_SAVED in said:
+            return VizlibValueError(_INFERENCE_ADVICE)
+        if _NOT_A_LEAF in said and copies:
+            return _flag_of_a_copy(sorted(set(copies.values())))
+        if (flex := _FLEX_NO_BACKWARD.match(said)) and copies:
+            return _flex_attention_refused(list(dict.fromkeys(copies.values())), flex[1])
+    if numbers and _NUMBER_NEEDED.search(said):
+        return _numbers_made_tensors(numbers, err)
+    return None
+
+
 class _NumbersLost(Exception):
     """The picture draws a node whose numbers the forward passed over and can no longer
     read (``Drawn.op`` counted ops whose results were never used): the call runs again,
@@ -286,6 +308,38 @@ def _copy_changed_in_place(name: str) -> VizlibValueError:
     )
 
 
+# What torch and NumPy say of a tensor that requires grad where they need a plain number: a
+# config argument (``eps``, dropout's ``p``, a fill value) or a NumPy function's input.
+_NUMBER_NEEDED = re.compile(
+    r"must be (?:float|int|Number|bool), not Tensor|Can't call numpy\(\) on Tensor that requires grad"
+)
+
+
+def _made_of_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> list[tuple[str, object]]:
+    """The name and value of each argument that ``prepare_inputs`` made a tensor of a number
+    (``given``: the caller's arguments; ``prepared``: what the call is handed, leaf for leaf)."""
+    pairs = zip(tree_leaves(given), tree_leaves(prepared), strict=True)
+    return [
+        (names.get(id(t), "an input"), n)
+        for n, t in pairs
+        if isinstance(t, torch.Tensor) and not isinstance(n, torch.Tensor)
+    ]
+
+
+def _numbers_made_tensors(numbers: list[tuple[str, object]], err: Exception) -> VizlibTypeError:
+    """The error for a number argument that the call uses where only a plain number will do,
+    which vizlib handed over as a 0-d tensor that requires grad."""
+    them = " and ".join(dict.fromkeys(name for name, _ in numbers))
+    name, value = numbers[0]
+    said = str(err).splitlines()[0]
+    return VizlibTypeError(
+        f"The function uses {them} where a plain number is needed ({said}). vz.graph hands a number argument "
+        "over as a 0-d tensor that requires grad, to draw its gradient, and this use of it takes no tensor. Pass "
+        f"the number through a closure, which vizlib hands over as it is: vz.graph(lambda x: f(x, {name}="
+        f"{float(value)!r}), x) for a function f(x, {name})."  # type: ignore[arg-type]
+    )
+
+
 # What torch says when a torch.func transform meets saved-tensor hooks (vizlib's, not the user's).
 _SAVED_HOOKS_REFUSED = "don't yet support saved tensor hooks"
 
@@ -308,17 +362,13 @@ def _record_call(
         with ForwardRecorder(paths, state, save_hooks, copies, drawn, handed) as rec:
             try:
                 result = fn(*args, **kwargs)
-            except RuntimeError as err:
-                changed = [t for t in tree_leaves((args, kwargs)) if id(t) in copies and t._version]
-                if changed and _LEAF_IN_PLACE in str(err):  # (one of vizlib's copies, not a leaf of theirs)
-                    raise _copy_changed_in_place(copies[id(changed[0])]) from err
-                if _INFERENCE_SAVED in str(err):
-                    raise VizlibValueError(_INFERENCE_ADVICE) from err
-                if _NOT_A_LEAF in str(err) and copies:
-                    raise _flag_of_a_copy(sorted(set(copies.values()))) from err
-                if (flex := _FLEX_NO_BACKWARD.match(str(err))) and copies:
-                    raise _flex_attention_refused(list(dict.fromkeys(copies.values())), flex[1]) from err
-                raise
+            except (RuntimeError, TypeError) as err:
+                mine = _in_vizlibs_terms(
+                    err, (args, kwargs), copies, _made_of_numbers(user_args, (args, kwargs), names)
+                )
+                if mine is None:
+                    raise
+                raise mine from err
         for key, name in rec.param_names.items():  # of the modules named as they ran
             if key not in names:
                 names[key] = named[key] = name
