@@ -56,6 +56,8 @@ _USER, _OBJECT, _NONE = "user", "object", "none"
 # a container's items: copying, comparing or visiting a tokenizer's vocabulary would cost a
 # drawing more than the rest.
 _MAX_ITEMS = 10_000
+# The tensors in a list, tuple, dict or set of more items keep no place (UserState._walk).
+_MAX_PLACED = 100
 
 
 class UserState:
@@ -224,17 +226,25 @@ class UserState:
         if id(gen) not in self._generators:
             self._generators[id(gen)] = (gen, gen.get_state())
 
-    def _walk(self, obj: object, depth: int, budget: list[int], held_by: str = _USER) -> None:
+    def _keep_tensor(self, t: torch.Tensor, placed: bool) -> None:
+        """A tensor the walk reached: its ``.grad``, and where ``placed``, its place."""
+        self.keep_grad(t)
+        if placed:
+            self.keep_place(t)
+
+    def _walk(self, obj: object, depth: int, budget: list[int], held_by: str = _USER, placed: bool = True) -> None:
         """Note what ``obj`` reaches. ``held_by`` says what reached it (see ``_snapshot``): a
         name of the user's (an argument, a variable a function names), a plain object put
-        back as it was, or something that cannot be (an iterator): below that, nothing is."""
+        back as it was, or something that cannot be (an iterator): below that, nothing is.
+        ``placed``: a tensor reached keeps its place (``keep_place``); not the items of a
+        container of more than ``_MAX_PLACED`` (a dataset held as a list of tensors), each of
+        which would cost every drawing a few µs for a ``set_`` nobody calls on them."""
         if depth > _MAX_DEPTH or budget[0] <= 0 or id(obj) in self._seen or _is_plain(obj):
             return
         self._seen.add(id(obj))
         budget[0] -= 1
         if isinstance(obj, torch.Tensor):
-            self.keep_grad(obj)
-            self.keep_place(obj)
+            self._keep_tensor(obj, placed)
             return
         if isinstance(obj, nn.Module):
             self.keep_module(obj)
@@ -253,10 +263,11 @@ class UserState:
             below = _USER if held_by == _USER and isinstance(obj, (list, tuple, dict, set, frozenset)) else _NONE
         # (the first items of a container of millions: each of the rest would cost a call, and
         # numbers and strings take nothing from the budget)
+        many = isinstance(obj, (list, tuple, dict, set, frozenset)) and len(obj) > _MAX_PLACED
         for child in itertools.islice(_children(obj), _MAX_ITEMS):
             if budget[0] <= 0:
                 break
-            self._walk(child, depth + 1, budget, below)
+            self._walk(child, depth + 1, budget, below, placed and not many)
 
 
 def _snapshot(obj: object, held_by: str) -> object:
@@ -408,13 +419,7 @@ def _put_back(kept: list[_Kept], placements: list[_Placed]) -> None:
 
 def _lies_at(t: torch.Tensor, placed: torch.Tensor) -> bool:
     """Whether ``t``'s values still lie where ``placed``'s do (``_placement``)."""
-    return (
-        t.untyped_storage()._cdata == placed.untyped_storage()._cdata
-        and t.storage_offset() == placed.storage_offset()
-        and t.shape == placed.shape
-        and t.stride() == placed.stride()
-        and t.dtype == placed.dtype
-    )
+    return t.is_set_to(placed) and t.dtype == placed.dtype  # (storage, offset, shape and strides)
 
 
 def _changed(pairs: list[tuple[torch.Tensor, torch.Tensor]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
