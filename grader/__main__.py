@@ -26,6 +26,7 @@ CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
 SUBMISSION_TIMEOUT = 600.0
 # The exit status: tells an instructor's script a student's lost point from a run to redo.
 GRADED, POINTS_LOST, GRADING_FAILED = 0, 1, 2
+INTERRUPTED = 130  # as a shell reports a program stopped by Ctrl-C
 EXIT_STATUS = (
     "exit status: 0 when every submission was graded and passed every task; 1 when some student lost "
     "points or handed in something that could not be graded (not a notebook, another chapter's); 2 when "
@@ -369,6 +370,20 @@ def main(argv: list[str] | None = None) -> int:
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)
         return GRADING_FAILED
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def interrupted() -> int:
+    """Ctrl-C: every kernel is stopped (grade_files) and, as outputs are written only once
+    grading ends, nothing was written; say so instead of a traceback that hides it, so the
+    instructor knows the earlier files are whole and a rerun of the same command is right."""
+    print(
+        "\ninterrupted: grading stopped and nothing was written; the report, gradebook and feedback "
+        "of an earlier run are as they were. Run the same command again to grade the class.",
+        file=sys.stderr,
+    )
+    return INTERRUPTED
 
 
 if __name__ == "__main__":

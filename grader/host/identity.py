@@ -115,6 +115,7 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     mixed = {below[path] for path in paths if not named[path]}
     folders = _student_folders(list(below.values()), set(below.values()) - mixed)
     own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
+    own = _blackboard_users(own, where)
     if _one_students_folder([(where[path], named[path]) for path in paths], common):
         own = {path: lms_student(common.name) for path in paths}
     refused = _category_folders(paths, where, common, own)
@@ -142,6 +143,28 @@ def _told_apart(own: dict[Path, Student], where: dict[Path, Path]) -> dict[Path,
             names.setdefault(student.id, set()).add(student.name)
     clashing = {key for key, seen in names.items() if len(seen) > 1}
     return {path: Student(where[path].stem) if s.id in clashing else s for path, s in own.items()}
+
+
+def _blackboard_users(own: dict[Path, Student], where: dict[Path, Path]) -> dict[Path, Student]:
+    """``own``, where two of Blackboard's names give one user with two different heads
+    (``HW1_j_doe_attempt_…`` and ``HW1_a_doe_attempt_…``: the pattern reads the user as
+    the last part, ``doe``, and usernames may hold ``_``): one class's files are of one
+    assignment, so each user is their head without the part all the heads share
+    (``j_doe``, ``a_doe``), never merged. Without such a clash, ids stay as read, the same
+    in every run."""
+    heads: dict[Path, str] = {}
+    for path, student in own.items():
+        found = BLACKBOARD.match(LATE.sub("", unicodedata.normalize("NFC", where[path].stem)))
+        if found and found["id"] == student.id:
+            heads[path] = f"{found['assignment']}_{found['id']}"
+    users: dict[str, set[str]] = {}
+    for path, head in heads.items():
+        users.setdefault(own[path].id, set()).add(head)
+    if all(len(seen) == 1 for seen in users.values()):
+        return own
+    shared = os.path.commonprefix(list(heads.values()))
+    assignment = shared[: shared.rfind("_") + 1]
+    return {path: Student(heads[path][len(assignment) :]) if path in heads else s for path, s in own.items()}
 
 
 def _owner(where: Path, common: Path, folders: dict[Path, Path]) -> Student:

@@ -39,6 +39,9 @@ SUFFIX = ".ipynb"
 COLUMNS = ("file", "id", "name")
 CANVAS_POINTS = "points possible"  # the line under the header of a Canvas gradebook export
 CANVAS_TEST_STUDENTS = ("student, test", "test student")  # Canvas's student view, in every course
+# Under the header of a Canvas export where an assignment posts its grades manually: no
+# student, only this under such assignments (Canvas never translates it)
+CANVAS_MANUAL_POSTING = "manual posting"
 
 
 def fold(text: str) -> str:
@@ -169,11 +172,15 @@ def _entries(path: Path, header: list[str], keys: list[str], lines: list[list[st
 
 def _canvas_extra(row: dict[str, str]) -> str | None:
     """Why a line of a Canvas gradebook export is no student to grade, or None: the
-    "Points Possible" line under the header, and the Test Student Canvas adds to every
-    course (unless the instructor gave it a file to grade)."""
+    "Points Possible" line under the header, the "Manual Posting" line above it (in a
+    course with an assignment whose grades are posted by hand: no name, no id, no file),
+    and the Test Student Canvas adds to every course (unless the instructor gave it a file
+    to grade)."""
     name, file = fold(row.get("name", "").strip()), row.get("file", "")
     if name == CANVAS_POINTS and not row.get("id"):
         return "the points possible of a Canvas export, not a student"
+    if not (name or file or row.get("id")) and any(fold(v).startswith(CANVAS_MANUAL_POSTING) for v in row.values()):
+        return "the posting policies of a Canvas export (Manual Posting), not a student"
     if name in CANVAS_TEST_STUDENTS and not file:
         return "Canvas's test student, with no file"
     return None

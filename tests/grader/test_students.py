@@ -68,6 +68,21 @@ def test_blackboard_attempts_of_one_user_are_one_student_who_submitted_twice(tmp
     assert [s.id for s in owners([Path(first), Path(second), Path(other)], roster).values()] == ["u1", "u1", "u2"]
 
 
+def test_blackboard_users_with_an_underscore_are_never_merged(tmp_path):
+    """Blackboard usernames may hold ``_``: ``j_doe`` and ``a_doe`` are two students, not
+    one ``doe`` (whose page would show both students' code); a roster names them so."""
+    j_doe = Path("HW1_j_doe_attempt_2024-03-01-10-00-00_01_tensors.ipynb")
+    a_doe = Path("HW1_a_doe_attempt_2024-03-01-11-00-00_01_tensors.ipynb")
+    again = Path("HW1_j_doe_attempt_2024-03-02-09-00-00_01_tensors.ipynb")
+    other = Path("HW1_bsmith_attempt_2024-03-01-12-00-00_01_tensors.ipynb")
+    found = owners([j_doe, a_doe, again, other])
+    assert [s.id for s in found.values()] == ["j_doe", "a_doe", "j_doe", "bsmith"]
+    rows = class_rows([graded(str(path)) for path in (j_doe, a_doe, again, other)])
+    assert [(row.student.id, len(row.results)) for row in rows] == [("a_doe", 1), ("bsmith", 1), ("j_doe", 2)]
+    roster = read_roster(roster_file(tmp_path, "file,id\nj_doe,u1\na_doe,u2\nbsmith,u3\n"))
+    assert [s.id for s in owners([j_doe, a_doe, other], roster).values()] == ["u1", "u2", "u3"]
+
+
 def test_canvas_file_names_give_the_user_id_and_late_is_not_part_of_the_name():
     """Canvas's zip: `<name>_<userid>_<submissionid>_<file>`, late ones marked `late_` or `_late_`."""
     found = owners(
@@ -116,6 +131,15 @@ def test_a_canvas_export_with_a_file_column_is_a_roster(tmp_path, capsys):
     left_out = write_lms_gradebook(rows, tmp_path / "cv.csv", TASKS, "canvas")
     assert [row[1::4] for row in read_table(tmp_path / "cv.csv")[1:]] == [["1001", "6"], ["1002", "3"], ["1003", "0"]]
     assert left_out == []
+
+
+def test_a_canvas_exports_manual_posting_line_is_no_student(tmp_path):
+    """Where an assignment posts its grades by hand, Canvas's export has a line above
+    "Points Possible" with nothing but "Manual Posting" under such assignments."""
+    header, rest = CANVAS_EXPORT.split("\n", 1)
+    roster = read_roster(roster_file(tmp_path, f"{header}\n,,,,,Manual Posting,\n{rest}"))
+    assert [s.id for s in roster.students] == ["1001", "1002", "1003"]
+    assert any("line 2: left out" in note and "Manual Posting" in note for note in roster.skipped)
 
 
 def test_a_roster_line_without_an_id_is_still_refused(tmp_path):

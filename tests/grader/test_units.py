@@ -580,3 +580,16 @@ def test_a_zip_whose_compressed_stream_is_damaged_is_the_students_to_mend(tmp_pa
     path.write_bytes(bytes(data))
     with pytest.raises(GraderError, match=r"a damaged zip archive"):
         read_submission(path)
+
+
+def test_ctrl_c_says_nothing_was_written_without_a_traceback(tmp_path, monkeypatch, capsys):
+    """An instructor stopping a class's grading sees what is left, not a traceback."""
+
+    def stopped(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grader_cli, "grade", stopped)
+    assert grader_main(["grade", str(tmp_path / "alice.ipynb")]) == grader_cli.INTERRUPTED
+    err = capsys.readouterr().err
+    assert "interrupted: grading stopped and nothing was written" in err
+    assert "Traceback" not in err
