@@ -44,8 +44,10 @@ from tqdm import tqdm
 from grader.host.assemble import grading_notebook
 from grader.host.errors import GraderError
 from grader.host.files import real_path
+from grader.host.identity import chapter_named
 from grader.host.notebook import Chapter, Task, role
 from grader.host.results import EACH, SubmissionResult, TaskResult
+from grader.host.roster import fold
 from grader.host.run import run_nbval, stop_all
 from grader.host.sandbox import Sandbox
 from grader.host.scan import findings, module_aliases
@@ -87,7 +89,8 @@ class ClassGrading(NamedTuple):
 
 def choose_chapter(found: list[str], wanted: str | None, names: list[str]) -> str | None:
     """The class's chapter: ``wanted`` (a chapter's name, or a prefix only it has), else the
-    chapter most of the ``found`` submissions are; None when nothing was found. A tie, or a
+    chapter most of the submissions are (``found``: each one's chapter, by its contents or,
+    where it could not be read, by its name); None when nothing was found. A tie, or a
     ``wanted`` that names no chapter or several, is refused with what to pass instead."""
     if wanted is not None:
         if wanted in names:
@@ -111,6 +114,15 @@ def choose_chapter(found: list[str], wanted: str | None, names: list[str]) -> st
             "its own chapter, without a gradebook)."
         )
     return counts[0][0]
+
+
+def _named_after(unread: list[Path], chapters: list[str]) -> list[str]:
+    """The chapters the files that could not be read are named after (``01_tensors.ipynb``,
+    ``Copy of 01_tensors (1).ipynb``): an empty or damaged file still says which chapter its
+    student handed in, and counts toward the class's chapter as the others' contents do."""
+    by_folded = {fold(name): name for name in chapters}
+    named = (chapter_named(path, set(by_folded)) for path in unread)
+    return [by_folded[name] for name in named if name]
 
 
 def grade_files(
@@ -137,7 +149,9 @@ def grade_files(
     every run has ended and every sandbox is gone."""
     results, read = _read_all(paths, chapters)
     gradings = []
-    name = None if chapter == EACH else choose_chapter([c.name for _, _, c in read], chapter, sorted(chapters))
+    unread = [r.path for r in results if r.error is not None]
+    handed = [c.name for _, _, c in read] + _named_after(unread, list(chapters))
+    name = None if chapter == EACH else choose_chapter(handed, chapter, sorted(chapters))
     for result, submission, found in read:
         if name is not None and found.name != name:
             _refuse(result, found.name, name)

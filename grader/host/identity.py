@@ -111,7 +111,7 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     # The folders whose own files are all named after a chapter: a student's repository may
     # own its one subfolder; a folder of students' files (``sec1/carol.ipynb``) never does.
     folded = {fold(chapter) for chapter in chapters}
-    named = {path: _chapter_named(where[path], folded) for path in paths}
+    named = {path: chapter_named(where[path], folded) for path in paths}
     mixed = {below[path] for path in paths if not named[path]}
     folders = _student_folders(list(below.values()), set(below.values()) - mixed)
     own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
@@ -180,7 +180,7 @@ def _owner(where: Path, common: Path, folders: dict[Path, Path]) -> Student:
 
 
 def _one_students_folder(files: list[tuple[Path, str]], common: Path) -> bool:
-    """Whether the files (each absolute, with the chapter it is named after: ``_chapter_named``)
+    """Whether the files (each absolute, with the chapter it is named after: ``chapter_named``)
     are one student's folder graded on its own: each lies in ``common`` or in its one line
     of subfolders (a repository's ``exercises/``), some directly in it, each named after a
     chapter (or a copy of one), which no student is called, and no two in one folder after
@@ -197,7 +197,7 @@ def _one_students_folder(files: list[tuple[Path, str]], common: Path) -> bool:
     )
 
 
-def _chapter_named(path: Path, folded: set[str]) -> str:
+def chapter_named(path: Path, folded: set[str]) -> str:
     """The chapter (folded) a file is named after, a copy of one included, of the chapters
     ``folded`` (their names folded); "" if none."""
     copy = CHAPTER_FILE.match(path.stem)

@@ -183,6 +183,35 @@ def test_a_wrong_chapter_submission_is_refused_with_a_note_everywhere(tmp_path, 
     assert "wrong chapter" in err  # the instructor is told on the terminal too
 
 
+def test_files_that_cannot_be_read_count_for_the_chapter_they_are_named_after(tmp_path, capsys):
+    """An empty or damaged file still says which chapter its student handed in: two such
+    90_fixture files beside one readable 90_fixture and one 91_other make the class's chapter
+    90_fixture, where the readable files alone were a tie, refused."""
+    release(FIXTURES, tmp_path / "exercises")
+    exercises = {
+        name: nbformat.read(tmp_path / "exercises" / f"{name}.ipynb", as_version=4)
+        for name in ("90_fixture", "91_other")
+    }
+    (alice,) = write_submissions(tmp_path / "class" / "alice", {"90_fixture": exercises["90_fixture"]})
+    (dana,) = write_submissions(tmp_path / "class" / "dana", {"91_other": exercises["91_other"]})
+    bob, carol = (
+        tmp_path / "class" / "bob" / "90_fixture.ipynb",
+        tmp_path / "class" / "carol" / "Copy of 90_fixture.ipynb",
+    )
+    for path, text in ((bob, ""), (carol, '{"cells": [')):
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+    report = tmp_path / "out" / "grades.json"
+    paths = [str(p) for p in (alice, bob, carol, dana)]
+    code, _, err = run_main(
+        capsys, "grade", "--solutions", str(FIXTURES), *paths, "--no-sandbox", "--report", str(report)
+    )
+    assert code == 1 and "none of them the most" not in err, err
+    entries = {Path(e["file"]).parent.name: e for e in json.loads(report.read_text(encoding="utf-8"))["submissions"]}
+    assert entries["alice"]["chapter"] == "90_fixture" and entries["dana"]["handed_in_chapter"] == "91_other"
+    assert entries["bob"]["error"] and entries["carol"]["error"]
+
+
 def test_chapter_each_grades_every_notebook_against_its_own_chapter_without_a_gradebook(tmp_path, capsys):
     """Finding 3's way out for a check of all the solutions: --chapter each, and then no gradebook."""
     paths = [FIXTURES / "90_fixture.ipynb", FIXTURES / "91_other.ipynb"]
