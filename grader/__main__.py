@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from grader.host.errors import GraderError
 from grader.host.files import real_path
@@ -18,6 +19,9 @@ from grader.host.results import EACH
 from grader.host.sandbox import GiB, Limits, fallback_note
 from grader.host.sandbox import prepare as prepare_sandbox
 from grader.kernel.output_guard import LIMIT as OUTPUT_LIMIT
+
+if TYPE_CHECKING:
+    from grader.host.grade import ClassGrading
 
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
 # Seconds all of one submission's rounds may take together: a correct notebook of the
@@ -63,7 +67,6 @@ def grade(
     gradebook and feedback files asked for (grader/host/outputs.py); the exit status
     (EXIT_STATUS; a GraderError, raised, is GRADING_FAILED)."""
     # Imported here: release must work where only the course (not nbval) is installed.
-    from grader.host.grade import grade_files
     from grader.host.outputs import Outputs
     from grader.host.report import table
     from grader.host.summary import class_summary, summary_text
@@ -97,7 +100,7 @@ def grade(
     if not sandboxed:
         print(UNSANDBOXED)
 
-    results, name = grade_files(
+    results, name = _grade_class(
         submissions,
         chapters,
         cell_timeout,
@@ -370,14 +373,30 @@ def main(argv: list[str] | None = None) -> int:
     except GraderError as error:
         print(f"error: {error}", file=sys.stderr)
         return GRADING_FAILED
-    except KeyboardInterrupt:
+    except _Interrupted:
         return interrupted()
 
 
+class _Interrupted(Exception):
+    """Ctrl-C while the class was graded, before any output was written."""
+
+
+def _grade_class(*args: Any, **kwargs: Any) -> ClassGrading:
+    """``grade_files``; Ctrl-C meanwhile is ``_Interrupted`` (one during the writing that
+    follows is not: some files may be written by then)."""
+    from grader.host.grade import grade_files  # (imported here, as grade's imports are)
+
+    try:
+        return grade_files(*args, **kwargs)
+    except KeyboardInterrupt as stop:
+        raise _Interrupted from stop
+
+
 def interrupted() -> int:
-    """Ctrl-C: every kernel is stopped (grade_files) and, as outputs are written only once
-    grading ends, nothing was written; say so instead of a traceback that hides it, so the
-    instructor knows the earlier files are whole and a rerun of the same command is right."""
+    """Ctrl-C while the class is graded: every kernel is stopped (grade_files), and nothing
+    was written yet (outputs are written once grading ends); say so instead of a traceback
+    that hides it, so the instructor knows the earlier files are whole and a rerun of the
+    same command is right."""
     print(
         "\ninterrupted: grading stopped and nothing was written; the report, gradebook and feedback "
         "of an earlier run are as they were. Run the same command again to grade the class.",

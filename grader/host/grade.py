@@ -121,7 +121,8 @@ def _named_after(unread: list[Path], chapters: list[str]) -> list[str]:
     ``Copy of 01_tensors (1).ipynb``): an empty or damaged file still says which chapter its
     student handed in, and counts toward the class's chapter as the others' contents do."""
     by_folded = {fold(name): name for name in chapters}
-    named = (chapter_named(path, set(by_folded)) for path in unread)
+    folded = set(by_folded)
+    named = (chapter_named(path, folded) for path in unread)
     return [by_folded[name] for name in named if name]
 
 

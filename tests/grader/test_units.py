@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 import grader.__main__ as grader_cli
+import grader.host.grade as grade_module
 from grader.__main__ import default_solutions
 from grader.__main__ import main as grader_main
 from grader.host.assemble import grading_notebook
@@ -583,13 +584,19 @@ def test_a_zip_whose_compressed_stream_is_damaged_is_the_students_to_mend(tmp_pa
 
 
 def test_ctrl_c_says_nothing_was_written_without_a_traceback(tmp_path, monkeypatch, capsys):
-    """An instructor stopping a class's grading sees what is left, not a traceback."""
+    """An instructor stopping a class's grading sees what is left, not a traceback: the
+    gradebook of an earlier run as it was, and no report."""
 
-    def stopped(*args: object, **kwargs: object) -> int:
+    def stopped(*args: object, **kwargs: object) -> object:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(grader_cli, "grade", stopped)
-    assert grader_main(["grade", str(tmp_path / "alice.ipynb")]) == grader_cli.INTERRUPTED
+    monkeypatch.setattr(grade_module, "grade_files", stopped)
+    gradebook, report = tmp_path / "grades.csv", tmp_path / "grades.json"
+    gradebook.write_text("student,total\nalice,5\n", encoding="utf-8")
+    submission = str(FIXTURES / "90_fixture.ipynb")
+    argv = ["grade", "--solutions", str(FIXTURES), submission, "--no-sandbox", "--gradebook", str(gradebook)]
+    assert grader_main([*argv, "--report", str(report)]) == grader_cli.INTERRUPTED
     err = capsys.readouterr().err
     assert "interrupted: grading stopped and nothing was written" in err
     assert "Traceback" not in err
+    assert gradebook.read_text(encoding="utf-8") == "student,total\nalice,5\n" and not report.exists()

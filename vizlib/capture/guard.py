@@ -172,8 +172,6 @@ class UserState:
         """A tensor whose values may change (a buffer, the target of an in-place op), kept
         once per piece of memory: ``x.data`` is a new tensor at each ask, and the values to
         put back are those before the first change through any of them."""
-        # A meta tensor has no values to change or put back, nor has a lazy module's parameter
-        # yet (its first call makes them: ``materialize`` sets its ``.data``).
         if not self._has_place(t):
             return
         self.keep_place(t)
