@@ -27,10 +27,10 @@ from torch.export import ExportedProgram
 from torch.export.graph_signature import InputKind
 from torch.utils._pytree import tree_leaves
 
-from ..data import GraphData, Node, SavedTensor, Shape
+from ..data import GraphData, Node, SavedTensor, Shape, Stats, Value
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
-from .guard import UserState
+from .guard import UserState, kept_before_written
 from .summary import small_value, stats
 
 # What an ExportedProgram's input kinds are called in the picture.
@@ -87,7 +87,7 @@ def graph_module_data(
     gm: fx.GraphModule,
     names: dict[str, str] | None = None,
     roles: dict[str, str] | None = None,
-    runs: dict[str, Any] | None = None,
+    runs: dict[str, Ran] | None = None,
     first_id: int = 0,
     part: str | None = None,
 ) -> GraphData:
@@ -104,7 +104,7 @@ def graph_module_data(
     nodes: list[Node] = []
     for fx_node in gm.graph.nodes:
         node = Node(id=ids[fx_node], kind="op", name=str(fx_node.name), part=part)
-        value = runs.get(fx_node.name) if runs is not None else None
+        ran = runs.get(fx_node.name) if runs is not None else None
         returned = _single_result(fx_node)
         if returned is not None:  # the output node shows the one value it returns
             shown = nodes[ids[returned] - first_id]
@@ -114,10 +114,10 @@ def graph_module_data(
                 shown.value,
                 shown.value_stats,
             )
+        elif ran is not None:
+            node.shape, node.dtype, node.value, node.value_stats = ran
         elif fx_node.op != "output":
-            node.shape, node.dtype = _meta(value if isinstance(value, torch.Tensor) else fx_node.meta, symbols)
-            if isinstance(value, torch.Tensor):
-                node.value, node.value_stats = small_value(value), stats(value)
+            node.shape, node.dtype = _meta(fx_node.meta, symbols)
         node.modules = _module_paths(fx_node.meta.get("nn_module_stack"))
         _describe(node, fx_node, gm, names, roles)
         nodes.append(node)
@@ -236,10 +236,8 @@ def _module_paths(stack: object) -> tuple[str, ...]:
 # ---------------------------------------------------------------- shapes
 
 
-def _meta(source: torch.Tensor | dict, symbols: dict[str, str]) -> tuple[Shape | None, str | None]:
-    """Shape and dtype from a real tensor, or from a node's meta (val, example_value, tensor_meta)."""
-    if isinstance(source, torch.Tensor):
-        return shape_of(source.shape, symbols), dtype_name(source.dtype)
+def _meta(source: dict, symbols: dict[str, str]) -> tuple[Shape | None, str | None]:
+    """Shape and dtype from a node's meta (val, example_value, tensor_meta)."""
     for key in ("val", "example_value"):
         val = source.get(key)
         if isinstance(val, torch.Tensor):
@@ -308,10 +306,19 @@ def saved_tensor(node: Node) -> SavedTensor:
 
 # ---------------------------------------------------------------- running a symbolic trace
 
+# What running a graph showed of one node's result: its shape, dtype, small value and statistics.
+Ran = tuple[Shape, str, Value, Stats | None]
 
-def _run(gm: fx.GraphModule, args: tuple, kwargs: dict) -> dict[str, Any]:
-    """Every node's result from running ``gm`` once on ``args`` (no grad, RNG and buffers
-    restored), for graphs whose meta has no shapes. Kept only until the Nodes are made."""
+
+def _run(gm: fx.GraphModule, args: tuple, kwargs: dict) -> dict[str, Ran]:
+    """What each node's result was (``Ran``) when running ``gm`` once on ``args`` (no grad,
+    RNG and buffers restored), for graphs whose meta has no shapes.
+
+    Each result is read as its node runs: a later node may change it in place (an
+    ``nn.ReLU(inplace=True)``, ``x.div_(255)``), and a tensor of the caller's that the run
+    changed is put back before the picture is made. The caller's inputs and the graph's
+    parameters are copied only where an op is about to write into them
+    (``guard.kept_before_written``): not the whole input batch on every drawing."""
     if kwargs:
         raise VizlibTypeError("A GraphModule takes its inputs by position: vz.graph(gm, x, y), not by keyword.")
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
@@ -321,18 +328,18 @@ def _run(gm: fx.GraphModule, args: tuple, kwargs: dict) -> dict[str, Any]:
             f"The graph module takes {len(placeholders)} inputs ({', '.join(n.name for n in placeholders)}), "
             f"not {len(args)}. Pass one value per input, vz.graph(gm, x), or none: vz.graph(gm)."
         )
-    results: dict[str, Any] = {}
+    results: dict[str, Ran] = {}
 
     class Recorder(fx.Interpreter):
         def run_node(self, n: fx.Node) -> Any:
-            results[n.name] = out = super().run_node(n)
+            out = super().run_node(n)
+            if isinstance(out, torch.Tensor):
+                results[n.name] = (shape_of(out.shape), dtype_name(out.dtype), small_value(out), stats(out))
             return out
 
     # A BatchNorm in training mode would update its statistics, a graph may change an input
-    # in place (x.div_(255)): UserState puts them back.
-    with UserState(gm, args) as state, torch.no_grad():
-        for t in tree_leaves(args):
-            if isinstance(t, torch.Tensor):
-                state.keep_value(t)
+    # or a parameter in place (x.div_(255)): UserState puts them back.
+    theirs = [t for t in tree_leaves(args) if isinstance(t, torch.Tensor)] + list(gm.parameters())
+    with UserState(gm, args) as state, torch.no_grad(), kept_before_written(state, theirs):
         Recorder(gm).run(*args)
     return results

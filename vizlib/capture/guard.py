@@ -16,7 +16,8 @@ point, so each capture runs inside ``UserState``:
 - on exit it puts everything back: which tensor each module's buffer and parameter is,
   buffer and tensor values (copied back only where they changed, and their version
   counters), which tensor each ``.grad`` is, and its values where a ``backward()`` of the
-  call's own added into it (vizlib's never does), the state of an optimizer that stepped,
+  call's own added into it (vizlib's never does), each leaf's ``requires_grad`` (a call
+  may freeze a layer), the state of an optimizer that stepped,
   generator states and random states, and what a plain object the walk reached held
   (its attributes, and the lists, dicts and sets it holds: a key/value cache the call
   grew) where a change concerns a tensor or what may hold one (``_snapshot``).
@@ -32,7 +33,7 @@ import random
 import sys
 import threading
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -41,6 +42,7 @@ import torch
 from torch import nn
 from torch.nn.parameter import is_lazy
 from torch.optim.optimizer import register_optimizer_step_pre_hook
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.hooks import RemovableHandle
 
 from .walk import in_own_storage, memory_parts
@@ -69,7 +71,8 @@ class UserState:
         # id -> a tensor keep_value was handed and where its values lay (``_placement``): per
         # tensor, not per memory, since ``x.data`` and ``x`` share memory but only ``x`` is moved
         self._placements: dict[int, _Placed] = {}
-        self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None]] = {}
+        # id -> a tensor whose .grad a backward may fill, that .grad, and its requires_grad flag
+        self._grads: dict[int, tuple[torch.Tensor, torch.Tensor | None, bool]] = {}
         self._generators: dict[int, tuple[torch.Generator, torch.Tensor]] = {}
         self._modules: set[int] = set()
         # A lazy module's parameters and buffers, which its first call makes and initialises
@@ -102,9 +105,7 @@ class UserState:
             if (entries[name] if name in entries else None) is not t:
                 entries[name] = t
         _put_back(list(self._values.values()), list(self._placements.values()))
-        for t, grad in self._grads.values():
-            if t.grad is not grad:
-                t.grad = grad
+        _put_back_grads(self._grads.values())
         for gen, gen_state in self._generators.values():
             gen.set_state(gen_state)
         for restore, rng_state in self._rng:
@@ -117,7 +118,7 @@ class UserState:
         post-accumulate-grad hooks are held back meanwhile: ``autograd.grad`` runs none, and
         one may step an optimizer (an optimizer in backward) or clear the ``.grad`` vizlib
         reads. (The engine reads each tensor's dict of them as it runs: emptied is enough.)"""
-        kept = [(t, t.grad) for t, _ in self._grads.values()]
+        kept = [(t, t.grad) for t, _, _ in self._grads.values()]
         hooks = [(held, dict(held)) for t, _ in kept if (held := t._post_accumulate_grad_hooks)]
         for t, _ in kept:
             t.grad = None
@@ -168,17 +169,19 @@ class UserState:
                 self._entries += [(m.__dict__, k, v) for k, v in m.__dict__.items() if isinstance(v, torch.Tensor)]
             todo += [child for child in m._modules.values() if child is not None]
 
-    def keep_value(self, t: torch.Tensor) -> None:
+    def keep_value(self, t: torch.Tensor, placed: torch.Tensor | None = None) -> None:
         """A tensor whose values may change (a buffer, the target of an in-place op), kept
         once per piece of memory: ``x.data`` is a new tensor at each ask, and the values to
-        put back are those before the first change through any of them."""
+        put back are those before the first change through any of them. ``placed``: where
+        its values lie (``_placement``), taken before a dispatch mode runs this (a view made
+        below autograd, as inside one, shares no version counter with ``t``)."""
         if not self._has_place(t):
             return
         self.keep_place(t)
         memory = _memory_of(t)
         if memory not in self._values:
             # (copied back into that memory, where t lies now, wherever the call moves t meanwhile)
-            placed = _placement(t)
+            placed = _placement(t) if placed is None else placed
             self._values[memory] = (t if placed is None else placed, t.detach().clone(), t._version)
 
     def keep_place(self, t: torch.Tensor) -> None:
@@ -192,9 +195,17 @@ class UserState:
 
     def _has_place(self, t: torch.Tensor) -> bool:
         """Whether ``t`` has values in memory to keep: not a meta tensor, an inference one
-        (no version counter), a sparse one, or a lazy module's parameter (its first call
-        makes it: ``materialize`` sets its ``.data``)."""
-        return not (id(t) in self._lazy or is_lazy(t) or t.layout != torch.strided or t.is_inference() or t.is_meta)
+        (no version counter), a sparse one, a quantized one (torch can neither compare nor
+        tell where one lies: ``is_set_to`` has no quantized kernel), or a lazy module's
+        parameter (its first call makes it: ``materialize`` sets its ``.data``)."""
+        return not (
+            id(t) in self._lazy
+            or is_lazy(t)
+            or t.layout != torch.strided
+            or t.is_quantized
+            or t.is_inference()
+            or t.is_meta
+        )
 
     def _note_lazy(self, t: torch.Tensor) -> None:
         if is_lazy(t):
@@ -202,15 +213,16 @@ class UserState:
 
     def keep_grad(self, t: torch.Tensor) -> None:
         """A tensor whose ``.grad`` a backward may fill: a leaf, or one that retains its grad
-        (reading a plain non-leaf's ``.grad`` would only make torch warn)."""
+        (reading a plain non-leaf's ``.grad`` would only make torch warn). Its flag
+        ``requires_grad`` too: a call may freeze or unfreeze parameters (``p.requires_grad_()``)."""
         if id(t) not in self._grads and (t.is_leaf or t.retains_grad):
-            self._grads[id(t)] = (t, t.grad)
+            self._grads[id(t)] = (t, t.grad, t.requires_grad)
 
     def keep_grad_values(self) -> None:
         """The call runs a backward of its own (a training step, gradient accumulation): it
         adds into every ``.grad`` it reaches in place, so their values are kept too (only
         then: a copy of every gradient on each recording would double their memory)."""
-        for _, grad in list(self._grads.values()):
+        for _, grad, _ in list(self._grads.values()):
             if grad is not None:
                 self.keep_value(grad)
 
@@ -266,6 +278,56 @@ class UserState:
             if budget[0] <= 0:
                 break
             self._walk(child, depth + 1, budget, below, placed and not many)
+
+
+@contextmanager
+def kept_before_written(state: UserState, tensors: list[torch.Tensor]) -> Iterator[None]:
+    """While active, each of ``tensors`` is kept by ``state`` (``keep_value``) just before the
+    first ATen op that writes into its memory, rather than copied up front: a run that changes
+    none of them (nearly every one) copies nothing. Every write is seen, inside a module's
+    forward too (``nn.ReLU(inplace=True)``), by the op's schema. Meant for runs that are not
+    recorded (an FX graph run to learn its shapes): it costs a Python call per ATen op. A
+    tensor whose memory cannot be told by its storage (a subclass, a sparse one) is kept at once."""
+    # data_ptr of a storage -> the tensors over it, each with where it lies (keep_value's placed)
+    watched: dict[int, list[tuple[torch.Tensor, torch.Tensor]]] = {}
+    for t in tensors:
+        if type(t) in (torch.Tensor, nn.Parameter) and in_own_storage(t) and t.untyped_storage().data_ptr():
+            watched.setdefault(t.untyped_storage().data_ptr(), []).append((t, t.detach()))
+        else:
+            state.keep_value(t)
+    with _WritesKept(state, watched):
+        yield
+
+
+class _WritesKept(TorchDispatchMode):
+    """``kept_before_written``'s mode: hands ``state`` the tensors an op is about to write into."""
+
+    def __init__(self, state: UserState, watched: dict[int, list[tuple[torch.Tensor, torch.Tensor]]]) -> None:
+        super().__init__()
+        self._state = state
+        self._watched = watched
+
+    def __torch_dispatch__(self, func: Any, types: object, args: tuple = (), kwargs: dict | None = None) -> object:
+        kwargs = kwargs or {}
+        if self._watched and func._schema.is_mutable:
+            for t in _written(func._schema, args, kwargs):
+                if t.layout == torch.strided and not t.is_meta:
+                    for theirs, placed in self._watched.pop(t.untyped_storage().data_ptr(), ()):
+                        self._state.keep_value(theirs, placed)
+        return func(*args, **kwargs)
+
+
+def _written(schema: torch.FunctionSchema, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The tensors an op of ``schema`` writes into (``self`` of ``add_``, ``out=``, each
+    tensor of a ``_foreach_`` op's list)."""
+    found: list[torch.Tensor] = []
+    for k, arg in enumerate(schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        value = args[k] if k < len(args) else kwargs.get(arg.name)
+        items = value if isinstance(value, (list, tuple)) else [value]
+        found += [t for t in items if isinstance(t, torch.Tensor)]
+    return found
 
 
 def _snapshot(obj: object, held_by: str) -> object:
@@ -413,6 +475,16 @@ def _put_back(kept: list[_Kept], placements: list[_Placed]) -> None:
     moved += [(t, version) for t, version in moved_back if t._version != version]
     if moved:
         torch._C._autograd._unsafe_set_version_counter(tuple(t for t, _ in moved), tuple(v for _, v in moved))
+
+
+def _put_back_grads(kept: Iterable[tuple[torch.Tensor, torch.Tensor | None, bool]]) -> None:
+    """Give each tensor back the ``.grad`` it had (that very tensor) and its ``requires_grad``
+    (a call may have frozen a layer, or made a tensor of its closure require grad)."""
+    for t, grad, requires_grad in kept:
+        if t.grad is not grad:
+            t.grad = grad
+        if t.requires_grad != requires_grad and t.is_leaf:
+            t.requires_grad_(requires_grad)
 
 
 def _lies_at(t: torch.Tensor, placed: torch.Tensor) -> bool:

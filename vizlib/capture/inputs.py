@@ -296,6 +296,8 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
         frozen = not floats and not any(p.requires_grad for p in parameters)
         return _why_no_graph_of_a_model(name, result_tensors(result), frozen)
     if numbers and not floats:
+        # (a quantized tensor has no .float(): it is dequantized)
+        quantized = ", q.dequantize() for a quantized one." if any(map(_is_quantized, numbers)) else "."
         got = ", ".join(
             f"{type(v).__name__} {v}" if not isinstance(v, torch.Tensor) else f"a {dtype_name(v.dtype)} tensor"
             for v in numbers[:3]
@@ -303,7 +305,7 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
         return (
             f"{name}'s inputs ({got}) are integers, and autograd follows gradients only through "
             "floating-point numbers, so there is no graph to draw. Pass floats: 2.0 rather than 2, "
-            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor."
+            "or torch.tensor([1.0, 2.0]) / t.float() for a tensor" + quantized
         )
     kinds = _no_float_among(result_tensors(result))
     if kinds:
@@ -318,6 +320,10 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
         "to draw. Return a tensor computed from the inputs (a result computed under torch.no_grad() "
         "or from .detach()ed tensors has no graph)."
     )
+
+
+def _is_quantized(v: object) -> bool:
+    return isinstance(v, torch.Tensor) and v.is_quantized
 
 
 def _no_float_among(made: list[torch.Tensor]) -> str:

@@ -380,9 +380,12 @@ class ForwardRecorder(TorchFunctionMode):
         # What an in-place call changes: its first argument, by position or by keyword
         # (``nn.init.normal_(w)`` hands torch ``tensor=w``).
         first = args[0] if args else next(iter(kwargs.values()), None)
-        in_place = in_place or kwargs.get("out") is not None
+        # (``F.relu(x, inplace=True)``, ``nn.ReLU(inplace=True)``: the mode sees ``relu``, then
+        # torch calls ``relu_`` out of its sight)
+        flagged = kwargs.get("inplace") is True
+        in_place = in_place or flagged or kwargs.get("out") is not None
         if in_place and torch.is_grad_enabled() and (copied := self._copied_input(first)):
-            self._refuse_in_place(raw, copied)
+            self._refuse_in_place(raw, copied, flagged)
         if in_place or kwargs or name in _UPDATES_ARGS or name in _RENORMS:
             self._keep_what_changes(name, first if in_place else None, args, kwargs)
         if raw == "backward":  # the call's own backward adds into the user's .grad in place
@@ -429,10 +432,17 @@ class ForwardRecorder(TorchFunctionMode):
         return self.copies.get(id(base))
 
     @staticmethod
-    def _refuse_in_place(op: str, name: str) -> None:
+    def _refuse_in_place(op: str, name: str, flagged: bool = False) -> None:
         """An in-place op on an input vizlib made require grad: autograd would refuse it with
-        words about a leaf the user never made; say it in theirs, before the op runs."""
-        fix = f"{name} = {name}.{op.rstrip('_')}(...) rather than {name}.{op}(...)" if not op.startswith("__") else ""
+        words about a leaf the user never made; say it in theirs, before the op runs.
+        ``flagged``: made in place by its ``inplace=True`` (``F.relu(x, inplace=True)``)."""
+        if flagged:
+            fix = f"{name} = {op}({name}) rather than {op}({name}, inplace=True)"
+            op += "(..., inplace=True)"
+        elif not op.startswith("__"):
+            fix = f"{name} = {name}.{op.rstrip('_')}(...) rather than {name}.{op}(...)"
+        else:
+            fix = ""
         raise VizlibValueError(
             f"The function changes its input {name} in place ({op}). vizlib hands it a copy of {name} that "
             f"requires grad, to show {name}'s gradient, and autograd cannot change such a tensor in place. "

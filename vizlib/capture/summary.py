@@ -84,9 +84,8 @@ _HELD_BYTES = 16 << 20
 def small_value(t: torch.Tensor) -> Value:
     """An exact Python copy of a small tensor (a number for 0-d), else None; read at once
     (the ways in that record a whole call use ``Summaries.value`` instead)."""
-    if not _small(t):
-        return None
-    return t.detach().cpu().tolist()
+    readable = _readable(t.detach()) if _small(t) else None  # (a subclass that runs ops itself: none)
+    return None if readable is None else readable.cpu().tolist()
 
 
 def stats(t: torch.Tensor, gradient: bool = False) -> Stats | None:

@@ -349,14 +349,15 @@ def _name_ticks(ax: Axes, names: _Names, axis: str) -> None:
     every = max(1, math.ceil(len(names.shown) / MAX_LABELS))
     positions = list(range(0, len(names.shown), every))
     labels = [names.shown[i] for i in positions]
+    # Names are written as they are: matplotlib would read one with two '$' as TeX math.
     if axis == "x":
-        ax.set_xticks(positions, labels, rotation=90, fontsize=8)
+        ax.set_xticks(positions, labels, rotation=90, fontsize=8, parse_math=False)
         if names.label:
-            ax.set_xlabel(names.label.replace("\n", " "), fontsize=8)
+            ax.set_xlabel(names.label.replace("\n", " "), fontsize=8, parse_math=False)
     else:
-        ax.set_yticks(positions, labels, fontsize=8)
+        ax.set_yticks(positions, labels, fontsize=8, parse_math=False)
         if names.label:
-            ax.set_ylabel(names.label, fontsize=8)
+            ax.set_ylabel(names.label, fontsize=8, parse_math=False)
 
 
 def _tight(fig: Figure) -> None:
@@ -488,7 +489,9 @@ def _draw_flow(
     _name_ticks(ax, names, "x")
     ax.set_ylabel("|grad| (log scale)")
     # Room above the axes for the legend, between them and the title.
-    ax.set_title(f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10, pad=20)
+    ax.set_title(
+        f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10, pad=20, parse_math=False
+    )
     ax.grid(axis="y", which="major", alpha=0.3)
     _flow_legend(ax, any(p.status == "no grad" for p in magnitudes))
 
@@ -691,7 +694,7 @@ class GradFlowMonitor:
             steps_axis.set_params(integer=True)
         ax.set_xlabel("recorded step")
         # The colours' meanings under the title: along a short colour bar they would not fit.
-        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, pad=18)
+        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, pad=18, parse_math=False)
         ax.annotate(
             f"turquoise: vanishing (< {VANISHING:g}), red: exploding (> {EXPLODING:g}) or NaN/Inf",
             (0.5, 1),

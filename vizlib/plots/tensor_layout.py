@@ -235,7 +235,8 @@ class _Canvas:
         self.items: list[tuple[str, float, float, tuple, dict]] = []
 
     def label(self, x: float, y: float, s: str, size: float = 8, **style: Any) -> None:
-        self.items.append(("text", x, y, (s,), dict(fontsize=size, va="center", **style)))
+        # (written as it is: a name with two '$' would otherwise be read as TeX math)
+        self.items.append(("text", x, y, (s,), dict(fontsize=size, va="center", parse_math=False, **style)))
         self.width = max(self.width, x + len(s) * _char_cells(size, style) + MARGIN)
 
     def line(self, s: str, size: float = 8, **style: Any) -> None:

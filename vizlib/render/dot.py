@@ -47,6 +47,11 @@ MOVED_COLOR = "#7048e8"  # an edge along which a tensor moved to another device
 # pygraphviz wheel, graphviz-pure, WebAssembly) no longer packs ranks left under ``nslimit=0``: a GPT-96
 # came out 900 inches wide; ``mclimit=0.01`` (one short crossing-minimisation pass) keeps it
 # 10 inches wide in every version, for a few tenths of a second (bench/bench_renderers.py).
+# A name longer than this is drawn shortened in its node's label, its start and its end
+# (where a layer's number and "weight" or "bias" are); the tooltip has it whole. One name
+# of thousands of characters drew a box that wide, and the inline picture, scaled to the
+# output area, shrank every other node to nothing.
+MAX_LABEL_NAME = 40
 FAST_LAYOUT_ABOVE = 1000  # layout_size() from which the fast layout is used
 FAST_LAYOUT = "newrank=true, nslimit=0, splines=line, mclimit=0.01"
 
@@ -190,7 +195,8 @@ def _node_attrs(
 def _label(n: Node, show_grad: bool) -> str:
     """Short: name (a module box adds its class and size), shape (unless a scalar), value
     and grad for scalars."""
-    lines = [n.name] if n.kind != "module" else [n.name, _module_line(n)]
+    name = _short(n.name)
+    lines = [name] if n.kind != "module" else [name, _module_line(n)]
     if n.kind == "leaf" and n.role:  # compiler graphs: input, parameter, buffer, saved...
         lines.append(n.role + (f" · {human_bytes(n.saved_bytes)}" if n.role == "saved" else ""))
     scalar = n.shape == () or (n.shape is not None and all(d == 1 for d in n.shape))
@@ -201,6 +207,14 @@ def _label(n: Node, show_grad: bool) -> str:
     if show_grad and scalar and n.grad is not None:
         lines.append(f"grad {fmt_value(n.grad)}")
     return "\n".join(lines)
+
+
+def _short(name: str) -> str:
+    """``name`` in at most MAX_LABEL_NAME characters: its first third, an ellipsis and its end."""
+    if len(name) <= MAX_LABEL_NAME:
+        return name
+    head = MAX_LABEL_NAME // 3
+    return name[:head] + "…" + name[head + 1 - MAX_LABEL_NAME :]
 
 
 def _module_line(n: Node) -> str:

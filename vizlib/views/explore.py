@@ -121,6 +121,7 @@ def explore(fn: Callable, /, **inputs: object) -> Explorer:
             "vz.explore needs at least one input to make a slider for, e.g. vz.explore(f, x=2.0, w=(-5, 5))."
         )
     refuse_module_without_forward(fn, "vz.explore", "x=1.0")
+    inputs = {name: _as_number(spec) for name, spec in inputs.items()}
     sig = _signature(fn)
     counts = _counts(sig)
     # Every name written whole (ipywidgets gives a label 80 px: "learning_r…"), and the
@@ -164,6 +165,29 @@ def _counts(sig: inspect.Signature | None) -> set[str]:
     if sig is None:
         return set()
     return {name for name, p in sig.parameters.items() if p.annotation in (int, "int")}
+
+
+def _as_number(spec: object) -> object:
+    """A one-element real tensor (``torch.tensor(3)``, ``x.sum()``) as the Python number it
+    holds, also inside a range: a slider moves over numbers, and the function is handed the
+    slider's number anyway. An integer tensor gives an int, so a count annotated ``int``
+    takes it. Anything else is left as it is, for ``_slider`` to judge."""
+    if isinstance(spec, tuple):
+        return tuple(map(_as_number, spec))
+    if _is_scalar_tensor(spec):
+        return spec.item()
+    return spec
+
+
+def _is_scalar_tensor(spec: object) -> TypeGuard[torch.Tensor]:
+    """A tensor of one real number, on a device that holds values (a meta tensor holds none)."""
+    return (
+        isinstance(spec, torch.Tensor)
+        and spec.numel() == 1
+        and not spec.is_meta
+        and not spec.is_complex()
+        and spec.dtype != torch.bool
+    )
 
 
 def _is_integral(spec: object) -> bool:
@@ -264,8 +288,6 @@ def _readout(lo: float, hi: float, step: float) -> str:
 
 def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     """(min, max, step, start) of the slider for one input."""
-    if isinstance(spec, torch.Tensor) and spec.numel() == 1 and not spec.is_complex() and spec.dtype != torch.bool:
-        spec = spec.item()
     if _is_number(spec):
         # The grid goes through the value itself: the first call is fn at the value given.
         value = float(spec)

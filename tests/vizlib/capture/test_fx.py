@@ -14,6 +14,8 @@ import torch
 from torch import fx, nn
 from torch.export import Dim, export
 from torch.fx.passes.shape_prop import ShapeProp
+from torch.testing._internal.two_tensor import TwoTensor
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import vizlib as vz
 from vizlib.errors import VizlibTypeError, VizlibValueError
@@ -133,6 +135,74 @@ def test_running_a_graph_that_changes_its_input_in_place_leaves_the_users_input(
     g = vz.graph(gm, x)
     assert x.tolist() == [255.0, 255.0] and x._version == 0
     assert g.nodes[-1].value == [2.0, 2.0]  # what running it showed
+
+
+class CopyCount(TorchDispatchMode):
+    """Counts the copies made of tensors of one shape (clone, copy_, _to_copy)."""
+
+    COPIES = (torch.ops.aten.clone.default, torch.ops.aten.copy_.default, torch.ops.aten._to_copy.default)
+
+    def __init__(self, shape: torch.Size) -> None:
+        super().__init__()
+        self.shape, self.copies = shape, 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func in self.COPIES and isinstance(out, torch.Tensor) and out.shape == self.shape:
+            self.copies += 1
+        return out
+
+
+def test_running_a_graph_that_changes_no_input_copies_none():
+    """Every drawing copied the whole input batch, to put it back should the graph change it in
+    place; a graph that changes nothing of the caller's is run on the input itself, uncopied."""
+    gm = fx.symbolic_trace(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
+    x = torch.randn(64, 3, 16, 16, requires_grad=True)
+    x.grad = grad = torch.ones_like(x)
+    with CopyCount(x.shape) as counted:
+        g = vz.graph(gm, x)
+    assert counted.copies == 0
+    assert x.grad is grad and x._version == 0 and g.nodes[0].shape == (64, 3, 16, 16)
+
+
+class Bumps(nn.Module):
+    """Under no_grad, changes its own parameter in place, and its input through an in-place ReLU."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(2))
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.w.add_(1)
+        return self.act(x) * self.w
+
+
+def test_a_graph_changing_its_parameter_and_input_in_place_is_drawn_as_it_ran_and_undone():
+    """Running the graph left its parameter changed for good (w: 1 -> 2), and each node's value
+    was read once the run was over: the ReLU's as the input put back ([-1, 2], not [0, 2]),
+    the parameter's as changed. Values are read as each node runs; both tensors are put back."""
+    gm = fx.symbolic_trace(Bumps())
+    x = torch.tensor([-1.0, 2.0])
+    g = vz.graph(gm, x)
+    values = {n.name: n.value for n in g.nodes}
+    assert values == {"x": [-1.0, 2.0], "w": [1.0, 1.0], "add_": [2.0, 2.0], "act": [0.0, 2.0], "mul": [0.0, 4.0]} | {
+        "output": [0.0, 4.0]
+    }
+    assert gm.w.tolist() == [1.0, 1.0] and x.tolist() == [-1.0, 2.0]
+    assert gm.w._version == 0 and x._version == 0
+
+
+def test_a_graph_run_on_a_wrapper_subclass_draws_its_shapes_without_values():
+    """A small result was read with ``.tolist()``, which a subclass that runs ops itself
+    (TwoTensor, as a DTensor or a MaskedTensor) refuses: the drawing failed with torch's
+    RuntimeError. Its shapes are drawn, its values (which are no memory of its own) not."""
+    gm = fx.symbolic_trace(Scales())
+    x = TwoTensor(torch.full((2,), 255.0), torch.full((2,), 510.0))
+    g = vz.graph(gm, x)
+    assert [n.shape for n in g.nodes] == [(2,)] * len(g.nodes)
+    assert all(n.value is None for n in g.nodes)
+    assert x.a.tolist() == [255.0, 255.0] and x.b.tolist() == [510.0, 510.0]
 
 
 def test_an_exported_program_labels_its_inputs_from_the_signature(ep):

@@ -86,6 +86,24 @@ def test_graph_keeps_an_existing_grad_of_a_retained_non_leaf():
     assert h.grad is grad and torch.equal(grad, torch.full((3,), 3.0))
 
 
+def test_graph_puts_back_requires_grad_that_the_call_switched():
+    """A call that freezes a layer (``requires_grad_(False)``) or makes a tensor of its own
+    closure require grad left the flags switched after the drawing, and a later training
+    step updated what the user had frozen, or not."""
+    model = bn_model()
+    scale = torch.tensor([2.0, 3.0, 4.0])
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        model[0].requires_grad_(False)
+        scale.requires_grad_(True)
+        return (model(x * scale) ** 2).sum()
+
+    g = vz.graph(f, torch.ones(2, 3))
+    assert g.find("scale")[0].grad is not None and not g.find("0.weight")  # drawn as the call ran
+    assert all(p.requires_grad for p in model.parameters()) and not scale.requires_grad
+    assert scale.grad is None and all(p.grad is None for p in model.parameters())
+
+
 def test_graph_keeps_generators_and_random_states():
     gen = torch.Generator().manual_seed(1)
     gen_state = gen.get_state()

@@ -134,6 +134,27 @@ def test_an_in_place_change_of_a_view_of_an_input_is_refused_in_the_users_terms(
         vz.graph(lambda x: (x[1:3].mul_(2), x.sum())[1], torch.ones(4))
 
 
+def test_an_op_made_in_place_by_its_inplace_flag_leaves_the_users_tensor_as_it_was():
+    """``F.relu(t, inplace=True)`` and ``nn.ReLU(inplace=True)`` reach the recorder as ``relu``
+    with a flag, and torch runs ``relu_`` out of its sight: a tensor of the user's they changed
+    stayed changed after the drawing, and an input vizlib copied got autograd's words about a
+    leaf. Both are now seen as the in-place ops they are."""
+    mask = torch.tensor([-1.0, 2.0])
+    scale = torch.tensor([-3.0, 4.0])
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        nn.functional.relu(mask, inplace=True)
+        nn.Hardtanh(0.0, 1.0, inplace=True)(scale)
+        return (x * mask * scale).sum()
+
+    g = vz.graph(f, torch.ones(2))
+    assert g.find("x")[0].grad == [0.0, 2.0]  # drawn as it ran: with the masks clipped
+    assert mask.tolist() == [-1.0, 2.0] and scale.tolist() == [-3.0, 4.0]
+    assert mask._version == 0 and scale._version == 0
+    with pytest.raises(VizlibValueError, match=r"changes its input x in place.*x = relu\(x\) rather than"):
+        vz.graph(lambda x: nn.functional.relu(x, inplace=True).sum(), torch.ones(2))
+
+
 class _Doubles(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor) -> torch.Tensor:
@@ -800,3 +821,21 @@ def test_a_draw_stopped_by_a_keyboard_interrupt_leaves_no_hook_on_the_users_modu
         vz.graph(lambda x: model(x).sum(), torch.randn(2))
     assert len(model._forward_hooks) == 1 and not model._forward_hooks_always_called
     copy.deepcopy(model)
+
+
+def _quantized(values: list[float]) -> torch.Tensor:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch deprecates the quantized dtypes)
+        return torch.quantize_per_tensor(torch.tensor(values), 0.5, 0, torch.quint8)
+
+
+def test_a_quantized_tensor_among_the_inputs_is_drawn_and_refused_in_words():
+    """Putting the user's tensors back asked torch where a quantized one lay (``is_set_to``),
+    which has no quantized kernel: a NotImplementedError from deep inside vizlib, for a
+    drawing that works and for one that should say what to pass."""
+    q = _quantized([1.0, 2.0])
+    g = vz.graph(lambda x, q: (x * q.dequantize()).sum(), torch.ones(2), q)
+    assert g.find("x")[0].grad == [1.0, 2.0]
+    assert q.int_repr().tolist() == [2, 4] and q._version == 0
+    with pytest.raises(VizlibValueError, match=r"quint8 tensor\) are integers.*q\.dequantize\(\)"):
+        vz.graph(lambda q: q.dequantize().sum(), q)

@@ -6,6 +6,7 @@ import gc
 import io
 import math
 import pickle
+import re
 import sys
 import warnings
 import weakref
@@ -153,6 +154,29 @@ def test_grad_flow_of_a_model_with_many_parameters_thins_its_labels(tmp_path):
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     assert 20 <= len(labels) <= 40 and labels[0] == "0.weight"
     fig.savefig(tmp_path / "many.png")
+
+
+def svg_texts(fig) -> list[str]:
+    """The texts of ``fig`` as matplotlib writes them into an SVG with its fonts as text: a
+    string drawn as TeX math is written as glyph paths instead, and is not among them."""
+    buf = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg")
+    return re.findall(r"<text[^>]*>([^<]*)</text>", buf.getvalue())
+
+
+def test_parameter_names_with_dollar_signs_are_written_as_they_are():
+    """A name holding two '$' (a ParameterDict key "cost$x$") was drawn by matplotlib as TeX
+    math: "costx" in italics. The axes of both plots write it as it is."""
+    model = nn.Module()
+    model.p = nn.ParameterDict({"cost$x$": nn.Parameter(torch.ones(2)), "$b$": nn.Parameter(torch.ones(2))})
+    with GradFlowMonitor(model) as mon:
+        sum((p * p).sum() for p in model.parameters()).backward()
+        mon.record()
+    for fig in (grad_flow(model), mon.plot()):
+        texts = svg_texts(fig)
+        assert "p.cost$x$" in texts and "p.$b$" in texts, texts
+        plt.close(fig)
 
 
 def test_grad_flow_before_backward_says_to_call_backward():

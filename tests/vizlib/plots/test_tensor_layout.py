@@ -1,7 +1,9 @@
 """tensor_layout: the strides, offsets and storage cells it reports are torch's own, views
 and copies are told apart, and every kind of tensor draws without touching the tensor."""
 
+import io
 import itertools
+import re
 import warnings
 
 import matplotlib.pyplot as plt
@@ -167,6 +169,18 @@ def test_same_input_gives_the_same_picture():
     b = tensor_layout(X, X.T)
     assert repr(a) == repr(b) and texts(a) == texts(b)
     assert repr(a).startswith("<Figure size ") and repr(a).endswith(" with 1 Axes>")
+
+
+def test_names_with_dollar_signs_are_written_as_they_are():
+    """A name holding two '$' was drawn by matplotlib as TeX math ("$x$" as an italic x)."""
+    x = torch.arange(6.0).reshape(2, 3)
+    fig = tensor_layout(x, x.T, names=["$x$", "cost$x$.T"])
+    buf = io.StringIO()
+    with plt.rc_context({"svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg")
+    plt.close(fig)
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", buf.getvalue())
+    assert "$x$" in texts and "cost$x$.T" in texts, texts
 
 
 def test_bad_input_is_a_clear_error():

@@ -79,6 +79,22 @@ def test_labels_are_short_and_scalars_show_value_and_grad(dot_json):
         assert len(lines) <= 4 and all(len(line) <= 40 for line in lines), attrs["label"]
 
 
+def test_a_very_long_name_is_shortened_in_its_label_and_whole_in_its_tooltip(dot_json):
+    """A name of 3,000 characters (a generated key, a path built in a loop) drew a box 3,000
+    characters wide, and the picture, scaled to the output area, became unreadable."""
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    name = "encoder." + "very_" * 600 + "deep.layers.11.weight"
+    g = vz.graph((x * 3).sum(), params={name: x})
+    assert g.find(name)[0].name == name  # the data keeps it whole
+    nodes, _ = dot_json(g.to_dot())
+    leaf = nodes[f"n{g.find(name)[0].id}"]
+    shown = leaf["label"].split("\\n")[0]
+    assert len(shown) <= 40 and shown.startswith("encoder.") and shown.endswith("deep.layers.11.weight")
+    assert "…" in shown and name in leaf["tooltip"]
+    width = float(re.search(r'<svg width="([\d.]+)pt"', g.to_svg())[1])
+    assert width < 500
+
+
 def test_nan_and_inf_nodes_are_red_and_only_those(dot_json):
     g = vz.graph(lambda x, w: (x * w).log().sum() + w.sum(), torch.tensor([1.0, 2.0]), torch.tensor([-1.0, 1.0]))
     nodes, _ = dot_json(g.to_dot())

@@ -243,6 +243,19 @@ def test_an_input_annotated_int_gets_a_slider_of_integers_handing_a_python_int()
         vz.explore(copies, x=2.0, n=(0, 4, 8))  # a slider that could not move
 
 
+def test_a_one_element_integer_tensor_for_an_int_argument_is_the_int_it_holds():
+    """``n=torch.tensor(3)`` (a count read off a tensor, ``x.shape[0]`` kept as one) was
+    refused as no integer; it slides as 3 does, and the function is handed Python ints."""
+    explorer = vz.explore(copies, x=torch.tensor(2.0), n=torch.tensor(3))
+    assert explorer.values() == {"x": 2.0, "n": 3} and type(explorer.values()["n"]) is int
+    assert explorer.graph.find("x")[0].grad == 3.0
+    ranged = vz.explore(copies, x=2.0, n=(torch.tensor(0), torch.tensor(64), torch.tensor(8)))._sliders["n"]
+    assert (ranged.min, ranged.max, ranged.step, ranged.value) == (0, 64, 8, 32)
+    assert vz.explore(copies, x=2.0, n=torch.tensor([4], dtype=torch.uint8)).values()["n"] == 4
+    with pytest.raises(vz.VizlibError, match=r"n is annotated as an int.*given 2\.5.*n=3"):
+        vz.explore(copies, x=2.0, n=torch.tensor(2.5))  # a real number is still no count
+
+
 def test_an_integer_given_to_an_unannotated_count_gets_the_way_out_beside_the_error():
     """``b=(-5, 5)`` is a real number's range: an integer slides over floats unless the
     argument says it is an int; where that breaks the call, the learner's own error says so."""
