@@ -61,7 +61,13 @@ from grader.kernel.rules import (
 )
 from grader.kernel.shell import ShellHooks, failing, find_shell
 from grader.kernel.snapshots import Kept, watched_owners
-from grader.kernel.torch_state import added_kernels, clear_modes, registered_kernels, reset_global_state
+from grader.kernel.torch_state import (
+    added_kernels,
+    clear_modes,
+    default_dtype_kept,
+    registered_kernels,
+    reset_global_state,
+)
 from grader.kernel.watch import Watch
 
 _SESSION: Grading | None = None  # the kernel's session: a newer one (the setup run again) replaces it
@@ -274,7 +280,8 @@ class Grading:
     def problems(self, used: Iterable[str] = ()) -> list[str]:
         """What differs from the snapshot (each put back as it is found): one line per
         replaced thing, naming it; ``used`` are the names the check cell reads."""
-        found = self._own_problems() + self._module_problems() + clear_modes()
+        # (the default dtype first: setting it also swaps torch.Storage, which is put back with it)
+        found = self._own_problems() + default_dtype_kept() + self._module_problems() + clear_modes()
         found += [f"the check's own variables ({what})" for what in active.DURING_CHECK]
         found += added_kernels(self._kernels)
         if (sys.gettrace(), sys.getprofile()) != self._trace:

@@ -73,6 +73,19 @@ def _default_stance() -> list[str]:
     return [f"Dynamo's compile stance (torch.compiler.set_stance({named!r}) never undone: a with block undoes it)"]
 
 
+def default_dtype_kept() -> list[str]:
+    """float32 put back as torch's default dtype where an answer left another
+    (``torch.set_default_dtype(torch.float64)`` never undone), named as such: setting it also
+    swaps ``torch.Storage``, which was named instead."""
+    dtype = torch.get_default_dtype()
+    if dtype == torch.float32:
+        return []
+    torch.set_default_dtype(torch.float32)
+    return [
+        f"torch's default dtype (torch.set_default_dtype({dtype}) never undone: pass dtype= where you need another)"
+    ]
+
+
 def reset_global_state() -> None:
     """Every check starts with autograd recording, float32 by default and no autocast."""
     torch.set_grad_enabled(True)

@@ -45,6 +45,10 @@ _PRINTING = frozenset({torch.Tensor.__repr__.__code__, torch.Tensor.__format__._
 # that forbids it cannot tell a debug print from ``json.loads(repr(lengths)[7:-1])``, an
 # answer that reads the values through torch's printing.
 _READS_WHEN_PRINTING = frozenset({"torch.Tensor.tolist", "torch.Tensor.item", "torch.Tensor.numpy"})
+# The recorder's own code that calls torch's functions while an operation is recorded (the
+# address of the memory an in-place operation writes into): the grader's reads, not the
+# learner's. An answer's ``mask &= other`` made 1.4's check say that it read lengths' values.
+_RECORDERS_OWN = frozenset({dispatch.storage.__code__})
 
 
 def _package_roots() -> list[tuple[str, str]]:
@@ -305,7 +309,8 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        if event == "return" and not self._importing and not self._printing:  # the most frequent event
+        # (a return: the most frequent event)
+        if (event == "return" and not self._importing and not self._printing) or frame.f_code in _RECORDERS_OWN:
             return
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too

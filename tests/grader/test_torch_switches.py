@@ -119,3 +119,14 @@ def test_torch_funcs_first_vmap_is_not_taken_for_the_answers_kernels():
     result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.splitlines() == ["[]", "torch.Size([3, 2, 4])"]
+
+
+def test_a_default_dtype_left_changed_is_named_as_such_and_put_back(grading):
+    """torch.set_default_dtype(torch.float64) also swaps torch.Storage: what is named is the
+    default dtype (the answer's change), not the class it swapped, and float32 is back."""
+    torch.set_default_dtype(torch.float64)
+    found = grading.problems()
+    assert any("default dtype" in line for line in found), found
+    assert not any("Storage" in line for line in found), found
+    assert torch.get_default_dtype() == torch.float32
+    assert grading.problems() == []

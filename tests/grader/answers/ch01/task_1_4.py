@@ -363,3 +363,200 @@ def make_masks(lengths, T):
         ),
     ]
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+# other_right: an in-place &= on the answer's own mask (refused before: the grader's own read of the
+# written memory was taken for the answer's) and a causal mask of float 0s and 1s.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("Float positions through aten's own name, torch.ops.aten.arange.start_step(..., dtype=torch.float32)."),
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.ops.aten.arange.start_step(0, T, 1, dtype=torch.float32, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            ("lengths made float by a Python float factor (lengths[:, None] * 1.0): type promotion, no cast."),
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < (lengths[:, None] * 1.0)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "lengths made float by a true division (lengths[:, None] / 1).",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < (lengths[:, None] / 1)
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "Positions shifted by a half (t + 0.5 < n): float32 positions.",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] + 0.5 < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "float32 positions from NumPy (torch.from_numpy is no dispatched operation).",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.from_numpy(np.arange(T, dtype=np.float32)).to(lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "float32 positions on every device but 'meta' (where the check looked). Passed before.",
+            hint="on the CPU, for lengths [5, 2, 7]",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device, dtype=None if lengths.is_meta else torch.float32)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "float32 positions unless a dispatch mode (the grader's) is on the stack. Passed before.",
+            hint="asks whether a dispatch mode is active",
+            code="""\
+def make_masks(lengths, T):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    watched = _get_current_dispatch_mode() is not None
+    positions = torch.arange(T, device=lengths.device, dtype=None if watched else torch.float32)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            (
+                "The pad mask compared in float32 in a thread pool's thread, out of the check's dispatch "
+                "mode. Passed before."
+            ),
+            hint="in another thread",
+            code="""\
+import concurrent.futures
+
+_pool = concurrent.futures.ThreadPoolExecutor(1)
+
+
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = _pool.submit(lambda: positions.float()[None, :] < lengths.float()[:, None]).result()
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            ("lengths clamped to T in place (clamp_): every length within T leaves the values, not the tensor."),
+            hint="changed the lengths tensor",
+            code="""\
+def make_masks(lengths, T):
+    lengths.clamp_(max=T)
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "torch.set_default_dtype(torch.float64) inside make_masks, never undone.",
+            hint="torch's default dtype",
+            code="""\
+def make_masks(lengths, T):
+    torch.set_default_dtype(torch.float64)
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "float32 positions from torch.linspace(0, T - 1, T).",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.linspace(0, T - 1, T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            "lengths clamped by torch.minimum with a float tensor of T: float32 lengths.",
+            hint="counts exactly only so far",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < torch.minimum(lengths, torch.tensor(float(T), device=lengths.device))[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+        Wrong(
+            ("float32 positions expanded to (B, T) first (a size the 'meta' check did not look at). Passed before."),
+            hint="on the CPU, for lengths [5, 2, 7]",
+            code="""\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions.expand(lengths.shape[0], T).float() < lengths[:, None]
+    causal = positions[None, :] <= positions[:, None]
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+""",
+        ),
+    ]
+)
+TASK.other_right.append(
+    """\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    attn_mask = (positions[None, :] <= positions[:, None]).repeat(lengths.shape[0], 1, 1, 1)
+    attn_mask &= pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+)
+TASK.other_right.append(
+    """\
+def make_masks(lengths, T):
+    positions = torch.arange(T, device=lengths.device)
+    pad_mask = positions[None, :] < lengths[:, None]
+    causal = torch.ones(T, T, device=lengths.device).tril() > 0
+    attn_mask = causal[None, None, :, :] & pad_mask[:, None, None, :]
+    return pad_mask, attn_mask
+"""
+)

@@ -503,3 +503,143 @@ def manual_grads(X, y, W1, b1, W2):
 """,
     )
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Results cached by (id, _version) of the arguments: values changed through .data keep the "
+                "version. Passed before."
+            ),
+            hint="a cache keyed by id() and ._version",
+            code="""\
+_cache = {}
+
+
+def manual_grads(X, y, W1, b1, W2):
+    args = (X, y, W1, b1, W2)
+    key = tuple((id(t), t._version) for t in args)
+    hit = _cache.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], args)):
+        return hit[1]
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    grads = (X.T @ dh, dh.sum(dim=0), dW2)
+    _cache[key] = (args, grads)
+    return grads
+""",
+        ),
+        Wrong(
+            "Results cached by (data_ptr, shape, _version): reads the arguments' addresses.",
+            hint="reached their memory outside torch",
+            code="""\
+_cache = {}
+
+
+def manual_grads(X, y, W1, b1, W2):
+    args = (X, y, W1, b1, W2)
+    key = tuple((t.data_ptr(), tuple(t.shape), t._version) for t in args)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit[1]
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    grads = (X.T @ dh, dh.sum(dim=0), dW2)
+    _cache[key] = (args, grads)
+    return grads
+""",
+        ),
+        Wrong(
+            (
+                "Gradients written into buffers kept from call to call (out=): an earlier call's results "
+                "change. Passed before."
+            ),
+            hint="buffers kept from call to call",
+            code="""\
+_buffers = {}
+
+
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dh = (dout @ W2.T) * (h > 0)
+    key = (X.dtype, X.device, tuple(W1.shape), tuple(b1.shape), tuple(W2.shape))
+    if key not in _buffers:
+        _buffers[key] = (torch.empty_like(W1), torch.empty_like(b1), torch.empty_like(W2))
+    dW1, db1, dW2 = _buffers[key]
+    torch.mm(X.T, dh, out=dW1)
+    torch.sum(dh, dim=0, out=db1)
+    torch.mm(a.T, dout, out=dW2)
+    return dW1, db1, dW2
+""",
+        ),
+        Wrong(
+            "dout from autograd's own kernel by name, torch.ops.aten.mse_loss_backward.",
+            hint="aten.mse_loss_backward",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = torch.ops.aten.mse_loss_backward.default(torch.ones((), dtype=out.dtype), out, y, 1)
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+        Wrong(
+            "torch.func.vjp: a function transform is autograd too.",
+            hint="manual_grads used autograd",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    def loss(W1, b1, W2):
+        return ((torch.relu(X @ W1 + b1) @ W2 - y) ** 2).mean()
+
+    value, pullback = torch.func.vjp(loss, W1, b1, W2)
+    return pullback(torch.ones_like(value))
+""",
+        ),
+        Wrong(
+            "The gradients also stored in the arguments' .grad, as backward() would. Passed before.",
+            hint="set the .grad of its arguments",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    W1.grad, b1.grad, W2.grad = X.T @ dh, dh.sum(dim=0), dW2  # as backward would
+    return W1.grad, b1.grad, W2.grad
+""",
+        ),
+        Wrong(
+            "torch.set_default_dtype(X.dtype) inside manual_grads, never undone.",
+            hint="torch's default dtype",
+            code="""\
+def manual_grads(X, y, W1, b1, W2):
+    torch.set_default_dtype(X.dtype)
+    h = X @ W1 + b1
+    a = h.clamp(min=0)
+    out = a @ W2
+    dout = 2 * (out - y) / out.numel()
+    dW2 = a.T @ dout
+    dh = (dout @ W2.T) * (h > 0)
+    return X.T @ dh, dh.sum(dim=0), dW2
+""",
+        ),
+    ]
+)

@@ -485,3 +485,186 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+# other_right: steps=None put to 10 inside (the same defaults, written otherwise).
+TASK.wrong.extend(
+    [
+        Wrong(
+            "micro_batch, steps and lr keyword-only (*,): a call by position raises.",
+            hint="Called by position",
+            code="""\
+def train(model, xs, ys, *, micro_batch=2, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "micro_batch=None meaning the whole batch: same losses, but not in micro-batches.",
+            hint="Called with its defaults",
+            code="""\
+def train(model, xs, ys, micro_batch=None, steps=10, lr=0.1):
+    micro_batch = micro_batch or len(xs)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "Default micro_batch=4.",
+            hint="Called with its defaults",
+            code="""\
+def train(model, xs, ys, micro_batch=4, steps=10, lr=0.1):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "lr before steps in the signature.",
+            hint="Called by position",
+            code="""\
+def train(model, xs, ys, micro_batch=2, lr=0.1, steps=10):
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "torch.use_deterministic_algorithms(True) inside train, left on. Passed before.",
+            hint="deterministic algorithms (torch.use_deterministic_algorithms)",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    torch.use_deterministic_algorithms(True)  # reproducible accumulation
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "torch.set_num_threads(...) inside train (one thread more), left so. Passed before.",
+            hint="the number of threads",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    torch.set_num_threads(torch.get_num_threads() + 1)  # one more thread for the micro-batches
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "xs.requires_grad_(True): the caller's data changed. Passed before.",
+            hint="train changed xs or ys",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=0.1):
+    xs.requires_grad_(True)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "lr=None put to 0.01 inside.",
+            hint="Called with its defaults",
+            code="""\
+def train(model, xs, ys, micro_batch=2, steps=10, lr=None):
+    lr = lr or 1e-2
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+""",
+        ),
+    ]
+)
+TASK.other_right.append(
+    """\
+def train(model, xs, ys, micro_batch=2, steps=None, lr=0.1):
+    steps = 10 if steps is None else steps
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        step_loss = 0.0
+        for xb, yb in zip(xs.split(micro_batch), ys.split(micro_batch)):
+            loss = ((model(xb) - yb) ** 2).mean() * len(xb) / len(xs)
+            loss.backward()
+            step_loss += loss.item()
+        opt.step()
+        losses.append(step_loss)
+    return losses
+"""
+)

@@ -429,3 +429,129 @@ def causal_attention(q, k, v):
 """,
     )
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "Outputs cached by (id, _version) of q, k, v: values written through .data keep the "
+                "version. Passed before."
+            ),
+            hint="a cache keyed by id() and ._version",
+            code="""\
+_cache = {}
+
+
+def causal_attention(q, k, v):
+    key = tuple((id(t), t._version) for t in (q, k, v))
+    hit = _cache.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], (q, k, v))):
+        return hit[1]
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    out = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1) @ v
+    _cache[key] = ((q, k, v), out)
+    return out
+""",
+        ),
+        Wrong(
+            ("The CPU flash attention by aten's name, torch.ops.aten._scaled_dot_product_flash_attention_for_cpu."),
+            hint="called scaled_dot_product_attention, flex_attention or MultiheadAttention",
+            code="""\
+def causal_attention(q, k, v):
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default(q, k, v, 0.0, True)[0]
+""",
+        ),
+        Wrong(
+            "SDPA through torch._C._nn.scaled_dot_product_attention.",
+            hint="called scaled_dot_product_attention, flex_attention or MultiheadAttention",
+            code="""\
+def causal_attention(q, k, v):
+    return torch._C._nn.scaled_dot_product_attention(q, k, v, is_causal=True)
+""",
+        ),
+        Wrong(
+            "flex_attention with a causal score_mod.",
+            hint="called scaled_dot_product_attention, flex_attention or MultiheadAttention",
+            code="""\
+from torch.nn.attention.flex_attention import flex_attention
+
+
+def causal_attention(q, k, v):
+    return flex_attention(q, k, v, score_mod=lambda s, b, h, i, j: torch.where(j <= i, s, float("-inf")))
+""",
+        ),
+        Wrong(
+            "q, k, v flattened with .view for bmm: fails for non-contiguous inputs.",
+            hint="not contiguous",
+            code="""\
+def causal_attention(q, k, v):
+    B, H, T, D = q.shape
+    q3, k3, v3 = q.view(B * H, T, D), k.view(B * H, T, D), v.view(B * H, T, D)
+    scores = torch.bmm(q3, k3.transpose(1, 2)) / math.sqrt(D)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.bmm(torch.softmax(scores, dim=-1), v3).view(B, H, T, D)
+""",
+        ),
+        Wrong(
+            "q scaled through .data in place and scaled back.",
+            hint="changed q, k or v in place",
+            code="""\
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    with torch.no_grad():
+        q.data.mul_(1 / math.sqrt(head_dim))  # scale once, in place: no extra (T, T) division
+    scores = q @ k.transpose(-2, -1)
+    with torch.no_grad():
+        q.data.mul_(math.sqrt(head_dim))  # and back
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
+        ),
+        Wrong(
+            "SDPA by aten's name, torch.ops.aten.scaled_dot_product_attention.",
+            hint="called scaled_dot_product_attention, flex_attention or MultiheadAttention",
+            code="""\
+def causal_attention(q, k, v):
+    return torch.ops.aten.scaled_dot_product_attention.default(q, k, v, None, 0.0, True)
+""",
+        ),
+        Wrong(
+            "torch.set_default_dtype(q.dtype) inside, never undone.",
+            hint="torch's default dtype",
+            code="""\
+def causal_attention(q, k, v):
+    torch.set_default_dtype(q.dtype)
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+""",
+        ),
+        Wrong(
+            ("Without recording, the output written into a buffer kept from call to call (out=). Passed before."),
+            hint="a buffer kept from call to call",
+            code="""\
+_buffers = {}
+
+
+def causal_attention(q, k, v):
+    T, head_dim = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)
+    future = torch.ones(T, T, dtype=torch.bool, device=q.device).triu(1)
+    weights = torch.softmax(scores.masked_fill(future, float("-inf")), dim=-1)
+    if torch.is_grad_enabled() and (weights.requires_grad or v.requires_grad):
+        return weights @ v
+    key = (q.shape[:-1] + v.shape[-1:], q.dtype, q.device)
+    out = _buffers.setdefault(key, torch.empty(key[0], dtype=q.dtype, device=q.device))
+    return torch.matmul(weights, v, out=out)
+""",
+        ),
+    ]
+)

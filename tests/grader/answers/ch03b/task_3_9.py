@@ -329,3 +329,215 @@ TASK.wrong.append(
         code=SAVE_AND_LOAD,
     )
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+TASK.wrong.extend(
+    [
+        Wrong(
+            (
+                "model.load_state_dict(..., assign=True): the checkpoint's tensors replace the parameters "
+                "the optimizer holds."
+            ),
+            hint="not the ones the optimizer steps",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"], assign=True)
+    optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            ("The optimizer's state loaded from a shallow copy (copy.copy): its tensors are the checkpoint's."),
+            hint="One checkpoint loaded twice resumes two different runs",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(copy.copy(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            "The optimizer's state 'copied' with detach(), which shares the memory.",
+            hint="One checkpoint loaded twice resumes two different runs",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def _fresh(value):
+    # the checkpoint's tensors "copied" (detach() shares their memory)
+    if isinstance(value, torch.Tensor):
+        return value.detach()
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    return value
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(_fresh(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            "The optimizer's state 'copied' with .to(its own device), which returns the tensor itself.",
+            hint="One checkpoint loaded twice resumes two different runs",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def _fresh(value):
+    # the checkpoint's tensors "copied" (.to() of the same device shares their memory)
+    if isinstance(value, torch.Tensor):
+        return value.to(value.device)
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    return value
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(_fresh(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            ("Only the moment buffers copied: AdamW's step tensors (changed in place) are the checkpoint's."),
+            hint="One checkpoint loaded twice resumes two different runs",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def _copied(optimizer_state):
+    # the moment buffers copied (training changes them in place); the rest as it is
+    state = {
+        k: {n: (t.clone() if n.startswith("exp_avg") else t) for n, t in s.items()}
+        for k, s in optimizer_state["state"].items()
+    }
+    return {"state": state, "param_groups": optimizer_state["param_groups"]}
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(_copied(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            "Only tensors of one or more dimensions copied: the 0-d step tensors are the checkpoint's.",
+            hint="One checkpoint loaded twice resumes two different runs",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def _copied(optimizer_state):
+    # tensors of one or more dimensions copied (training changes them in place); the rest as it is
+    state = {
+        k: {n: (t.clone() if t.dim() > 0 else t) for n, t in s.items()}
+        for k, s in optimizer_state["state"].items()
+    }
+    return {"state": state, "param_groups": optimizer_state["param_groups"]}
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(_copied(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            "load_state sets torch's default dtype to the weights' dtype, never undone.",
+            hint="changed torch's default dtype",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    torch.set_default_dtype(next(iter(state["model"].values())).dtype)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+""",
+        ),
+        Wrong(
+            "A random number drawn after the generator is restored.",
+            hint="random number generator is not where it was",
+            code="""\
+def save_state(model, optimizer, scheduler):
+    return copy.deepcopy({
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "scheduler": scheduler.state_dict(),
+        "rng": torch.get_rng_state(),
+    })
+
+
+def load_state(state, model, optimizer, scheduler):
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(copy.deepcopy(state["optimizer"]))
+    scheduler.load_state_dict(state["scheduler"])
+    torch.set_rng_state(state["rng"])
+    torch.rand(1)  # the generator checked
+""",
+        ),
+    ]
+)

@@ -428,3 +428,194 @@ TASK.wrong.append(
         + WHY,
     )
 )
+
+
+# Red team (round 4): hostile answers to the checks hardened in round 3; each that passed is marked so.
+TASK.wrong.extend(
+    [
+        Wrong(
+            ("A fresh optimizer of the given kind over the given param groups at every call: its state starts empty."),
+            hint="momentum 0.9 whose two parameter groups",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    type(optimizer)(optimizer.param_groups).step()  # a fresh one of the same kind, the same groups
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "torch.optim.SGD over the given optimizer's param groups: another kind, no momentum state.",
+            hint="momentum 0.9 whose two parameter groups",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    torch.optim.SGD(optimizer.param_groups).step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            ("A hand-written update p -= lr * p.grad with each group's lr: SGD without the caller's settings."),
+            hint="After two steps the weights differ",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    with torch.no_grad():
+        for group in optimizer.param_groups:
+            for p in group['params']:
+                if p.grad is not None:
+                    p -= group['lr'] * p.grad
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "Gradient clipping to norm 1 added to the step.",
+            hint="After two steps the weights differ",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            (
+                "The loss scaled by 2**16 by hand and the gradients divided back: no GradScaler, bit-"
+                "identical weights. Passed before."
+            ),
+            hint="not the loss's own",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    (loss * 2.0**16).backward()  # scaled by hand, no GradScaler
+    for p in model.parameters():
+        if p.grad is not None:
+            p.grad /= 2.0**16
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "The loss scaled by 2**16 by hand and the learning rate divided instead.",
+            hint="not the loss's own",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    (loss * 2.0**16).backward()  # scaled by hand, no GradScaler
+    for group in optimizer.param_groups:
+        group["lr"] /= 2.0**16  # the learning rate scaled down instead of the gradients
+    optimizer.step()
+    for group in optimizer.param_groups:
+        group["lr"] *= 2.0**16
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "autocast entered with __enter__() and never left.",
+            hint="autocast for the device type of x",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    torch.autocast(x.device.type, dtype=torch.bfloat16).__enter__()
+    loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "torch.set_float32_matmul_precision('medium') inside the step, left so. Passed before.",
+            hint="float32 matrix products' precision",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    torch.set_float32_matmul_precision('medium')
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "A GradScaler enabled unless a dispatch mode (the grader's) is on the stack.",
+            hint="made an enabled GradScaler",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+    scaler = torch.amp.GradScaler(x.device.type, enabled=_get_current_dispatch_mode() is None)
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+        Wrong(
+            "Two optimizer steps at half the learning rate.",
+            hint="After two steps the weights differ",
+            code="""\
+def bf16_step(model, optimizer, x, y):
+    optimizer.zero_grad()
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.mse_loss(model(x), y)
+    loss.backward()
+    for g in optimizer.param_groups:
+        g['lr'] /= 2
+    optimizer.step()
+    optimizer.step()
+    for g in optimizer.param_groups:
+        g['lr'] *= 2
+    return loss.item()
+
+
+why = "B"
+""",
+        ),
+    ]
+)
