@@ -64,9 +64,10 @@ from grader.kernel.snapshots import Kept, watched_owners
 from grader.kernel.torch_state import (
     added_kernels,
     clear_modes,
-    default_dtype_kept,
     registered_kernels,
     reset_global_state,
+    settings,
+    settings_changed,
 )
 from grader.kernel.watch import Watch
 
@@ -139,6 +140,7 @@ class Grading:
         # rules with torch.library; registered before the snapshot, they are not the answer's.
         lazy_load_decompositions()
         self._kernels = registered_kernels()
+        self._settings = settings()
         self._record = set(record)
         self._take_over_names(previous)
         self._cell: _Cell | None = None
@@ -195,8 +197,15 @@ class Grading:
 
     def keep(self) -> None:
         """End of a setup cell after the first: the checks rely on what this cell defined,
-        as it defined it."""
+        as it defined it, and on torch's settings as it left them."""
         self._keep_new_names()
+        self._settings = settings()
+
+    def settings_changed(self) -> list[str]:
+        """torch's process-wide settings (``torch_state.SETTINGS``) that differ from the
+        setup's, named, each put back: a check calls this right after the answer, to say
+        which the answer left changed in words of its own."""
+        return settings_changed(self._settings)
 
     def watch(self, quiet: bool = False) -> Watch:
         """A record of what runs in a ``with`` block (see Watch; ``quiet``: with no dispatch
@@ -280,8 +289,8 @@ class Grading:
     def problems(self, used: Iterable[str] = ()) -> list[str]:
         """What differs from the snapshot (each put back as it is found): one line per
         replaced thing, naming it; ``used`` are the names the check cell reads."""
-        # (the default dtype first: setting it also swaps torch.Storage, which is put back with it)
-        found = self._own_problems() + default_dtype_kept() + self._module_problems() + clear_modes()
+        # (torch's settings before the modules: setting the default dtype also swaps torch.Storage)
+        found = self._own_problems() + self._settings_problems() + self._module_problems() + clear_modes()
         found += [f"the check's own variables ({what})" for what in active.DURING_CHECK]
         found += added_kernels(self._kernels)
         if (sys.gettrace(), sys.getprofile()) != self._trace:
@@ -292,6 +301,9 @@ class Grading:
         found += self._hooks.problems() if self._hooks is not None else []
         found += self._name_problems(set(used))
         return list(dict.fromkeys(found))
+
+    def _settings_problems(self) -> list[str]:
+        return [f"{what}, left changed (put it back before your code returns)" for what in self.settings_changed()]
 
     def _own_problems(self) -> list[str]:
         """The session itself and the builtins."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -73,17 +74,68 @@ def _default_stance() -> list[str]:
     return [f"Dynamo's compile stance (torch.compiler.set_stance({named!r}) never undone: a with block undoes it)"]
 
 
-def default_dtype_kept() -> list[str]:
-    """float32 put back as torch's default dtype where an answer left another
-    (``torch.set_default_dtype(torch.float64)`` never undone), named as such: setting it also
-    swaps ``torch.Storage``, which was named instead."""
-    dtype = torch.get_default_dtype()
-    if dtype == torch.float32:
-        return []
-    torch.set_default_dtype(torch.float32)
-    return [
-        f"torch's default dtype (torch.set_default_dtype({dtype}) never undone: pass dtype= where you need another)"
-    ]
+Setting = tuple[str, Callable[[], object], Callable[[Any], object]]
+
+
+def _set_anomaly(value: tuple[bool, bool]) -> None:
+    torch.set_anomaly_enabled(*value)
+
+
+def _set_deterministic(value: tuple[bool, bool]) -> None:
+    torch.use_deterministic_algorithms(value[0], warn_only=value[1])
+
+
+# torch's process-wide settings, each of which every later computation runs under: one an
+# answer leaves changed would decide another task's verdict. (what a learner reads, get, set)
+# The default dtype comes first: setting it also swaps torch.Storage, put back with it.
+SETTINGS: tuple[Setting, ...] = (
+    ("torch's default dtype (torch.set_default_dtype)", torch.get_default_dtype, torch.set_default_dtype),
+    (
+        "deterministic algorithms (torch.use_deterministic_algorithms)",
+        lambda: (torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()),
+        _set_deterministic,
+    ),
+    ("the number of threads (torch.set_num_threads)", torch.get_num_threads, torch.set_num_threads),
+    (
+        # (torch.backends.cuda.matmul.allow_tf32 is the same setting: True is "high")
+        "float32 matrix products' precision (torch.set_float32_matmul_precision)",
+        torch.get_float32_matmul_precision,
+        torch.set_float32_matmul_precision,
+    ),
+    (
+        "anomaly detection (torch.autograd.set_detect_anomaly)",
+        lambda: (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+        _set_anomaly,
+    ),
+    (
+        "cuDNN's benchmark mode (torch.backends.cudnn.benchmark)",
+        torch._C._get_cudnn_benchmark,
+        torch._C._set_cudnn_benchmark,
+    ),
+    (
+        "cuDNN's deterministic mode (torch.backends.cudnn.deterministic)",
+        torch._C._get_cudnn_deterministic,
+        torch._C._set_cudnn_deterministic,
+    ),
+    ("cuDNN's TF32 (torch.backends.cudnn.allow_tf32)", torch._C._get_cudnn_allow_tf32, torch._C._set_cudnn_allow_tf32),
+)
+
+
+def settings() -> list[object]:
+    """The value of each of ``SETTINGS`` now."""
+    return [get() for _, get, _ in SETTINGS]
+
+
+def settings_changed(kept: list[object]) -> list[str]:
+    """Each of ``SETTINGS`` whose value differs from ``kept`` (``settings()`` taken earlier),
+    named, and put back: a setting changed for the rest of the process (``torch.set_num_threads(1)``
+    in an answer) is a check's to see, not the next task's."""
+    changed = []
+    for (what, get, put), value in zip(SETTINGS, kept, strict=True):
+        if get() != value:
+            put(value)
+            changed.append(what)
+    return changed
 
 
 def reset_global_state() -> None:

@@ -20,6 +20,7 @@ import pytest
 import torch
 import torch._dynamo
 
+from grader.kernel import torch_state
 from grader.kernel.session import Grading
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -130,3 +131,42 @@ def test_a_default_dtype_left_changed_is_named_as_such_and_put_back(grading):
     assert not any("Storage" in line for line in found), found
     assert torch.get_default_dtype() == torch.float32
     assert grading.problems() == []
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        (lambda: torch.use_deterministic_algorithms(True), "deterministic algorithms"),
+        (lambda: torch.use_deterministic_algorithms(False, warn_only=True), "deterministic algorithms"),
+        (lambda: torch.set_num_threads(torch.get_num_threads() + 1), "the number of threads"),
+        (lambda: torch.set_float32_matmul_precision("medium"), "float32 matrix products' precision"),
+        (lambda: torch.autograd.set_detect_anomaly(True), "anomaly detection"),
+        (lambda: torch.autograd.set_detect_anomaly(False, check_nan=False), "anomaly detection"),
+        (lambda: setattr(torch.backends.cudnn, "benchmark", True), "cuDNN's benchmark mode"),
+        (lambda: setattr(torch.backends.cudnn, "deterministic", True), "cuDNN's deterministic mode"),
+        (lambda: setattr(torch.backends.cuda.matmul, "allow_tf32", True), "float32 matrix products' precision"),
+    ],
+)
+def test_a_process_wide_setting_left_changed_is_named_and_put_back(grading, change, named):
+    """One answer's torch.use_deterministic_algorithms(True) (or thread count, matmul
+    precision...) would decide the verdicts of every later task: each check ends by finding
+    it, naming it, and putting the setup's value back."""
+    before = [get() for _, get, _ in torch_state.SETTINGS]
+    change()
+    found = grading.problems()
+    assert len(found) == 1 and named in found[0] and "left changed" in found[0], found
+    assert [get() for _, get, _ in torch_state.SETTINGS] == before
+    assert grading.problems() == []
+
+
+def test_a_setting_a_later_setup_cell_makes_is_the_checks_own(grading):
+    """A setup cell after the first (``_grading.keep()``) may set what its checks rely on."""
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads + 1)
+        grading.keep()
+        assert grading.problems() == []
+        assert grading.settings_changed() == []
+    finally:
+        torch.set_num_threads(threads)
+        grading.keep()
