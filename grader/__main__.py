@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.host.errors import GraderError
+from grader.host.feedback import earlier_pages
 from grader.host.files import real_path
 from grader.host.gradebook import FORMATS
 from grader.host.notebook import COURSE_ROOT, chapter_paths, load_chapter
@@ -18,6 +19,7 @@ from grader.host.release import release
 from grader.host.results import EACH
 from grader.host.sandbox import GiB, Limits, fallback_note
 from grader.host.sandbox import prepare as prepare_sandbox
+from grader.host.submission import refuse_class_archives
 from grader.kernel.output_guard import LIMIT as OUTPUT_LIMIT
 
 if TYPE_CHECKING:
@@ -72,12 +74,8 @@ def grade(
     from grader.host.summary import class_summary, summary_text
 
     submissions = once(no_checkpoints(submissions))
-    folders = [path for path in submissions if path.is_dir()]
-    if folders:
-        raise GraderError(
-            f"{folders[0]}: a folder, not a notebook. Give the notebooks themselves, e.g. "
-            f"{folders[0] / '*.ipynb'} or {folders[0] / '*' / 'NN_chapter.ipynb'} (one folder per student)."
-        )
+    refuse_class_archives(submissions)
+    refuse_folders(submissions)
     if chapter == EACH and gradebook is not None:
         raise GraderError(
             f"--chapter {EACH} and --gradebook: a gradebook holds one chapter's points. Grade each chapter's "
@@ -128,6 +126,24 @@ def grade(
         )
         return GRADING_FAILED
     return GRADED if all(result.passed for result in results) else POINTS_LOST
+
+
+def refuse_folders(submissions: list[Path]) -> None:
+    """A folder given as a submission is refused with what to give instead: its notebooks,
+    or, where it is the grader's own feedback folder caught by ``class/*``, the notebooks
+    beside it (the feedback pages are no one's submission)."""
+    folders = [path for path in submissions if path.is_dir()]
+    if folders and (pages := earlier_pages(folders[0], [])):
+        raise GraderError(
+            f"{folders[0]}: a folder of feedback pages this grader wrote ({pages[0].name}, ...), not a student's: "
+            f"the submissions' pattern caught the grader's own output. Give the notebooks only "
+            f"({folders[0].parent / '*.ipynb'}), and keep the outputs outside the class's folder."
+        )
+    if folders:
+        raise GraderError(
+            f"{folders[0]}: a folder, not a notebook. Give the notebooks themselves, e.g. "
+            f"{folders[0] / '*.ipynb'} or {folders[0] / '*' / 'NN_chapter.ipynb'} (one folder per student)."
+        )
 
 
 CHECKPOINTS = ".ipynb_checkpoints"  # where Jupyter keeps its autosaved copy of each notebook

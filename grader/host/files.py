@@ -44,6 +44,22 @@ def real_path(path: Path) -> Path:
         return Path(os.path.normpath(os.path.abspath(path)))
 
 
+def links_out(paths: list[Path]) -> dict[Path, Path]:
+    """The paths that lead, through a link of their own or of a folder below the folder all
+    the paths share, to a file outside that folder; each with the file it leads to. A link
+    above that folder (a class folder that is itself a link) leads nowhere else."""
+    if not paths:
+        return {}
+    where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
+    home = real_path(Path(os.path.commonpath([str(place.parent) for place in where.values()])))
+    found = {}
+    for path in paths:
+        real = real_path(path)
+        if real != where[path] and not real.is_relative_to(home):
+            found[path] = real
+    return found
+
+
 def _mode(path: Path) -> int:
     """The permissions the file would get from a plain write: the old file's, else the umask's
     (mkstemp makes its file private to its owner)."""

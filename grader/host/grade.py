@@ -43,7 +43,7 @@ from tqdm import tqdm
 
 from grader.host.assemble import grading_notebook
 from grader.host.errors import GraderError
-from grader.host.files import real_path
+from grader.host.files import links_out, real_path
 from grader.host.identity import chapter_named
 from grader.host.notebook import Chapter, Task, role
 from grader.host.results import EACH, SubmissionResult, TaskResult
@@ -188,9 +188,13 @@ def _read_all(
     is its result's error, for its student."""
     results = []
     read: list[tuple[SubmissionResult, Submission, Chapter]] = []
+    away = links_out([Path(path) for path in paths])
     for path in paths:
         result = SubmissionResult(Path(path))
         results.append(result)
+        if result.path in away:
+            _linked_away(result, away[result.path])
+            continue
         try:
             read.append(_read(result, chapters))
         except GraderError as error:
@@ -209,6 +213,18 @@ def _read(result: SubmissionResult, chapters: dict[str, Chapter]) -> tuple[Submi
     finally:
         result.notices = submission.notices
         result.notes.extend(submission.notices)
+
+
+def _linked_away(result: SubmissionResult, target: Path) -> None:
+    """A submission that is a link (unpacked from a student's archive, or committed to their
+    repository) to a file outside the class's folder: not read, since that file is not what
+    the student handed in (the instructor's solutions, another class's notebook, whose code
+    the student's page would show). The student is told; the instructor is told where it leads."""
+    result.error = (
+        "a link to a file outside the class's folder, not a notebook (the grader follows no link "
+        "out of the folder of the submissions). Hand in the exercise notebook itself, not a link to it."
+    )
+    result.notes.append(f"a link to {target}, outside the class's folder: not read")
 
 
 def _prepare(result: SubmissionResult, submission: Submission, chapter: Chapter) -> _Grading:

@@ -95,10 +95,19 @@ def lms_student(name: str) -> Student:
     student is one id however their files were marked or which disk they came from."""
     name = unicodedata.normalize("NFC", name)
     bare = LATE.sub("", name) or name
-    for pattern in (MOODLE, BLACKBOARD, CANVAS):
-        if found := pattern.match(bare):
-            return Student(found["id"], found.groupdict().get("name") or "")
-    return Student(bare)
+    found = _lms_match(bare)
+    return Student(found["id"], found.groupdict().get("name") or "") if found else Student(bare)
+
+
+def lms_id(name: str) -> str | None:
+    """The student id in an LMS's export name (a folder's name or a file's stem, see
+    lms_student); None for any other name."""
+    found = _lms_match(LATE.sub("", unicodedata.normalize("NFC", name)))
+    return found["id"] if found else None
+
+
+def _lms_match(bare: str) -> re.Match[str] | None:
+    return next((found for pattern in (MOODLE, BLACKBOARD, CANVAS) if (found := pattern.match(bare))), None)
 
 
 def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Path, Student], dict[Path, str]]:

@@ -248,6 +248,12 @@ def _refuse_clashes(
     was asked (a notebook as the feedback folder, an LMS format without a gradebook file)."""
     handed = {_same(path) for path in submissions}
     for option, path in (("--report", report), ("--gradebook", gradebook)):
+        if path is not None and path.suffix != ".ipynb" and _same(path) in handed:
+            raise GraderError(
+                f"{option} {path}: it is among the submissions given too (a pattern such as {path.parent / '*'} "
+                "caught this output of an earlier run), and grading never writes to a submission. Give the "
+                f"notebooks only ({path.parent / '*.ipynb'}), and keep the outputs outside the class's folder."
+            )
         if path is not None and (_same(path) in handed or path.suffix == ".ipynb"):
             raise GraderError(f"{option} {path}: that is a submission; grading never writes to one.")
     if report is not None and gradebook is not None and _same(report) == _same(gradebook):

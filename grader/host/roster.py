@@ -29,6 +29,7 @@ left out, and ``Roster.skipped`` says so for the log.
 from __future__ import annotations
 
 import csv
+import io
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,14 +122,30 @@ def _read_csv(path: Path) -> tuple[str, list[list[str]]]:
     """The file's first line as written (to tell its separator) and its CSV rows; a file
     that cannot be read is an error that says what a roster must be."""
     try:
+        data = path.read_bytes()
         # utf-8-sig: spreadsheets often write a byte order mark.
-        with path.open(encoding="utf-8-sig", newline="") as text:
-            first = text.readline()
-            text.seek(0)
-            reader = csv.reader(text)
-            return first, list(reader)
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        text = data.decode("utf-8-sig")
+        return text.splitlines(keepends=True)[0] if text else "", list(csv.reader(io.StringIO(text, newline="")))
+    except UnicodeDecodeError as error:
+        raise GraderError(_not_utf8(path, data, error)) from None
+    except (OSError, csv.Error) as error:
         raise GraderError(f"roster {path}: cannot read it as a UTF-8 CSV file ({error}).") from None
+
+
+def _not_utf8(path: Path, data: bytes, error: UnicodeDecodeError) -> str:
+    """What to do with a roster a spreadsheet saved in its own encoding (Excel's "CSV
+    (Comma delimited)" writes the system's code page, e.g. Windows-1252; its "Unicode
+    Text" writes UTF-16 with tabs): names and files would be misread if it were guessed."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        what = 'it is saved as UTF-16 (Excel\'s "Unicode Text")'
+    else:
+        line = data[: error.start].count(b"\n") + 1
+        what = f"line {line} is not UTF-8 text (byte {data[error.start]:#04x}: a legacy encoding such as Windows-1252)"
+    return (
+        f"roster {path}: {what}, and the grader reads rosters as UTF-8 only, since a guessed encoding "
+        "would misspell names and miss files. Save it again as CSV UTF-8 (Excel: Save As, CSV UTF-8 (Comma "
+        "delimited); LibreOffice: Save As, Text CSV, character set Unicode (UTF-8), field delimiter ',')."
+    )
 
 
 def _refuse_other_separators(path: Path, first: str) -> None:

@@ -12,7 +12,9 @@ A submission is read as leniently as it can be without guessing at its code: a n
 in UTF-16 or with a byte order mark, in the old nbformat 3, or alone in a zip archive is
 read; characters no file can hold (lone surrogates) are replaced. Each such step is a
 notice on the student's page. What cannot be read gets a message that says what the
-file is (empty, an HTML page, a script) and what to hand in instead.
+file is (empty, an HTML page, a script) and what to hand in instead. A class's download
+given as it is (one zip of several students' files) is refused for the whole run, before
+anything is graded (``refuse_class_archives``): it is the instructor's to unpack.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import lzma
 import re
 import zipfile
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -31,6 +34,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from grader.host.errors import GraderError
+from grader.host.identity import lms_id
 from grader.host.notebook import BEGIN, Chapter, heading_number, role
 
 UNMATCHED = None
@@ -122,13 +126,57 @@ def _unzip_notebook(path: Path, data: bytes) -> tuple[str, bytes]:
         raise GraderError(f"{path}: a damaged zip archive, or one the grader cannot open ({error}). {unpack}") from None
 
 
-def _zipped_notebook(info: zipfile.ZipInfo) -> bool:
-    """A notebook in an archive, not a folder, a hidden file, a checkpoint, or one of macOS's
-    resource forks. Its folders do not matter otherwise: nothing is unpacked."""
+def refuse_class_archives(paths: list[Path]) -> None:
+    """GraderError, before anything is graded, for a class's download given as it is (a
+    Canvas or Moodle "download all submissions" zip): read as one submission, it was one
+    student named after the archive, "a zip archive of 30 notebooks", in the gradebook and
+    on a feedback page. A zip is a class's when it holds several students' files, named as
+    an LMS names them, or when it is all that was given and holds several notebooks or
+    other archives (a student's own zip of several notebooks, among classmates' files,
+    stays that student's to mend)."""
+    for path in paths:
+        inside = _archived(path)
+        students = {student for name in inside if (student := _lms_student_of(name))}
+        if len(students) > 1 or (len(paths) == 1 and len(inside) > 1):
+            listed = ", ".join(inside[:3]) + (f" and {len(inside) - 3} more" if len(inside) > 3 else "")
+            folder = path.with_suffix("") if path.suffix else path.with_name(f"{path.name}-files")
+            raise GraderError(
+                f"{path}: a class's archive ({len(inside)} notebooks or archives in it: {listed}), not one student's "
+                f"submission; the grader reads the students' notebooks (or each one's zip of one notebook), not a "
+                f"class's archive. Unpack it (unzip {path} -d {folder}) and grade what it holds: {folder}/* for a "
+                f"file per student, {folder}/*/* for a folder per student."
+            )
+
+
+def _archived(path: Path) -> list[str]:
+    """The notebooks and zip archives in the zip archive at ``path`` (its directory only,
+    nothing unpacked); none when it is no readable zip archive."""
+    try:
+        with Path(path).open("rb") as file:
+            if file.read(2) != b"PK":
+                return []
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+    except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError):
+        return []  # reading it as a submission says what is wrong, for its student
+    return [info.filename for info in infos if _zipped_notebook(info, (".ipynb", ".zip"))]
+
+
+def _lms_student_of(name: str) -> str | None:
+    """The student an LMS's name of a file in a class's archive gives (its folder, as
+    Moodle's, or its own name, as Canvas's and Blackboard's)."""
+    parts = PurePosixPath(name).parts
+    return next((found for part in (*parts[:-1], PurePosixPath(name).stem) if (found := lms_id(part))), None)
+
+
+def _zipped_notebook(info: zipfile.ZipInfo, suffixes: tuple[str, ...] = (".ipynb",)) -> bool:
+    """A notebook (a file ending in one of ``suffixes``) in an archive, not a folder, a hidden
+    file, a checkpoint, or one of macOS's resource forks. Its folders do not matter
+    otherwise: nothing is unpacked."""
     parts = PurePosixPath(info.filename).parts
     return (
         not info.is_dir()
-        and info.filename.lower().endswith(".ipynb")
+        and info.filename.lower().endswith(suffixes)
         and not parts[-1].startswith(".")
         and not any(part in ("__MACOSX", ".ipynb_checkpoints") for part in parts)
     )
@@ -333,12 +381,23 @@ def markdown_solutions(chapter: Chapter, submission: Submission) -> set[str]:
 
 
 def match_solutions(chapter: Chapter, submission: Submission) -> dict[str, str | None]:
-    """Task number -> the learner's code for its solution cell (None when not found)."""
+    """Task number -> the learner's code for its solution cell (None when not found).
+
+    An id that several of the submission's cells hold names none of them: VS Code's Jupyter
+    extension and Notebook 6.2 copy a cell with its id, so the pasted scratch copy (often
+    below, often broken) would otherwise be taken for the answer. Such cells are found
+    under their heading instead, the first there first, as Jupyter keeps the first."""
     nb = submission.nb
     solution_ids = {chapter.nb.cells[t.solution].get("id"): t for t in chapter.tasks}
-    other_ids = {c.get("id") for c in chapter.nb.cells} - set(solution_ids)
+    other_ids = {c.get("id") for c in chapter.nb.cells} - set(solution_ids) - {None}
     other_sources = {c.source.strip() for c in chapter.nb.cells if role(c) in ("check", "hidden", "setup")}
-    by_id = {cell.get("id"): cell for cell in nb.cells if cell.cell_type == "code" and cell.get("id")}
+    held = Counter(cell.get("id") for cell in nb.cells)
+
+    def own_id(cell: NotebookNode) -> str | None:
+        """The cell's id where it names this cell alone."""
+        return cell.get("id") if held[cell.get("id")] == 1 else None
+
+    by_id = {own_id(cell): cell for cell in nb.cells if cell.cell_type == "code" and own_id(cell)}
 
     sections: dict[str, list[NotebookNode]] = {}
     current: list[NotebookNode] | None = None
@@ -353,9 +412,9 @@ def match_solutions(chapter: Chapter, submission: Submission) -> dict[str, str |
         candidates = [
             cell
             for cell in sections.get(number, [])
-            if cell.get("id") not in other_ids
+            if own_id(cell) not in other_ids
             and cell.source.strip() not in other_sources
-            and (cell.get("id") not in solution_ids or solution_ids[cell.get("id")].number == number)
+            and (own_id(cell) not in solution_ids or solution_ids[own_id(cell)].number == number)
         ]
         for wanted in (lambda c: "solution" in c.metadata.get("tags", []), lambda c: BEGIN in c.source, lambda c: True):
             chosen = [cell for cell in candidates if wanted(cell)]
