@@ -28,6 +28,7 @@ left out, and ``Roster.skipped`` says so for the log.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import unicodedata
@@ -139,8 +140,10 @@ def _not_utf8(path: Path, data: bytes, error: UnicodeDecodeError) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         what = 'it is saved as UTF-16 (Excel\'s "Unicode Text")'
     else:
-        line = data[: error.start].count(b"\n") + 1
-        what = f"line {line} is not UTF-8 text (byte {data[error.start]:#04x}: a legacy encoding such as Windows-1252)"
+        # (utf-8-sig counts the error's position after the byte order mark it skipped)
+        at = error.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)
+        line = data[:at].count(b"\n") + 1
+        what = f"line {line} is not UTF-8 text (byte {data[at]:#04x}: a legacy encoding such as Windows-1252)"
     return (
         f"roster {path}: {what}, and the grader reads rosters as UTF-8 only, since a guessed encoding "
         "would misspell names and miss files. Save it again as CSV UTF-8 (Excel: Save As, CSV UTF-8 (Comma "

@@ -412,9 +412,11 @@ def match_solutions(chapter: Chapter, submission: Submission) -> dict[str, str |
         candidates = [
             cell
             for cell in sections.get(number, [])
-            if own_id(cell) not in other_ids
+            # (by the id it holds, shared or not: a pasted copy of another task's answer, or of a
+            # check, is no candidate here)
+            if cell.get("id") not in other_ids
             and cell.source.strip() not in other_sources
-            and (own_id(cell) not in solution_ids or solution_ids[own_id(cell)].number == number)
+            and (cell.get("id") not in solution_ids or solution_ids[cell.get("id")].number == number)
         ]
         for wanted in (lambda c: "solution" in c.metadata.get("tags", []), lambda c: BEGIN in c.source, lambda c: True):
             chosen = [cell for cell in candidates if wanted(cell)]

@@ -85,6 +85,68 @@ def _set_deterministic(value: tuple[bool, bool]) -> None:
     torch.use_deterministic_algorithms(value[0], warn_only=value[1])
 
 
+# The legacy getters (torch.get_float32_matmul_precision, cudnn.allow_tf32) raise a RuntimeError
+# once the newer API (torch.backends.cuda.matmul.fp32_precision = "tf32", PyTorch 2.9 on, the
+# one torch's deprecation warning recommends) has set a value they cannot express: read so,
+# and put back by the legacy setter and then the newer API's own values.
+_MIXED = "set through both the old and the new TF32 API"
+
+
+def _fp32_pairs(*pairs: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """The (backend, op) pairs of torch.backends' ``fp32_precision`` that this torch has."""
+    found = []
+    for pair in pairs:
+        try:
+            torch._C._get_fp32_precision_getter(*pair)
+        except (AttributeError, RuntimeError):
+            continue
+        found.append(pair)
+    return tuple(found)
+
+
+def _legacy_and_fp32(
+    get: Callable[[], object], put: Callable[[Any], object], pairs: tuple[tuple[str, str], ...]
+) -> tuple[Callable[[], object], Callable[[Any], object]]:
+    """A setting read as its legacy getter's value (``_MIXED`` where that raises) with the
+    newer API's ``pairs``, and put back in that order."""
+
+    def read() -> object:
+        try:
+            legacy = get()
+        except RuntimeError:
+            legacy = _MIXED
+        return legacy, tuple(torch._C._get_fp32_precision_getter(*pair) for pair in pairs)
+
+    def write(value: tuple[object, tuple[str, ...]]) -> None:
+        legacy, precisions = value
+        if legacy != _MIXED:
+            put(legacy)
+        for pair, precision in zip(pairs, precisions, strict=True):
+            torch._C._set_fp32_precision_setter(*pair, precision)
+
+    return read, write
+
+
+# Those the legacy setters change too: set_float32_matmul_precision the matrix products',
+# cudnn.allow_tf32 cuDNN's convolutions' and recurrent layers'.
+_MATMUL_PAIRS = _fp32_pairs(("cuda", "matmul"), ("mkldnn", "matmul"))
+_CUDNN_PAIRS = _fp32_pairs(("cuda", "conv"), ("cuda", "rnn"))
+# The others, which only the newer API sets (torch.backends.fp32_precision = "tf32" sets its
+# backends' values too: put back first, before the ones above).
+_OTHER_PAIRS = _fp32_pairs(
+    ("generic", "all"), ("cuda", "all"), ("mkldnn", "all"), ("mkldnn", "conv"), ("mkldnn", "rnn")
+)
+
+
+def _other_precisions() -> tuple[str, ...]:
+    return tuple(torch._C._get_fp32_precision_getter(*pair) for pair in _OTHER_PAIRS)
+
+
+def _set_other_precisions(value: tuple[str, ...]) -> None:
+    for pair, precision in zip(_OTHER_PAIRS, value, strict=True):
+        torch._C._set_fp32_precision_setter(*pair, precision)
+
+
 # torch's process-wide settings, each of which every later computation runs under: one an
 # answer leaves changed would decide another task's verdict. (what a learner reads, get, set)
 # The default dtype comes first: setting it also swaps torch.Storage, put back with it.
@@ -97,10 +159,14 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     ("the number of threads (torch.set_num_threads)", torch.get_num_threads, torch.set_num_threads),
     (
+        "float32 precision of torch.backends (torch.backends.fp32_precision)",
+        _other_precisions,
+        _set_other_precisions,
+    ),
+    (
         # (torch.backends.cuda.matmul.allow_tf32 is the same setting: True is "high")
         "float32 matrix products' precision (torch.set_float32_matmul_precision)",
-        torch.get_float32_matmul_precision,
-        torch.set_float32_matmul_precision,
+        *_legacy_and_fp32(torch.get_float32_matmul_precision, torch.set_float32_matmul_precision, _MATMUL_PAIRS),
     ),
     (
         "anomaly detection (torch.autograd.set_detect_anomaly)",
@@ -117,7 +183,10 @@ SETTINGS: tuple[Setting, ...] = (
         torch._C._get_cudnn_deterministic,
         torch._C._set_cudnn_deterministic,
     ),
-    ("cuDNN's TF32 (torch.backends.cudnn.allow_tf32)", torch._C._get_cudnn_allow_tf32, torch._C._set_cudnn_allow_tf32),
+    (
+        "cuDNN's TF32 (torch.backends.cudnn.allow_tf32)",
+        *_legacy_and_fp32(torch._C._get_cudnn_allow_tf32, torch._C._set_cudnn_allow_tf32, _CUDNN_PAIRS),
+    ),
 )
 
 

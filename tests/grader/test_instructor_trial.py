@@ -54,6 +54,22 @@ def test_a_cell_pasted_with_its_id_is_not_taken_for_the_answer(chapter):
     assert "Exercise 9.2" in (answers["9.2"] or "")  # the untouched stub, by its own id
 
 
+def test_a_pasted_copy_of_one_answer_is_not_taken_for_another_tasks(chapter):
+    """The copy of 9.1's answer, pasted (with its id) at the end of the notebook, lies under
+    9.3's heading. 9.3's answer cell had been made anew (an id of its own, no tag), so 9.3 is
+    found under its heading: the tagged copy of 9.1's answer was taken for it, since a shared
+    id no longer told whose answer the copy was."""
+    nb = exercise_notebook(chapter)
+    answer = next(c for c in nb.cells if c.get("id") == "ex9-1-solution")
+    answer.source = "def square(x):\n    return x * x"
+    mine = next(c for c in nb.cells if c.get("id") == "ex9-3-solution")
+    mine.source, mine.metadata, mine.id = "largest = max(scaled)", nbformat.NotebookNode(), "made-anew"
+    nb.cells.append(nbformat.from_dict(json.loads(json.dumps(answer))))
+    answers = match_solutions(chapter, Submission(Path("90_fixture.ipynb"), nb))
+    assert answers["9.1"] == "def square(x):\n    return x * x"
+    assert answers["9.3"] == "largest = max(scaled)"
+
+
 def zipped(path: Path, members: dict[str, str]) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
         for name, text in members.items():
@@ -150,6 +166,16 @@ def test_a_roster_a_spreadsheet_saved_in_its_own_encoding_says_how_to_save_it(tm
         read_roster(roster)
     assert told in str(refused.value)
     assert "Save it again as CSV UTF-8" in str(refused.value)
+
+
+def test_a_roster_with_a_byte_order_mark_and_a_legacy_byte_names_that_byte_and_its_line(tmp_path):
+    """A roster begun as CSV UTF-8 (its byte order mark) and finished in Windows-1252: the
+    decoder counts positions after the mark, so the byte named was 3 bytes early ("byte 0x62",
+    a plain "b") and, near a line's start, so was the line."""
+    roster = tmp_path / "roster.csv"
+    roster.write_bytes(b"\xef\xbb\xbffile,id,name\nbob,b1,Bob\n\xebve,e1,Eve\n")
+    with pytest.raises(GraderError, match=r"line 3 is not UTF-8 text \(byte 0xeb"):
+        read_roster(roster)
 
 
 def test_the_graders_own_output_caught_by_the_submissions_pattern_is_named_as_such(tmp_path, capsys):

@@ -145,6 +145,12 @@ def test_a_default_dtype_left_changed_is_named_as_such_and_put_back(grading):
         (lambda: setattr(torch.backends.cudnn, "benchmark", True), "cuDNN's benchmark mode"),
         (lambda: setattr(torch.backends.cudnn, "deterministic", True), "cuDNN's deterministic mode"),
         (lambda: setattr(torch.backends.cuda.matmul, "allow_tf32", True), "float32 matrix products' precision"),
+        # the newer TF32 API (PyTorch 2.9 on), after which torch.get_float32_matmul_precision() and
+        # cudnn.allow_tf32 raise a RuntimeError ("a mix of the legacy and new APIs")
+        (lambda: setattr(torch.backends.cuda.matmul, "fp32_precision", "tf32"), "float32 matrix products' precision"),
+        (lambda: setattr(torch.backends.mkldnn.matmul, "fp32_precision", "bf16"), "float32 matrix products' precision"),
+        (lambda: setattr(torch.backends.cudnn.conv, "fp32_precision", "ieee"), "cuDNN's TF32"),
+        (lambda: setattr(torch.backends.mkldnn.conv, "fp32_precision", "tf32"), "precision of torch.backends"),
     ],
 )
 def test_a_process_wide_setting_left_changed_is_named_and_put_back(grading, change, named):

@@ -66,6 +66,10 @@ _RENORMS = {"embedding", "embedding_bag"}
 # (``x.detach()``, ``x.data``, a property's ``__get__``): it is the caller's, not made by the
 # call, where what it names is.
 _ALIASES = {"detach", "alias", "__get__"}
+# Calls whose ``inplace=True`` writes nothing where they drop nothing: in eval mode
+# (``training=False``, as ``nn.Dropout(inplace=True)`` of a model in eval mode passes it) or
+# with ``p=0``, torch hands back the input as it is.
+_DROPOUTS = {"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"}
 # Calls named like in-place ops that change no values.
 _FLAGS_ONLY = {"requires_grad_", "share_memory_", "retain_grad_"}
 # The tensor types nearly every saved tensor has, which no tracer's fake tensor has.
@@ -382,7 +386,7 @@ class ForwardRecorder(TorchFunctionMode):
         first = args[0] if args else next(iter(kwargs.values()), None)
         # (``F.relu(x, inplace=True)``, ``nn.ReLU(inplace=True)``: the mode sees ``relu``, then
         # torch calls ``relu_`` out of its sight)
-        flagged = kwargs.get("inplace") is True
+        flagged = _flagged_in_place(name, kwargs)
         in_place = in_place or flagged or kwargs.get("out") is not None
         if in_place and torch.is_grad_enabled() and (copied := self._copied_input(first)):
             self._refuse_in_place(raw, copied, flagged)
@@ -602,6 +606,13 @@ def _tensors(tree: object) -> list[torch.Tensor]:
 # func -> (its name, the name as recorded, whether it changes its first argument): every
 # torch call asks, and a model calls the same few hundred functions over and over.
 _CALL_NAMES: dict[object, tuple[str, str, bool]] = {}
+
+
+def _flagged_in_place(name: str, kwargs: dict) -> bool:
+    """Whether a call's ``inplace=True`` makes it write into its first argument."""
+    if kwargs.get("inplace") is not True:
+        return False
+    return not (name in _DROPOUTS and (kwargs.get("training") is False or kwargs.get("p") == 0))
 
 
 def _call_name(func: Callable) -> tuple[str, str, bool]:

@@ -155,6 +155,20 @@ def test_an_op_made_in_place_by_its_inplace_flag_leaves_the_users_tensor_as_it_w
         vz.graph(lambda x: nn.functional.relu(x, inplace=True).sum(), torch.ones(2))
 
 
+def test_an_in_place_dropout_that_drops_nothing_is_not_refused():
+    """``inplace=True`` on a dropout in eval mode (``nn.Dropout(0.1, inplace=True)`` of a model
+    in eval mode) or with ``p=0`` writes nothing: torch hands the input back as it is, so the
+    call runs, and vizlib drew it rather than refusing it as an in-place change of the input."""
+    model = nn.Sequential(nn.Dropout(0.1, inplace=True), nn.Linear(3, 1)).eval()
+    x = torch.ones(2, 3)
+    g = vz.graph(model, x, grad_output=torch.ones(2, 1))
+    assert g.nodes and x.tolist() == [[1.0] * 3] * 2
+    g = vz.graph(lambda x: nn.functional.dropout(x, 0.0, inplace=True).sum(), torch.ones(2))
+    assert g.find("x")[0].grad == [1.0, 1.0]
+    with pytest.raises(VizlibValueError, match="changes its input x in place"):
+        vz.graph(lambda x: nn.functional.dropout(x, 0.5, inplace=True).sum(), torch.ones(2))
+
+
 class _Doubles(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor) -> torch.Tensor:
