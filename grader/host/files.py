@@ -47,8 +47,9 @@ def real_path(path: Path) -> Path:
 def links_out(paths: list[Path]) -> dict[Path, Path]:
     """The paths that lead, through a link of their own or of a folder below the folder all
     the paths share, to a file outside that folder; each with the file it leads to. A link
-    above that folder (a class folder that is itself a link) leads nowhere else."""
-    if not paths:
+    above that folder (a class folder that is itself a link) leads nowhere else. One path is
+    no class: a learner grading their own notebook may keep it behind a link."""
+    if len(paths) < 2:
         return {}
     where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
     home = real_path(Path(os.path.commonpath([str(place.parent) for place in where.values()])))

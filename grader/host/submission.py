@@ -144,7 +144,8 @@ def refuse_class_archives(paths: list[Path]) -> None:
                 f"{path}: a class's archive ({len(inside)} notebooks or archives in it: {listed}), not one student's "
                 f"submission; the grader reads the students' notebooks (or each one's zip of one notebook), not a "
                 f"class's archive. Unpack it (unzip {path} -d {folder}) and grade what it holds: {folder}/* for a "
-                f"file per student, {folder}/*/* for a folder per student."
+                f"file per student, {folder}/*/* for a folder per student. (A learner's own archive: unpack it and "
+                "give the exercise notebook in it.)"
             )
 
 

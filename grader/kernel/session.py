@@ -478,7 +478,12 @@ class Grading:
             found = hooks.problems()
             return failing(self._failure(found)) if found else node
         raw, cell.raw = cell.raw, None
+        # Every check starts from a clean global state: grad mode, default dtype, autocast and
+        # torch's process-wide settings as the setup left them, put back without a word (a
+        # learner's own cell may try torch.set_float32_matmul_precision("high"), as chapter 04
+        # does). One the answer changes while the check runs is named at its end (_verify_end).
         reset_global_state()
+        settings_changed(self._settings)
         found = self.problems(cell.used)
         expected = hooks.expected(raw)
         if expected is not None and expected.dump != ast.dump(node):

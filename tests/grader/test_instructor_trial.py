@@ -151,6 +151,21 @@ def test_a_link_out_of_the_class_folder_is_not_followed(tmp_path, capsys):
         assert bob[0] == "bob" and "not JSON" in bob[-1]
 
 
+def test_a_learner_grading_their_own_notebook_behind_a_link_is_graded(tmp_path, capsys):
+    """One notebook is no class: a learner who keeps it behind a link (in a synced folder,
+    say) and grades it with `grade my.ipynb` has it read."""
+    kept = tmp_path / "synced" / "90_fixture.ipynb"
+    kept.parent.mkdir()
+    kept.write_text(NOT_JSON, encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "90_fixture.ipynb").symlink_to(kept)
+    report = tmp_path / "report.json"
+    code, _, err = run_main(capsys, str(tmp_path / "work" / "90_fixture.ipynb"), "--report", str(report))
+    assert code == 1
+    assert "outside the class's folder" not in err + report.read_text(encoding="utf-8")
+    assert "not JSON" in report.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(
     "encoding, told",
     [("cp1252", "line 3 is not UTF-8 text (byte 0xeb"), ("utf-16", 'it is saved as UTF-16 (Excel\'s "Unicode Text")')],

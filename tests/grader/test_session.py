@@ -172,6 +172,22 @@ def test_a_learners_cell_changing_torch_fails_the_next_check(shell):
     )
 
 
+def test_a_setting_a_learners_cell_changed_is_put_back_before_the_check_without_a_word(shell):
+    """Each check starts from a clean global state: a learner's own cell that sets
+    deterministic algorithms or the matmul precision costs no check. What the answer changes
+    while its check runs is named at the check's end."""
+    shell.run_cell('torch.use_deterministic_algorithms(True)\ntorch.set_float32_matmul_precision("medium")')
+    check = (
+        "assert not torch.are_deterministic_algorithms_enabled()\n"
+        'assert torch.get_float32_matmul_precision() == "highest"\n'
+        "_grading.passed('9.8')"
+    )
+    assert error_of(shell.run_cell(check)) == ""
+    error = error_of(shell.run_cell("torch.use_deterministic_algorithms(True)\n_grading.passed('9.9')"))
+    assert error.startswith("AssertionError: your code replaced deterministic algorithms"), error
+    assert not torch.are_deterministic_algorithms_enabled()
+
+
 def test_a_setup_helper_redefined_by_an_answer_is_caught(shell):
     shell.run_cell("def reference(x):\n    return 2 * x\n\n\n_grading.keep()")
     shell.run_cell("def reference(x):\n    return 3 * x")
