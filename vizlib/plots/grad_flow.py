@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
 import warnings
 import weakref
@@ -77,9 +78,13 @@ SKIPPED_STYLE: dict[str, Any] = {"fill": False, "hatch": "xx", "edgecolor": "bla
 BELOW_X_LABEL = 34
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParamGrad:
-    """Gradient magnitude of one parameter: the numbers behind one column of the plot."""
+    """Gradient magnitude of one parameter: the numbers behind one column of the plot.
+
+    GradFlowMonitor keeps one per parameter per step, for the whole run: slots (no ``__dict__``)
+    and a name shared by all steps (``_magnitudes``) keep a long run's history small.
+    """
 
     name: str
     mean: float | None  # mean |grad|; None when the parameter has no .grad
@@ -137,7 +142,9 @@ def _magnitudes(params: list[tuple[str, nn.Parameter]], scale: float = 1.0) -> l
             reductions += _mean_and_max(name, p.grad.detach())
     numbers = iter([number / scale for number in _to_host(reductions)])
     return [
-        ParamGrad(n, None, None) if p.grad is None else ParamGrad(n, next(numbers), next(numbers)) for n, p in params
+        # (named_parameters() builds its names anew at every call: interned, every step shares one)
+        ParamGrad(name, None, None) if p.grad is None else ParamGrad(name, next(numbers), next(numbers))
+        for name, p in ((sys.intern(n), p) for n, p in params)
     ]
 
 

@@ -224,11 +224,31 @@ def _check_call(fn: Callable, sig: inspect.Signature | None, inputs: dict, by_po
         args, kwargs = _split(inputs, by_position)
         sig.bind(*args, **kwargs)
     except TypeError as err:
-        takes = ", ".join(sig.parameters)
+        takes = ", ".join(map(_written, sig.parameters.values()))
         raise VizlibTypeError(
             f"vz.explore: {_name(fn)}({takes}) cannot be called with {', '.join(inputs)} ({err}). "
-            f"Give one keyword per argument of {_name(fn)}, named like the argument."
+            f"Give one keyword per argument of {_name(fn)}, named like the argument.{_wrap_hint(fn, sig, inputs)}"
         ) from None
+
+
+def _written(p: inspect.Parameter) -> str:
+    """A parameter as its ``def`` writes it, without annotation or default: ``*args`` says a
+    learner why a keyword cannot reach it, where a bare ``args`` looked like a name to give."""
+    if p.kind == p.VAR_POSITIONAL:
+        return f"*{p.name}"
+    return f"**{p.name}" if p.kind == p.VAR_KEYWORD else p.name
+
+
+def _wrap_hint(fn: Callable, sig: inspect.Signature, inputs: dict) -> str:
+    """For a function that takes its inputs as ``*args`` (no names for sliders to bind to),
+    the lambda that names them."""
+    if not any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+        return ""
+    names = ", ".join(inputs)
+    return (
+        f" {_name(fn)} takes its inputs by position (*args): name them in a lambda, "
+        f"vz.explore(lambda {names}: {_name(fn)}({names}), {', '.join(f'{n}=...' for n in inputs)})."
+    )
 
 
 def _slider(name: str, spec: object, style: dict, count: bool = False) -> widgets.FloatSlider | widgets.IntSlider:
@@ -292,10 +312,12 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
         # The grid goes through the value itself: the first call is fn at the value given.
         value = float(spec)
         span = max(2 * abs(value), 1.0)
+        _refuse_overflow(name, spec, value - span, value + span)
         step = _nice(2 * span / STEPS)
         return _snap(value - span, step, math.floor, value), _snap(value + span, step, math.ceil, value), step, value
     if isinstance(spec, tuple) and len(spec) in (2, 3) and all(map(_is_number, spec)):
         lo, hi = float(spec[0]), float(spec[1])
+        _refuse_overflow(name, spec, lo, hi)
         step = float(spec[2]) if len(spec) == 3 else _nice((hi - lo) / STEPS) if lo < hi else 0.0
         if not _is_range(lo, hi, step):
             raise VizlibValueError(f"vz.explore: the range {name}={spec} {RANGE_NEEDS}, e.g. {name}=(-5, 5, 0.1).")
@@ -314,15 +336,28 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     )
 
 
+def _refuse_overflow(name: str, spec: object, lo: float, hi: float) -> None:
+    """Refuse a slider from ``lo`` to ``hi`` whose width overflows float64 (x=1e308 would
+    slide from -2e308 to 2e308): its steps cannot be computed, and a learner gets a range to
+    give instead of an OverflowError from inside vizlib."""
+    if not math.isfinite(hi - lo):
+        raise VizlibValueError(
+            f"vz.explore: {name}={spec} is too large for a slider: the range around it, {lo:g} to {hi:g}, "
+            f"is wider than a float64 can hold. Give a narrower range, e.g. {name}=(-1e300, 1e300)."
+        )
+
+
 def _is_number(x: object) -> TypeGuard[int | float]:
     """A finite real number, Python's or NumPy's (``np.float32(2.0)``); not a bool."""
     return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _nice(x: float) -> float:
-    """The smallest of 1, 2, 5 times a power of ten that is at least x: steps a reader likes."""
+    """The smallest of 1, 2, 5 times a power of ten that is at least x: steps a reader likes.
+    (Cleaned to its one significant digit, 5.000000000000001e-14 -> 5e-14, not rounded to a
+    number of decimals: that would make a step of 1e-14 zero.)"""
     power = 10.0 ** math.floor(math.log10(x))
-    return next(round(m * power, 12) for m in (1, 2, 5, 10) if m * power >= x * (1 - 1e-9))
+    return next(float(f"{m * power:.1g}") for m in (1, 2, 5, 10) if m * power >= x * (1 - 1e-9))
 
 
 def _snap(x: float, step: float, how: Callable, origin: float = 0.0) -> float:
@@ -335,12 +370,16 @@ def _grid_digits(step: float, origin: float) -> int:
     return max(_decimals(step), _decimals(origin))
 
 
+# Digits after the point of the smallest float64 (5e-324): enough to write any float.
+_MOST_DECIMALS = 324
+
+
 def _decimals(x: float) -> int:
     """Digits after the point that write ``x`` exactly (0.1 -> 1, 0.05 -> 2, 2.0 -> 0)."""
-    for digits in range(16):
+    for digits in range(_MOST_DECIMALS):  # a tiny step (1e-20) needs its 20 digits, or it rounds to 0
         if abs(round(x, digits) - x) <= 1e-12 * max(abs(x), 1e-300):
             return digits
-    return 16
+    return _MOST_DECIMALS
 
 
 def _call(values: dict[str, float]) -> str:

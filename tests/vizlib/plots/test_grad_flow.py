@@ -815,3 +815,32 @@ def test_long_parameter_names_are_shortened_on_the_axis_and_kept_whole_in_the_da
         assert _texts_inside_the_figure(figure)
         plot = figure.axes[0].get_window_extent()
         assert plot.width >= 0.35 * figure.bbox.width and plot.height >= 0.35 * figure.bbox.height
+
+
+def test_monitor_history_stays_small_over_a_long_run():
+    import tracemalloc
+
+    model = nn.Sequential(*[nn.Linear(2, 2) for _ in range(10)])  # 20 parameters
+    opt = torch.optim.SGD(model.parameters(), lr=0.0)
+    x = torch.randn(4, 2)
+
+    def step():
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+
+    with vz.GradFlowMonitor(model) as mon:
+        step()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for _ in range(300):
+                step()
+            grown = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+    assert len(mon.history) == 301
+    # two floats and a shared name per parameter per step: ~120 B (was ~215 B: a __dict__ per
+    # record, and a fresh name string per parameter per step; 10k steps of a ResNet-50, 350 MB)
+    assert grown / (300 * 20) < 150
+    assert mon.history[0][0].name is mon.history[-1][0].name

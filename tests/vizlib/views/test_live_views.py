@@ -134,6 +134,22 @@ def test_explore_keeps_the_digits_of_a_tiny_range():
     assert explorer.values() == {"x": 3.3e-10} and explorer._sliders["x"].readout_format.endswith("e")
 
 
+@pytest.mark.parametrize("width", [1e-12, 1e-20])
+def test_explore_slides_over_a_range_narrower_than_1e_10(width):
+    explorer = vz.explore(lambda x: x * x, x=(0, width))  # (its step, width / 100, was rounded to 0)
+    slider = explorer._sliders["x"]
+    assert slider.step == pytest.approx(width / 100)
+    slider.value = 3 * slider.step
+    assert explorer.values() == {"x": pytest.approx(0.03 * width)}
+
+
+@pytest.mark.parametrize("spec", [1e308, (-1e308, 1e308)], ids=repr)
+def test_explore_refuses_a_range_wider_than_a_float_with_advice(spec):
+    with pytest.raises(vz.VizlibError, match=r"too large for a slider.*Give a narrower range") as err:
+        vz.explore(lambda x: x * x, x=spec)  # (was an OverflowError from math.floor)
+    assert isinstance(err.value, ValueError)
+
+
 @pytest.mark.parametrize("number", [np.float32(2.0), np.int64(2), torch.tensor(2), torch.tensor(2.0)], ids=repr)
 def test_explore_takes_any_real_number_for_a_slider(number):
     assert vz.explore(line, x=number, w=3.0, b=1.0).values()["x"] == 2.0
@@ -269,3 +285,16 @@ def test_slider_names_are_written_whole_and_their_tracks_lined_up():
     explorer = vz.explore(lambda learning_rate, w: learning_rate * w, learning_rate=0.1, w=1.0)
     widths = {s.style.description_width for s in explorer._sliders.values()}
     assert widths == {f"{len('learning_rate') + 2}ch"}
+
+
+def test_explore_of_a_function_of_star_args_says_how_to_name_them():
+    def product(*args):
+        return args[0] * args[1]
+
+    with pytest.raises(vz.VizlibError) as err:
+        vz.explore(product, x=1.0, w=3.0)
+    message = str(err.value)  # (was "product(args) cannot be called...": args read as a name to give)
+    assert "product(*args) cannot be called with x, w" in message
+    assert "vz.explore(lambda x, w: product(x, w), x=..., w=...)" in message
+    hinted = vz.explore(lambda x, w: product(x, w), x=1.0, w=3.0)
+    assert [n.grad for n in hinted.graph.nodes if n.kind == "leaf"] == [3.0, 1.0]
