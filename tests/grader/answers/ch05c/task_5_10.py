@@ -336,3 +336,37 @@ def load_unsharded(path, module):
         ),
     ]
 )
+
+# A red team's 5.10 (h5): torch's global settings left changed by the load.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Gradients switched off for the load with torch.set_grad_enabled(False), never switched back on.",
+            hint="left torch's global settings changed: grad mode",
+            code="""\
+def load_unsharded(folder, model):
+    torch.set_grad_enabled(False)  # loading computes no gradients
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+        ),
+        Wrong(
+            "The default dtype set to the checkpoint's for the load, and left so.",
+            hint="left torch's global settings changed: torch's default dtype",
+            code="""\
+def load_unsharded(folder, model):
+    torch.set_default_dtype(next(model.parameters()).dtype)
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+        ),
+    ]
+)
+TASK.other_right.append(
+    """\
+def load_unsharded(folder, model):
+    with torch.no_grad():  # put back on leaving
+        dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+"""
+)
