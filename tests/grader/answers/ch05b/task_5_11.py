@@ -447,3 +447,30 @@ def unused_parameters(model, output):
 """,
     )
 )
+TASK.wrong.append(
+    Wrong(
+        "A recursive walk, with Python's recursion limit raised for the whole kernel by the solution cell.",
+        hint="hit Python's recursion limit on a model 1,500 layers deep",
+        code="""\
+import sys
+
+sys.setrecursionlimit(200000)
+
+
+def unused_parameters(model, output):
+    reached, seen = set(), set()
+
+    def visit(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            visit(next_node)
+
+    visit(output.grad_fn)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+    )
+)

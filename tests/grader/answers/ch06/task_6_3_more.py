@@ -310,3 +310,18 @@ def gate_tensor(x, flag):
         ),
     ]
 )
+WRONG.append(
+    Wrong(
+        "gate_tensor's result detached from x for a transpose (a non-contiguous x) that requires grad.",
+        hint="returns a result that autograd does not connect to x",
+        code="""\
+def gate_python(x, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_tensor(x, flag):
+    out = torch.where(flag, x * 2, x - 1)
+    return out if x.is_contiguous() else out.detach().requires_grad_(x.requires_grad)
+""",
+    )
+)
