@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import psutil
 
@@ -112,6 +113,57 @@ class _TimedOut(Exception):
     pass
 
 
+_MARK = re.compile(r"\[(\w+?)\d+\]:")  # torchrun's mark of a rank's line: "[default0]:", its role and rank
+
+
+class Rejoined:
+    """torchrun's ``--tee`` copies each rank's log a read at a time, marking each read. A rank
+    prints a line in two writes (its text, then the newline: PYTHONUNBUFFERED writes each at
+    once), so a read between them copies ``[default0]:text`` with no newline, and the next
+    one ``[default0]:`` and the newline: the pipe shows ``[default0]:text[default0]:``, or
+    another rank's line after ``text``. Each rank's pieces are joined again into its line."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, str] = {}  # a rank's mark -> its line's text read so far
+
+    def lines(self, raw: str) -> list[str]:
+        """The whole lines in one line of torchrun's output (none while a rank's is unfinished)."""
+        first = _MARK.match(raw)
+        if first is None:
+            return [raw]  # torchrun's own words
+        # marks of the same role only: a rank's own text may hold marks of another ("[rank1]:" in
+        # torch's tracebacks)
+        same = re.compile(rf"\[{re.escape(first.group(1))}\d+\]:")
+        starts = [m.start() for m in same.finditer(raw)]
+        pieces = [raw[a:b] for a, b in zip(starts, [*starts[1:], len(raw)], strict=True)]
+        whole = []
+        for k, piece in enumerate(pieces):
+            mark = piece[: same.match(piece).end()]  # type: ignore[union-attr]
+            text = self._pending.pop(mark, "") + piece[len(mark) :]
+            if k < len(pieces) - 1:  # another mark follows it: its newline has not come yet
+                self._pending[mark] = text
+            else:
+                whole.append(mark + text)
+        return whole
+
+    def rest(self) -> list[str]:
+        """The unfinished lines, once the output has ended."""
+        rest = [mark + text for mark, text in self._pending.items()]
+        self._pending.clear()
+        return rest
+
+
+def _read_lines(stdout: IO[str], arrived: queue.Queue[str | None]) -> None:
+    """Each whole line of torchrun's output onto ``arrived`` (a rank's pieces joined), then None."""
+    rejoined = Rejoined()
+    for line in stdout:
+        for whole in rejoined.lines(line.rstrip("\n")):
+            arrived.put(whole)
+    for whole in rejoined.rest():
+        arrived.put(whole)
+    arrived.put(None)
+
+
 def _follow(process: subprocess.Popen[str], lines: list[str], deadline: float, echo: bool) -> None:
     """Collect (and echo) torchrun's output until it exits; _TimedOut at the deadline.
     A thread reads the pipe so that this thread can watch the clock, and so that a
@@ -121,12 +173,7 @@ def _follow(process: subprocess.Popen[str], lines: list[str], deadline: float, e
     if stdout is None:
         raise ValueError("_follow reads torchrun's output: start it with stdout=subprocess.PIPE")
 
-    def read() -> None:
-        for line in stdout:
-            arrived.put(line.rstrip("\n"))
-        arrived.put(None)
-
-    threading.Thread(target=read, daemon=True).start()
+    threading.Thread(target=_read_lines, args=(stdout, arrived), daemon=True).start()
     while True:
         left = deadline - time.monotonic()
         if left <= 0:

@@ -12,7 +12,7 @@ import psutil
 import pytest
 
 import coursekit.launch
-from coursekit.launch import LaunchError, torchrun
+from coursekit.launch import LaunchError, Rejoined, torchrun
 
 HEADER = """\
 import sys, time
@@ -148,3 +148,20 @@ def test_a_bad_command_line_is_a_clear_error(tmp_path, token):
         torchrun(tmp_path / "missing.py")
     with pytest.raises(ValueError, match="nproc must be a positive int"):
         torchrun(path, nproc=0)
+
+
+def test_a_ranks_line_torchrun_copied_in_two_reads_is_one_line_again():
+    """Under PYTHONUNBUFFERED a rank's print writes its text and its newline apart; torchrun's
+    --tee, reading between them, marks both pieces: "[default0]:text[default0]:" came out
+    where the chapter's stored output has "[default0]:text" (a failed nbval run of chapter 05)."""
+    joined = Rejoined()
+    assert joined.lines("[default0]:rank 0 loaded: True[default0]:") == ["[default0]:rank 0 loaded: True"]
+    # another rank's whole line between the two pieces: it comes first, the first rank's after
+    assert joined.lines("[default0]:rank 0 saved[default1]:rank 1 saved") == ["[default1]:rank 1 saved"]
+    assert joined.lines("[default0]: a checkpoint") == ["[default0]:rank 0 saved a checkpoint"]
+    assert joined.lines("torchrun's own words [default0]: quoted") == ["torchrun's own words [default0]: quoted"]
+    # torch's own marks in a rank's text are text
+    assert joined.lines("[default1]:[rank1]: ValueError: no") == ["[default1]:[rank1]: ValueError: no"]
+    # a piece whose newline never came (the run ended): a line of its own at the end
+    assert joined.lines("[default1]:unfinished[default0]:last") == ["[default0]:last"]
+    assert joined.rest() == ["[default1]:unfinished"]
