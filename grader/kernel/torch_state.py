@@ -115,14 +115,13 @@ def _legacy_and_fp32(
             legacy = get()
         except RuntimeError:
             legacy = _MIXED
-        return legacy, tuple(torch._C._get_fp32_precision_getter(*pair) for pair in pairs)
+        return legacy, _precisions(pairs)
 
     def write(value: tuple[object, tuple[str, ...]]) -> None:
         legacy, precisions = value
         if legacy != _MIXED:
             put(legacy)
-        for pair, precision in zip(pairs, precisions, strict=True):
-            torch._C._set_fp32_precision_setter(*pair, precision)
+        _set_precisions(pairs, precisions)
 
     return read, write
 
@@ -138,12 +137,13 @@ _OTHER_PAIRS = _fp32_pairs(
 )
 
 
-def _other_precisions() -> tuple[str, ...]:
-    return tuple(torch._C._get_fp32_precision_getter(*pair) for pair in _OTHER_PAIRS)
+def _precisions(pairs: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The newer API's ``fp32_precision`` of each (backend, op) pair."""
+    return tuple(torch._C._get_fp32_precision_getter(*pair) for pair in pairs)
 
 
-def _set_other_precisions(value: tuple[str, ...]) -> None:
-    for pair, precision in zip(_OTHER_PAIRS, value, strict=True):
+def _set_precisions(pairs: tuple[tuple[str, str], ...], precisions: tuple[str, ...]) -> None:
+    for pair, precision in zip(pairs, precisions, strict=True):
         torch._C._set_fp32_precision_setter(*pair, precision)
 
 
@@ -160,8 +160,8 @@ SETTINGS: tuple[Setting, ...] = (
     ("the number of threads (torch.set_num_threads)", torch.get_num_threads, torch.set_num_threads),
     (
         "float32 precision of torch.backends (torch.backends.fp32_precision)",
-        _other_precisions,
-        _set_other_precisions,
+        lambda: _precisions(_OTHER_PAIRS),
+        lambda value: _set_precisions(_OTHER_PAIRS, value),
     ),
     (
         # (torch.backends.cuda.matmul.allow_tf32 is the same setting: True is "high")
