@@ -1,14 +1,17 @@
 """vizlib's pictures in a real JupyterLab and Chromium: hovering a node of a plain `vz.graph`
-output shows its details (whether Graphviz ran in Python or in the browser), and in every
-chapter no picture is wider than its output area."""
+output shows its details (whether Graphviz ran in Python or in the browser), a notebook the
+Lab does not trust shows a still copy of its graphs, and in every chapter no picture is wider
+than its output area."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
+import torch
 from playwright.sync_api import Page, expect
 
-from harness.lab_session import WAIT_MS, notebook_run, wait_until
+import vizlib as vz
+from harness.lab_session import WAIT_MS, notebook_run, open_notebook, wait_until
 from harness.paths import REPO
 
 pytestmark = pytest.mark.browser
@@ -36,7 +39,8 @@ OVERFLOW_JS = """el => {
     const area = el.closest('.jp-OutputArea-output');
     return {width: el.getBoundingClientRect().width, room: area.clientWidth, what: el.outerHTML.slice(0, 80)};
 }"""
-PICTURES = ".jp-OutputArea-output :is(.vizlib-graph svg, img)"
+# (a graph's still copy is shown only where the notebook is not trusted: not in these Labs)
+PICTURES = ".jp-OutputArea-output :is(.vizlib-graph svg, img):not(.vizlib-still *)"
 
 
 def stored_pictures(chapter: str) -> int:
@@ -79,7 +83,34 @@ def test_hovering_a_node_shows_its_details(pictures):
     assert "shape: 2×3" in tip and "dtype: float32" in tip and "grad" in tip
     op_tip = hover_tooltip(page, 0, "MulBackward0")
     assert op_tip and op_tip.startswith("MulBackward0 (op)") and "forward: mul" in op_tip
+    expect(page.locator(".vizlib-still").first).to_be_hidden()  # the copy for an untrusted notebook
     assert not errors, errors
+
+
+def test_an_untrusted_notebook_shows_a_still_copy_of_each_graph(browser, repo_lab):
+    """A stored graph opened where the notebook is not trusted (an instructor's copy of a
+    submission, a colleague's notebook): the Lab's sanitizer drops inline SVG and leaves its
+    text, every tooltip run together; the output's still copy is shown instead."""
+    g = vz.graph(lambda x, w: (w * x).sum(), torch.ones(2, 3), torch.ones(2, 3))
+    result = nbformat.v4.new_output("execute_result", data=g._repr_mimebundle_(), execution_count=1)
+    cell = nbformat.v4.new_code_cell("vz.graph(lambda x, w: (w * x).sum(), x, w)", outputs=[result], execution_count=1)
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, repo_lab.folder / "untrusted.ipynb")  # written after the Lab trusted the course
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        open_notebook(page, repo_lab, "untrusted.ipynb")
+        output = page.locator(".jp-OutputArea-output").first
+        still = output.locator(".vizlib-still img")
+        expect(still).to_be_visible(timeout=WAIT_MS)
+        assert wait_until(lambda: still.evaluate("img => img.naturalWidth"), lambda w: w > 0, "the image to load")
+        expect(output.locator(".vizlib-live")).to_be_hidden()
+        shown = output.inner_text()
+        assert "shape: 2×3" not in shown and "vizlib-live" not in shown, shown[:500]  # no tooltip, no CSS
+        assert "not trusted" in shown and "hover a node" in shown
+    finally:
+        context.close()
 
 
 def test_the_browser_lays_the_graph_out_where_python_cannot(pictures):

@@ -5,9 +5,19 @@ JupyterLab draws ``image/svg+xml`` as an ``<img>``, and an image shows no toolti
 into the page itself does. Graphviz gives its SVG a size in points: in the page it is scaled
 down to the output's width instead (``max-width:100%``), keeping its proportions.
 
+A front-end shows a notebook's stored HTML in full only when it trusts the notebook:
+JupyterLab and Notebook trust what they ran and what this machine signed, and sanitize the
+rest, which drops every SVG element and leaves its text (each tooltip, run together). A
+notebook opened elsewhere (an instructor's copy of a submission, a colleague's, the course
+opened without ``make lab``) is untrusted, so the picture comes twice (``_both_ways``):
+inline, hidden by its own ``style``, and as an ``<img>`` of the same SVG (a data URI,
+which the sanitizer keeps), and a ``<style>`` element, which the sanitizer removes, shows
+the first and hides the second. Trusted: the live picture; untrusted: a still copy.
+
 Where no Graphviz runs in Python (``engines.renderer()`` is ``"browser"``), the HTML carries
 the DOT text and a script that lays it out in the front-end with Graphviz compiled to
-WebAssembly (``vizlib/render/wasm``, sent once per kernel: later pictures wait for it).
+WebAssembly (``vizlib/render/wasm``, sent once per kernel: later pictures wait for it);
+untrusted, the script does not run, and the placeholder says what to do.
 """
 
 from __future__ import annotations
@@ -47,6 +57,26 @@ def svg_for_html(svg: str) -> str:
 
 _A_TITLE = re.compile(r'(<a xlink:title="([^"]*)">)')
 
+# Shown where the output is trusted (a sanitizer drops <style> and its text); the still copy's note.
+_TRUSTED_CSS = (
+    "<style>.vizlib-graph>.vizlib-live{display:block!important}"
+    ".vizlib-graph>.vizlib-still{display:none!important}</style>"
+)
+_STILL_NOTE = (
+    "A still copy: this notebook is not trusted here, so its live picture is hidden. "
+    "Run the cell again, or trust the notebook, to hover a node for its details."
+)
+
+
+def _both_ways(svg: str) -> str:
+    """The live inline SVG for a trusted output, and a still image of it for an untrusted one."""
+    still = base64.b64encode(svg[svg.index("<svg") :].encode()).decode()
+    return (
+        f'{_TRUSTED_CSS}<div class="vizlib-live" style="display:none">{svg_for_html(svg)}</div>'
+        f'<div class="vizlib-still"><img style="max-width:100%;height:auto" alt="the graph (a still copy)" '
+        f'src="data:image/svg+xml;base64,{still}"><div style="font-size:0.8em;color:#555">{_STILL_NOTE}</div></div>'
+    )
+
 
 def to_html(g: GraphData) -> str:
     """The picture of ``g`` and its legend as one HTML fragment, laid out by ``renderer()``."""
@@ -54,7 +84,7 @@ def to_html(g: GraphData) -> str:
     if renderer() == "browser":
         picture = _browser_picture(dot)
     else:
-        picture = svg_for_html(dot_to(dot, "svg").decode())
+        picture = _both_ways(dot_to(dot, "svg").decode())
     return (
         f'<div class="{GRAPH_CLASS}" style="max-width:100%;overflow-x:auto">{picture}</div>\n'
         f'<div class="vizlib-legend" style="font-size:0.8em;color:#555;margin-top:0.2em">{legend(g)}</div>'
@@ -105,7 +135,8 @@ def _browser_picture(dot: str) -> str:
     script = _BROWSER_JS.replace("__LIBRARY__", json.dumps(library)).replace("__DOT__", dot_js)
     return (
         '<div class="vizlib-browser-layout" data-renderer="browser">'
-        "laying the graph out in the browser (vizlib found no Graphviz in Python)…</div>"
+        "laying the graph out in the browser (vizlib found no Graphviz in Python)… If this stays, the notebook "
+        "is not trusted here and its script does not run: run the cell again, or trust the notebook.</div>"
         f"<script>{script}</script>"
     )
 

@@ -3,6 +3,7 @@ tooltip as an SVG <title>, with a legend naming the shapes and colours the pictu
 
 from __future__ import annotations
 
+import base64
 import html
 import re
 
@@ -23,6 +24,23 @@ def test_inline_svg_scales_to_the_output_width():
     assert picture.startswith('<div class="vizlib-graph"')
     assert "<?xml" not in picture and "<!DOCTYPE" not in picture, "an element, not a document"
     assert re.search(r'<svg style="max-width:100%;height:auto" width="\d+pt" height="\d+pt"', picture)
+
+
+def test_an_untrusted_front_end_gets_a_still_copy_of_the_same_picture():
+    """A sanitizer (an untrusted notebook) keeps inline styles and data-URI images and drops
+    <style> and SVG: the live picture is hidden by its own style and shown by the <style>,
+    and the still copy is the same SVG as an image (tests/browser/test_pictures.py looks)."""
+    page = vz.graph(lambda x, w: (w * x).sum(), torch.ones(3), torch.ones(3))._repr_mimebundle_()["text/html"]
+    style = re.search(r"<style>(.*?)</style>", page)
+    assert style and ".vizlib-live{display:block!important}" in style[1]
+    assert ".vizlib-still{display:none!important}" in style[1]
+    live = re.search(r'<div class="vizlib-live" style="display:none">(<svg.*?</svg>)\s*</div>', page, re.S)
+    still = re.search(r'<div class="vizlib-still"><img [^>]*src="data:image/svg\+xml;base64,([^"]+)"', page)
+    assert live and still, page[:300]
+    copy = base64.b64decode(still[1]).decode()
+    assert copy.startswith("<svg") and copy.rstrip().endswith("</svg>")
+    labels = re.findall(r"<text[^>]*>([^<]*)</text>", copy)
+    assert labels and labels == re.findall(r"<text[^>]*>([^<]*)</text>", live[1])
 
 
 def test_every_node_hovers_with_its_tooltip_as_an_svg_title():
