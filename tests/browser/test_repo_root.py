@@ -27,8 +27,11 @@ pytestmark = pytest.mark.browser
 
 LANDING = "course/00_welcome.ipynb"
 # A graph's picture as JupyterLab shows it: an <img> of image/svg+xml output, or inline
-# SVG (a widget's HTML, or an HTML output) with Graphviz's node groups in it.
-PICTURES = ".jp-OutputArea-output img[src^='data:image/svg+xml'], .jp-OutputArea-output svg:has(g.node)"
+# SVG (a widget's HTML, or an HTML output) with Graphviz's node groups in it; not the still
+# copy beside a graph's inline SVG, which only an untrusted notebook shows.
+PICTURES = (
+    ".jp-OutputArea-output img[src^='data:image/svg+xml']:not(.vizlib-still *), .jp-OutputArea-output svg:has(g.node)"
+)
 
 
 @contextmanager
@@ -167,6 +170,7 @@ def test_chapter_opened_fresh_shows_its_stored_pictures(lab_page, chapter):
     assert all(w > 20 and h > 20 for w, h in sizes), sizes
     # Not the text fallback of a graph (what an untrusted notebook shows instead).
     expect(panel.locator(".jp-OutputArea-output[data-mime-type='text/plain']", has_text="Graph: ")).to_have_count(0)
+    expect(panel.locator(".vizlib-still:visible")).to_have_count(0)
     expect(panel.locator(".jp-OutputArea-output", has_text="Error displaying widget")).to_have_count(0)
 
 
