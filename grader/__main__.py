@@ -6,14 +6,17 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.host.errors import GraderError
 from grader.host.feedback import earlier_pages
-from grader.host.files import real_path
+from grader.host.files import links_out, real_path
 from grader.host.gradebook import FORMATS
+from grader.host.identity import lms_student, owners
+from grader.host.lock import folder_lock
 from grader.host.notebook import COURSE_ROOT, chapter_paths, load_chapter
 from grader.host.release import release
 from grader.host.results import EACH
@@ -24,6 +27,8 @@ from grader.kernel.output_guard import LIMIT as OUTPUT_LIMIT
 
 if TYPE_CHECKING:
     from grader.host.grade import ClassGrading
+    from grader.host.notebook import Chapter
+    from grader.host.outputs import Outputs
 
 CELL_TIMEOUT = 60.0  # seconds; generous: course cells take well under one
 # Seconds all of one submission's rounds may take together: a correct notebook of the
@@ -70,10 +75,9 @@ def grade(
     (EXIT_STATUS; a GraderError, raised, is GRADING_FAILED)."""
     # Imported here: release must work where only the course (not nbval) is installed.
     from grader.host.outputs import Outputs
-    from grader.host.report import table
-    from grader.host.summary import class_summary, summary_text
 
-    submissions = once(no_checkpoints(submissions))
+    names = list(chapter_paths(solutions))
+    submissions = once(no_companions(no_checkpoints(submissions), names), names)
     refuse_class_archives(submissions)
     refuse_folders(submissions)
     if chapter == EACH and gradebook is not None:
@@ -88,6 +92,28 @@ def grade(
     outputs = Outputs.prepare(
         submissions, report, feedback, gradebook, roster, gradebook_format, assignment, id_column, list(chapters)
     )
+    # One run at a time writes into a feedback folder: a second stops here (lock.py).
+    with folder_lock(outputs.feedback) if outputs.feedback is not None else nullcontext():
+        return _grade_and_write(
+            submissions, chapters, outputs, cell_timeout, sandbox, jobs, limits, chapter, time_limit
+        )
+
+
+def _grade_and_write(
+    submissions: list[Path],
+    chapters: dict[str, Chapter],
+    outputs: Outputs,
+    cell_timeout: float,
+    sandbox: bool,
+    jobs: int | None,
+    limits: Limits | None,
+    chapter: str | None,
+    time_limit: float | None,
+) -> int:
+    """grade's work once its input is checked: grade the class, print, write the outputs."""
+    from grader.host.report import table
+    from grader.host.summary import class_summary, summary_text
+
     # Learners' code runs in a sandbox per kernel (grader/host/sandbox.py), or, told --no-sandbox,
     # with the instructor's rights: the tables, the JSON summary and the feedback pages then
     # say "unsandboxed". Where no sandbox can be made, grading stops here and says how to fix it.
@@ -147,6 +173,34 @@ def refuse_folders(submissions: list[Path]) -> None:
 
 
 CHECKPOINTS = ".ipynb_checkpoints"  # where Jupyter keeps its autosaved copy of each notebook
+NOTEBOOKS = (".ipynb", ".zip")  # what a student hands in: a notebook, or a zip of one
+
+
+def no_companions(submissions: list[Path], chapters: list[str]) -> list[Path]:
+    """The submissions without the files that came beside a student's notebook, in their
+    folder (a data file, a picture, an HTML export, caught by ``class/*/*``) or named as it
+    is (``bob.html`` beside ``bob.ipynb``): graded, each was a "not a notebook, hand in the
+    notebook" on the page of a student who had handed it in. The terminal names each one
+    left out. A file that is its student's only one is kept: it says what to hand in."""
+    notebooks = [path for path in submissions if path.suffix.lower() in NOTEBOOKS]
+    try:
+        found = owners(notebooks, None, chapters)
+    except GraderError:
+        return submissions  # students that cannot be told apart: Outputs.prepare says so
+    beside: dict[Path, str] = {}
+    for path in notebooks:
+        by_folder = found[path].id != lms_student(path.stem).id  # (not carol.ipynb among classmates' files)
+        beside[path.parent / path.stem] = path.name
+        if by_folder:
+            beside[path.parent] = path.name
+    kept = []
+    for path in submissions:
+        notebook = beside.get(path.parent / path.stem) or beside.get(path.parent)
+        if path.suffix.lower() in NOTEBOOKS or notebook is None:
+            kept.append(path)
+        else:
+            print(f"note: {path}: not a notebook, beside the notebook {notebook}: not graded", file=sys.stderr)
+    return kept
 
 
 def no_checkpoints(submissions: list[Path]) -> list[Path]:
@@ -170,15 +224,19 @@ def no_checkpoints(submissions: list[Path]) -> list[Path]:
     return kept
 
 
-def once(submissions: list[Path]) -> list[Path]:
+def once(submissions: list[Path], chapters: Collection[str] = ()) -> list[Path]:
     """The submissions, each file once: a glob that overlaps another (``class/*/*.ipynb
     class/alice/*.ipynb``), ``./`` or a link gives one file twice, which would be graded
     twice and read as the student's two submissions (or, through a linked folder, as two
     students). Of a file's paths the one without a link or ``..`` is kept (else the first
-    by name), whatever their order, and the terminal names the others."""
+    by name), whatever their order, and the terminal names the others. A link out of its
+    student's folder (``dan/x.ipynb`` to ``bob/x.ipynb``; ``chapters``: see links_out) is
+    kept apart, to be its student's "not graded" row rather than vanish into bob's file."""
+    away = links_out(submissions, chapters)
     same: dict[Path, list[Path]] = {}
     for path in submissions:
-        same.setdefault(real_path(path), []).append(path)
+        key = Path(os.path.normpath(os.path.abspath(path))) if path in away else real_path(path)
+        same.setdefault(key, []).append(path)
     kept = []
     for real, paths in same.items():
         first = min(paths, key=lambda path: (_linked(path, real), os.path.normpath(path) != str(path), str(path)))

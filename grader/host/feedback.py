@@ -17,20 +17,27 @@ quotes the instructor's folders shows ``…`` instead).
 Grading again into the same folder writes each student's page under their name again,
 never over another student's page (each page names its student in its head) or a file
 that is not a page of this grader; earlier pages of students not graded this time are
-left as they were, and ``earlier_pages`` names them for the instructor.
+left as they were, and ``earlier_pages`` names them for the instructor. Without a roster a
+student is named by their folder or file, so two sections graded into one folder may each
+have an ``alice``: each page also holds a digest of the folders its student's files lay in
+(never the folders themselves), and a page of another folders' ``alice`` is not this
+``alice``'s to replace (``other_classes_pages``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+from collections.abc import Iterable
 from html import escape, unescape
 from pathlib import Path
 
-from grader.host.files import write_atomic
+from grader.host.files import real_path, write_atomic
 from grader.host.gradebook import points
 from grader.host.notebook import COURSE_ROOT
 from grader.host.results import SubmissionResult, TaskResult
+from grader.host.roster import Student
 from grader.host.students import Row
 
 MAX_CODE = 20_000  # characters of a learner's code shown per task
@@ -41,6 +48,8 @@ MAX_NAME_BYTES = 150
 TITLE = "<title>Feedback: "  # how a page of this grader starts its title (earlier_pages)
 # The student a page is for, in its head: a later run never writes another student's page over it.
 OWNER = re.compile(r'<meta name="grader-student" content="([^"]*)">')
+# Digests of the folders the student's files lay in: an alice of another section is another student.
+FOLDERS = re.compile(r'<meta name="grader-folders" content="([^"]*)">')
 
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2em auto; max-width: 60em;
@@ -77,6 +86,7 @@ def feedback_html(row: Row, sandboxed: bool = True, possible: float | None = Non
         "<head>",
         '<meta charset="utf-8">',
         f'<meta name="grader-student" content="{_e(row.student.id)}">',
+        f'<meta name="grader-folders" content="{" ".join(sorted(folder_digests(r.path for r in row.results)))}">',
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"{TITLE}{_e(who)}, chapter {_e(chapters)}</title>",
@@ -196,8 +206,9 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possib
         n = 1
         # Two ids that differ only in unsafe characters, case or past the cut; or a file already
         # there that is not this student's page (another student's from an earlier run, which on
-        # a disk blind to letter case is also alice.html for Alice; a file of the instructor's).
-        while stem.casefold() in taken or _not_theirs(Path(folder) / f"{stem}.html", row.student.id):
+        # a disk blind to letter case is also alice.html for Alice; another section's alice; a
+        # file of the instructor's).
+        while stem.casefold() in taken or _not_theirs(Path(folder) / f"{stem}.html", row):
             n += 1
             stem = f"{base}-{n}"
         taken.add(stem.casefold())
@@ -224,16 +235,57 @@ def earlier_pages(folder: Path, written: list[Path]) -> list[Path]:
     return [path for path in sorted(Path(folder).glob("*.html")) if path.name not in mine and _head(path) is not None]
 
 
-def _not_theirs(path: Path, student: str) -> bool:
-    """Whether writing the page of ``student`` to ``path`` would replace something else: a
-    file that is not a page of this grader, or another student's page."""
+def other_classes_pages(folder: Path, students: dict[Student, list[Path]]) -> list[tuple[Path, Student]]:
+    """The pages in ``folder`` that a run over ``students`` (each with their submissions)
+    would find taken by a namesake of another class: the same id, named by a folder or file
+    (no roster), from other folders (_other_class). Checked before grading, so that two
+    sections graded into one folder are stopped before minutes of grading, not after."""
+    found = []
+    for student, paths in students.items():
+        page = Path(folder) / f"{file_name(student.id)}.html"
+        if _other_class(page, student, folder_digests(paths)):
+            found.append((page, student))
+    return found
+
+
+def folder_digests(paths: Iterable[Path]) -> set[str]:
+    """A digest of each folder the files at ``paths`` lie in (links followed): what tells
+    this alice's page from another section's alice's, without a path of the instructor's
+    machine on a page handed to a student."""
+    return {
+        hashlib.sha256(str(real_path(Path(path).parent)).encode("utf-8", "replace")).hexdigest()[:16] for path in paths
+    }
+
+
+def _not_theirs(path: Path, row: Row) -> bool:
+    """Whether writing the page of ``row``'s student to ``path`` would replace something
+    else: a file that is not a page of this grader, another student's page, or a namesake's
+    of another class (_other_class)."""
     if not path.exists():
         return False
     head = _head(path)
     if head is None:
         return True
     owner = OWNER.search(head)
-    return owner is not None and unescape(owner[1]) != student  # pages written before OWNER: as ever
+    if owner is not None and unescape(owner[1]) != row.student.id:  # pages written before OWNER: as ever
+        return True
+    return _other_class(path, row.student, folder_digests(r.path for r in row.results))
+
+
+def _other_class(page: Path, student: Student, digests: set[str]) -> bool:
+    """Whether ``page`` is of a student with ``student``'s id whose files lay in none of the
+    folders (``digests``) of ``student``'s: another section's alice, graded without a roster
+    into the same folder. A student a roster names is the roster's to tell apart (their id is
+    the instructor's, whatever folder their files come from now). A page that names no
+    folders (an older grader's) is taken as ever, and one that shares a folder with
+    ``student``'s files is theirs: the same class graded again, a student resubmitting."""
+    if student.columns or not digests:
+        return False
+    head = _head(page) or ""  # (none: no page there)
+    owner, folders = OWNER.search(head), FOLDERS.search(head)
+    if owner is None or unescape(owner[1]) != student.id or folders is None or not folders[1]:
+        return False
+    return not digests & set(folders[1].split())
 
 
 def _head(path: Path) -> str | None:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Collection
 from pathlib import Path
+
+from grader.host.identity import student_folders
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -28,10 +31,34 @@ def write_atomic(path: Path, text: str) -> None:
             file.flush()
             os.fsync(file.fileno())
         os.chmod(temp, _mode(path))
-        os.replace(temp, path)
+        try:
+            os.replace(temp, path)
+        except PermissionError as error:
+            raise _kept_aside(Path(temp), path, error) from None
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+class InUse(PermissionError):
+    """A file that could not be replaced, as Windows refuses to replace a file another
+    program holds open (Excel, showing last run's gradebook); the new version is ``kept``
+    beside it, so that a class's grading is not lost to a window left open."""
+
+    def __init__(self, error: PermissionError, kept: Path) -> None:
+        super().__init__(error.errno, error.strerror, error.filename)
+        self.kept = kept
+
+
+def _kept_aside(temp: Path, path: Path, error: PermissionError) -> PermissionError:
+    """``temp``, the new version of ``path``, moved to ``grades.new.csv`` beside it; the error
+    to raise (InUse, or ``error`` itself where that fails too)."""
+    kept = path.with_name(f"{path.stem}.new{path.suffix}")
+    try:
+        os.replace(temp, kept)
+    except OSError:
+        return error
+    return InUse(error, kept)
 
 
 def real_path(path: Path) -> Path:
@@ -44,19 +71,23 @@ def real_path(path: Path) -> Path:
         return Path(os.path.normpath(os.path.abspath(path)))
 
 
-def links_out(paths: list[Path]) -> dict[Path, Path]:
-    """The paths that lead, through a link of their own or of a folder below the folder all
-    the paths share, to a file outside that folder; each with the file it leads to. A link
-    above that folder (a class folder that is itself a link) leads nowhere else. One path is
-    no class: a learner grading their own notebook may keep it behind a link."""
+def links_out(paths: list[Path], chapters: Collection[str] = ()) -> dict[Path, Path]:
+    """The paths that lead, through a link of their own or of a folder in their student's
+    folder, to a file outside that student's folder (identity.student_folders: ``alice/``,
+    or, for a file directly in the class's folder, that folder); each with the file it leads
+    to. Whatever the paths share (only ``/``, for files from far-apart places), a link from
+    alice's folder to the instructor's solutions or to a classmate's file is caught. A link
+    above a student's folder (a class folder that is itself a link) leads nowhere else.
+    ``chapters``: the course's chapter names, which tell a student's repository (see
+    identity.py). One path is no class: a learner grading their own notebook may keep it
+    behind a link."""
     if len(paths) < 2:
         return {}
-    where = {path: Path(os.path.normpath(os.path.abspath(path))) for path in paths}
-    home = real_path(Path(os.path.commonpath([str(place.parent) for place in where.values()])))
+    homes = student_folders(paths, chapters)
     found = {}
     for path in paths:
         real = real_path(path)
-        if real != where[path] and not real.is_relative_to(home):
+        if not real.is_relative_to(real_path(homes[path])):
             found[path] = real
     return found
 

@@ -188,7 +188,7 @@ def _read_all(
     is its result's error, for its student."""
     results = []
     read: list[tuple[SubmissionResult, Submission, Chapter]] = []
-    away = links_out([Path(path) for path in paths])
+    away = links_out([Path(path) for path in paths], list(chapters))
     for path in paths:
         result = SubmissionResult(Path(path))
         results.append(result)
@@ -217,14 +217,15 @@ def _read(result: SubmissionResult, chapters: dict[str, Chapter]) -> tuple[Submi
 
 def _linked_away(result: SubmissionResult, target: Path) -> None:
     """A submission that is a link (unpacked from a student's archive, or committed to their
-    repository) to a file outside the class's folder: not read, since that file is not what
-    the student handed in (the instructor's solutions, another class's notebook, whose code
-    the student's page would show). The student is told; the instructor is told where it leads."""
+    repository) to a file outside its student's own folder: not read, since that file is not
+    what the student handed in (the instructor's solutions, a classmate's or another class's
+    notebook, whose code the student's page would show). The student is told; the
+    instructor is told where it leads."""
     result.error = (
-        "a link to a file outside the class's folder, not a notebook (the grader follows no link "
-        "out of the folder of the submissions). Hand in the exercise notebook itself, not a link to it."
+        "a link to a file outside the student's own folder, not a notebook (the grader follows no link "
+        "out of a student's folder). Hand in the exercise notebook itself, not a link to it."
     )
-    result.notes.append(f"a link to {target}, outside the class's folder: not read")
+    result.notes.append(f"a link to {target}, outside the student's own folder: not read")
 
 
 def _prepare(result: SubmissionResult, submission: Submission, chapter: Chapter) -> _Grading:

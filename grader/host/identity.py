@@ -117,12 +117,9 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
         return {}, {}
     where, common = _placed(paths)
     below = {path: where[path].parent.relative_to(common) for path in paths}
-    # The folders whose own files are all named after a chapter: a student's repository may
-    # own its one subfolder; a folder of students' files (``sec1/carol.ipynb``) never does.
     folded = {fold(chapter) for chapter in chapters}
     named = {path: chapter_named(where[path], folded) for path in paths}
-    mixed = {below[path] for path in paths if not named[path]}
-    folders = _student_folders(list(below.values()), set(below.values()) - mixed)
+    folders = _folders_below(below, named)
     own = _told_apart({path: _owner(where[path], common, folders) for path in paths}, where)
     own = _blackboard_users(own, where)
     if _one_students_folder([(where[path], named[path]) for path in paths], common):
@@ -134,6 +131,32 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     for path in sorted(paths, key=lambda path: str(where[path])):
         first.setdefault(own[path].id, own[path])
     return {path: first[own[path].id] for path in paths}, refused
+
+
+def student_folders(paths: list[Path], chapters: Collection[str] = ()) -> dict[Path, Path]:
+    """Path -> the folder its student's files are read from (absolute, links not followed):
+    the student's own folder below the one all the paths share (``alice/``, a repository's
+    ``alice-repo/`` for its ``exercises/`` too), or, for a file directly in that shared
+    folder, the shared folder itself. Whatever the paths share (only ``/``, for files from
+    far-apart places), a submission's own folder is never wider than the folder it lies in
+    or its repository's: what a link in it may lead to (files.links_out)."""
+    paths = list(dict.fromkeys(Path(path) for path in paths))
+    if not paths:
+        return {}
+    where, common = _placed(paths)
+    below = {path: where[path].parent.relative_to(common) for path in paths}
+    folded = {fold(chapter) for chapter in chapters}
+    folders = _folders_below(below, {path: chapter_named(where[path], folded) for path in paths})
+    return {path: Path(os.path.normpath(common / folders[below[path]])) for path in paths}
+
+
+def _folders_below(below: dict[Path, Path], named: dict[Path, str]) -> dict[Path, Path]:
+    """Each folder holding submissions (relative to the shared one) -> its student's folder
+    (_student_folders). The folders whose own files are all named after a chapter (``named``)
+    may be a student's repository, owning its one subfolder; a folder of students' files
+    (``sec1/carol.ipynb``) never is."""
+    mixed = {below[path] for path in below if not named[path]}
+    return _student_folders(list(below.values()), set(below.values()) - mixed)
 
 
 def _placed(paths: list[Path]) -> tuple[dict[Path, Path], Path]:

@@ -26,14 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.host.errors import GraderError
-from grader.host.feedback import earlier_pages, write_feedback
-from grader.host.files import real_path
+from grader.host.feedback import earlier_pages, other_classes_pages, write_feedback
+from grader.host.files import InUse, real_path
 from grader.host.gradebook import tasks_path, write_gradebook
 from grader.host.identity import owners
 from grader.host.lms import write_lms_gradebook
 from grader.host.report import write_json
 from grader.host.results import SubmissionResult
-from grader.host.roster import Roster, read_roster
+from grader.host.roster import Roster, Student, read_roster
 from grader.host.students import NOT_IN_ROSTER, Row, class_rows
 
 FEEDBACK_FOLDER = "feedback"  # where a bare --feedback writes: next to the report
@@ -77,7 +77,9 @@ class Outputs:
         if form != "csv":
             _check_lms(form, students, id_column)
         if gradebook is not None or folder is not None or students is not None:
-            owners(submissions, students, chapters)  # refuses two students it cannot tell apart
+            found = owners(submissions, students, chapters)  # refuses two students it cannot tell apart
+            if folder is not None:
+                _refuse_other_classes_pages(folder, found)
         return cls(report, folder, gradebook, students, form, assignment, id_column)
 
     def write(
@@ -127,7 +129,7 @@ class Outputs:
             try:
                 write()
             except OSError as error:
-                failed.append(f"{option} {path}: cannot write it ({error.strerror or error})")
+                failed.append(f"{option} {path}: cannot write it ({error.strerror or error}){_kept(error, path)}")
         if failed:
             raise GraderError("; ".join(failed) + ". Everything else asked for was written.")
 
@@ -168,6 +170,17 @@ class Outputs:
                 "into an empty folder.",
                 file=sys.stderr,
             )
+
+
+def _kept(error: OSError, path: Path) -> str:
+    """Where this run's version of a file that could not be replaced is, and what to do."""
+    if not isinstance(error, InUse):
+        return ""
+    return (
+        f"; this run's version is written beside it as {error.kept}: close {Path(path).name} where it is open "
+        f"(a spreadsheet program such as Excel keeps the file it shows from being replaced) and put "
+        f"{error.kept.name} in its place"
+    )
 
 
 EARLIER = "earlier"  # grades.csv's earlier version is kept as grades.earlier.csv
@@ -265,6 +278,29 @@ def _refuse_clashes(
         )
     if form != "csv" and gradebook is None:
         raise GraderError(f"--gradebook-format {form}: name the gradebook's file with --gradebook FILE.csv.")
+
+
+def _refuse_other_classes_pages(folder: Path, found: dict[Path, Student]) -> None:
+    """Refuse, before grading, a feedback folder holding a page of another class's student
+    of the same name (two sections graded into one folder without a roster): this run's
+    alice would replace the other alice's page, whose student would lose it."""
+    students: dict[Student, list[Path]] = {}
+    for path, student in found.items():
+        students.setdefault(student, []).append(path)
+    taken = other_classes_pages(folder, students)
+    if not taken:
+        return
+    listed = "; ".join(
+        f"{page.name} (this run's {student.id}: {', '.join(str(path) for path in students[student])})"
+        for page, student in taken[:5]
+    ) + (f"; and {len(taken) - 5} more" if len(taken) > 5 else "")
+    raise GraderError(
+        f"--feedback {folder}: it holds the pages of {len(taken)} student(s) of another class named as students "
+        f"of this one, graded from other folders: {listed}. Grading into it would replace those pages with this "
+        "class's. Grade each class (section) into a feedback folder of its own (--feedback feedback-sec2), or "
+        "pass a roster (--roster) that gives each student an id of their own. If this is the same class, "
+        "moved or downloaded again to another folder, grade it into an empty folder."
+    )
 
 
 def _check_targets(report: Path | None, gradebook: Path | None, folder: Path | None, form: str) -> None:

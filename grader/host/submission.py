@@ -19,16 +19,16 @@ anything is graded (``refuse_class_archives``): it is the instructor's to unpack
 
 from __future__ import annotations
 
-import io
 import json
 import lzma
+import os
 import re
 import zipfile
 import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 import nbformat
 from nbformat import NotebookNode
@@ -38,9 +38,12 @@ from grader.host.identity import lms_id
 from grader.host.notebook import BEGIN, Chapter, heading_number, role
 
 UNMATCHED = None
-# The most a notebook inside a zip archive may unpack to: far above any exercise notebook
-# (tens of KiB, a few MiB with pictures), far below what would hurt the grader's memory.
-SUBMISSION_BYTES = 64 * 2**20
+# The most a notebook may weigh, as a file or unpacked from a zip archive. An exercise
+# notebook is 30-160 KiB; the course's notebooks with every picture and output stored weigh
+# up to about 0.5 MiB, so 16 MiB is 30 times the heaviest honest notebook. Above it a
+# notebook holds outputs no grade needs (only code is graded): a class of such files would
+# be read into memory whole, several times over as JSON.
+SUBMISSION_BYTES = 16 * 2**20
 HINT = "Hand in the exercise notebook itself (the .ipynb file you worked in)."
 # Lone UTF-16 surrogates: json reads them from "\udc80" escapes, and no file, pipe or
 # kernel message can carry them (UTF-8 cannot encode them).
@@ -77,28 +80,47 @@ def read_submission(path: Path) -> Submission:
 
 def _notebook_bytes(path: Path, notices: list[str]) -> tuple[bytes, str | None]:
     """The file's bytes, or those of the one notebook in it when it is a zip archive (and
-    that notebook's name there)."""
+    that notebook's name there); never more than SUBMISSION_BYTES of them read."""
     try:
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            if file.read(2) == b"PK":
+                inner, data = _unzip_notebook(path, file)
+                notices.append(f"handed in as a zip archive: graded the notebook inside it, {inner}")
+                return data, inner
+            _refuse_heavy(path, os.fstat(file.fileno()).st_size)
+            file.seek(0)
+            data = file.read(SUBMISSION_BYTES + 1)
     except FileNotFoundError:
         raise GraderError(f"{path}: no such file. Check the path.") from None
     except OSError as error:  # a folder, no permission, a loop of links
         raise GraderError(f"{path}: cannot read it ({error.strerror or error}). {HINT}") from None
-    if not data.startswith(b"PK"):
-        return data, None
-    inner, data = _unzip_notebook(path, data)
-    notices.append(f"handed in as a zip archive: graded the notebook inside it, {inner}")
-    return data, inner
+    _refuse_heavy(path, len(data))  # a file that grew since, or whose size the system does not know
+    return data, None
 
 
-def _unzip_notebook(path: Path, data: bytes) -> tuple[str, bytes]:
-    """The one notebook in a zip archive, read in memory: nothing is unpacked to disk (so no
-    name in the archive can reach a folder), and nothing past SUBMISSION_BYTES is read (so a
-    zip bomb costs nothing). An archive of several notebooks is refused: which one is the
+def _refuse_heavy(path: Path, size: int, inner: str | None = None) -> None:
+    """GraderError for a notebook over SUBMISSION_BYTES (``inner``: its name in a zip
+    archive), saying what to do: its outputs make it so heavy, and clearing them loses
+    nothing that is graded."""
+    if size > SUBMISSION_BYTES:
+        which = f"its notebook {inner} weighs {_size(size)} unpacked" if inner else f"the notebook weighs {_size(size)}"
+        raise GraderError(
+            f"{path}: {which}, more than the {_size(SUBMISSION_BYTES)} a submission may (an exercise notebook "
+            "weighs well under 1 MiB): its outputs (pictures, long printouts) make it so heavy. Only your code "
+            "is graded, so clear them: in Jupyter, Edit > Clear Outputs of All Cells (Cell > All Output > Clear "
+            "in the classic Notebook), save, and hand it in again."
+        )
+
+
+def _unzip_notebook(path: Path, data: BinaryIO) -> tuple[str, bytes]:
+    """The one notebook in the zip archive open as ``data``, read in memory: nothing is
+    unpacked to disk (so no name in the archive can reach a folder), and nothing past
+    SUBMISSION_BYTES is read (so a zip bomb costs nothing, and a data file zipped beside the
+    notebook is never read). An archive of several notebooks is refused: which one is the
     submission is the student's call."""
     unpack = "Unpack it and hand in the exercise notebook (.ipynb) itself."
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        with zipfile.ZipFile(data) as archive:
             members = [info for info in archive.infolist() if _zipped_notebook(info)]
             if not members:
                 raise GraderError(f"{path}: a zip archive with no notebook (.ipynb) in it. {unpack}")
@@ -109,13 +131,10 @@ def _unzip_notebook(path: Path, data: bytes) -> tuple[str, bytes]:
                     "hand in the one exercise notebook of this assignment."
                 )
             (member,) = members
-            too_big = f"{path}: its notebook {member.filename} is larger than {_size(SUBMISSION_BYTES)} unpacked. "
-            if member.file_size > SUBMISSION_BYTES:
-                raise GraderError(too_big + unpack)
+            _refuse_heavy(path, member.file_size, member.filename)
             with archive.open(member) as file:
                 content = file.read(SUBMISSION_BYTES + 1)
-            if len(content) > SUBMISSION_BYTES:
-                raise GraderError(too_big + unpack)
+            _refuse_heavy(path, len(content), member.filename)  # whatever the archive claimed
             return member.filename, content
     except (
         *(zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, EOFError, OSError),
@@ -184,7 +203,7 @@ def _zipped_notebook(info: zipfile.ZipInfo, suffixes: tuple[str, ...] = (".ipynb
 
 
 def _size(count: int) -> str:
-    return f"{count // 2**20} MiB" if count >= 2**20 else f"{count:,} bytes"
+    return f"{count / 2**20:,.1f}".removesuffix(".0") + " MiB" if count >= 2**20 else f"{count:,} bytes"
 
 
 def _notebook_json(path: Path, data: bytes, notices: list[str]) -> Any:

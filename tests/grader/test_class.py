@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -27,6 +29,7 @@ from grader.host.feedback import feedback_html, write_feedback
 from grader.host.grade import choose_chapter
 from grader.host.gradebook import gradebook_rows
 from grader.host.identity import owners
+from grader.host.lock import this_run
 from grader.host.notebook import COURSE_ROOT, load_chapter
 from grader.host.outputs import Outputs
 from grader.host.release import release
@@ -410,6 +413,146 @@ def test_jupyters_checkpoints_are_not_graded_as_a_students_second_file(tmp_path,
     assert f"{checkpoint}: a Jupyter checkpoint" in err
     code, _, err = run_main(capsys, *args, str(checkpoint))
     assert code == 2 and "every file given is a Jupyter checkpoint" in err
+
+
+def _section(root: Path, names: tuple[str, ...], text: str = "not json") -> list[str]:
+    """A section's folder of students' files (not notebooks: no kernel runs), one folder each."""
+    for name in names:
+        (root / name).mkdir(parents=True, exist_ok=True)
+        (root / name / "90_fixture.ipynb").write_text(text, encoding="utf-8")
+    return [str(root / name / "90_fixture.ipynb") for name in names]
+
+
+def test_a_section_graded_into_another_sections_feedback_folder_is_refused_before_grading(tmp_path, capsys):
+    """Two sections graded one after the other into one feedback folder, no roster: each has
+    an alice, named by her folder, and sec2's run wrote its alice's page over sec1's (sec1's
+    alice would be handed sec2's alice's grade). Now sec2's run stops before grading, names
+    the page and says what to do; sec1's pages are as they were."""
+    feedback = tmp_path / "feedback"
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", "--feedback", str(feedback)]
+    code, _, _ = run_main(capsys, *args, *_section(tmp_path / "sec1", ("alice", "bob")))
+    assert code == 1
+    before = {path.name: path.read_bytes() for path in feedback.iterdir()}
+    assert sorted(before) == ["alice.html", "bob.html"]
+    code, out, err = run_main(capsys, *args, *_section(tmp_path / "sec2", ("alice", "carol")))
+    assert code == 2
+    assert f"--feedback {feedback}: it holds the pages of 1 student(s) of another class named as students" in err
+    assert f"alice.html (this run's alice: {tmp_path / 'sec2' / 'alice' / '90_fixture.ipynb'})" in err
+    assert "a feedback folder of its own" in err and "--roster" in err
+    assert "ERROR" not in out and {path.name: path.read_bytes() for path in feedback.iterdir()} == before
+
+
+def test_the_same_class_graded_again_replaces_its_own_pages(tmp_path, capsys):
+    """The normal case stays as it was: alice resubmits, the class is graded again into the
+    same folder (through a linked folder, too), and her page is replaced by the new one."""
+    feedback = tmp_path / "feedback"
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", "--feedback", str(feedback)]
+    run_main(capsys, *args, *_section(tmp_path / "sec1", ("alice", "bob")))
+    (tmp_path / "sec1" / "alice" / "90_fixture.ipynb").write_text("", encoding="utf-8")  # her resubmission
+    (tmp_path / "linked").symlink_to(tmp_path / "sec1")
+    for folder in ("sec1", "linked"):
+        code, _, err = run_main(
+            capsys, *args, *(str(tmp_path / folder / n / "90_fixture.ipynb") for n in ("alice", "bob"))
+        )
+        assert code == 1 and "another class" not in err
+        assert sorted(path.name for path in feedback.iterdir()) == ["alice.html", "bob.html"]
+        assert "the file is empty" in (feedback / "alice.html").read_text(encoding="utf-8")
+
+
+def test_a_namesakes_page_of_another_class_is_never_written_over(tmp_path):
+    """write_feedback on its own (as a script may call it): sec2's alice gets alice-2.html
+    beside sec1's alice.html; a roster's alice (the instructor's id) replaces hers."""
+    folder = tmp_path / "feedback"
+    write_feedback(class_rows([graded("sec1/alice/90_fixture.ipynb", code="SEC1-CODE", passed=())]), folder)
+    written = write_feedback(class_rows([graded("sec2/alice/90_fixture.ipynb", code="SEC2-CODE", passed=())]), folder)
+    assert [path.name for path in written] == ["alice-2.html"]
+    assert "SEC1-CODE" in (folder / "alice.html").read_text(encoding="utf-8")
+    assert "SEC2-CODE" in (folder / "alice-2.html").read_text(encoding="utf-8")
+    roster = read_roster(roster_file(tmp_path, "file,id\nsec3/alice,alice\n"))
+    rows = class_rows([graded("sec3/alice/90_fixture.ipynb", code="SEC3-CODE", passed=())], roster)
+    assert [path.name for path in write_feedback(rows, folder)] == ["alice.html"]
+    assert "SEC3-CODE" in (folder / "alice.html").read_text(encoding="utf-8")
+
+
+HOLD_THE_LOCK = """
+import sys, time
+from grader.host.lock import folder_lock
+with folder_lock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_a_second_run_into_a_feedback_folder_in_use_stops_at_once_and_a_killed_runs_lock_is_taken_over(
+    tmp_path, capsys
+):
+    """Two terminals (or two instructors) grading into one feedback folder at once were not
+    kept apart: each wrote its pages over the other's. Now the second stops at once, naming
+    the folder and the run that holds it; once that run is killed (its lock left behind),
+    the next run takes the lock over, says so, and leaves no lock behind."""
+    feedback = tmp_path / "feedback"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(feedback)], stdout=subprocess.PIPE, text=True, cwd=COURSE_ROOT
+    )
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", "--feedback", str(feedback)]
+    args += _section(tmp_path / "sec1", ("alice", "bob"))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        lock = (feedback / ".grader-lock").read_bytes()
+        code, out, err = run_main(capsys, *args)
+        assert code == 2 and "ERROR" not in out
+        started = json.loads(lock)["started"]
+        assert f"--feedback {feedback}: another grading run is writing into this folder: pid {holder.pid} on " in err
+        assert f"{socket.gethostname()}, started {started}" in err and "grade into another folder" in err
+        assert sorted(path.name for path in feedback.iterdir()) == [".grader-lock"]
+        assert (feedback / ".grader-lock").read_bytes() == lock
+    finally:
+        holder.kill()
+        holder.wait()
+    code, _, err = run_main(capsys, *args)
+    assert code == 1
+    assert f"took over the lock of a grading run that ended without releasing it (pid {holder.pid} on " in err
+    assert sorted(path.name for path in feedback.iterdir()) == ["alice.html", "bob.html"]
+
+
+def test_a_lock_of_a_run_on_another_machine_says_how_to_remove_it(tmp_path, capsys):
+    """A folder on a shared disk, its lock taken by a run on another machine: whether that
+    run still goes cannot be checked here, so it is refused, with the lock to remove once
+    that run is known to be over."""
+    feedback = tmp_path / "feedback"
+    feedback.mkdir()
+    lock = feedback / ".grader-lock"
+    lock.write_text(json.dumps({"pid": 1, "host": "lab-pc-7", "started": "2026-11-29 09:00:00 CET", "since": 0.0}))
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", *_section(tmp_path / "sec1", ("alice",))]
+    code, _, err = run_main(capsys, *args, "--feedback", str(feedback))
+    assert code == 2
+    assert "pid 1 on lab-pc-7, started 2026-11-29 09:00:00 CET" in err
+    assert "That run is on another machine" in err and f"remove {lock} and grade again" in err
+    assert lock.exists() and not (feedback / "alice.html").exists()
+
+
+def test_a_lock_whose_pid_now_belongs_to_a_later_process_is_a_killed_runs():
+    """A killed run's pid, given to a later process (pids are reused), must not keep its
+    lock alive: the process's start time tells them apart."""
+    me = this_run()
+    assert not me.gone()
+    assert replace(me, since=me.since - 3600).gone()
+    assert not replace(me, host="lab-pc-7", since=0.0).gone()  # another machine's: cannot be told
+
+
+def test_ctrl_c_leaves_no_feedback_folder_made_for_the_lock(tmp_path, capsys, monkeypatch):
+    """The lock makes the feedback folder before grading; Ctrl-C, which writes nothing,
+    leaves no empty folder (nor lock) behind, nor the folder above it that it made."""
+
+    def stopped(*args: object, **kwargs: object) -> object:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(grade_module, "grade_files", stopped)
+    feedback = tmp_path / "out" / "feedback"
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", "--feedback", str(feedback)]
+    code, _, err = run_main(capsys, *args, *_section(tmp_path / "sec1", ("alice",)))
+    assert code == 130 and "interrupted" in err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["sec1"]
 
 
 def test_a_student_not_on_the_roster_does_not_read_it_on_their_page(tmp_path):

@@ -4,6 +4,7 @@ Finding 7 of the class trial (issue 28's numbered list)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -144,3 +145,31 @@ def test_grading_one_student_again_with_the_roster_keeps_the_class_gradebook(tmp
     run("alice")
     assert "whose rows this run changed or left out (bob)" in capsys.readouterr().err
     assert read_table(tmp_path / "grades.earlier.csv") == before
+
+
+def test_a_gradebook_open_in_excel_keeps_this_runs_grades_beside_it(tmp_path, monkeypatch):
+    """Re-grading with last run's gradebook open in Excel on Windows: the file cannot be
+    replaced while Excel shows it, and the run's gradebook was lost ("cannot write it"),
+    the class to be graded again. Now this run's is written beside it as grades.new.csv, the
+    message says so and what to do, and the open gradebook and the report are as ever."""
+    gradebook, report = tmp_path / "grades.csv", tmp_path / "grades.json"
+    outputs = Outputs.prepare([Path("class/alice.ipynb")], report=report, gradebook=gradebook)
+    outputs.write([graded("class/alice.ipynb", passed=("9.1",))], TASKS)
+    shown = gradebook.read_bytes()
+    replace = os.replace
+
+    def excel_holds_it(source, target):
+        if Path(target) == gradebook:
+            raise PermissionError(13, "The process cannot access the file because it is being used by another process")
+        replace(source, target)
+
+    monkeypatch.setattr("grader.host.files.os.replace", excel_holds_it)
+    with pytest.raises(GraderError) as failed:
+        outputs.write([graded("class/alice.ipynb")], TASKS)
+    message = str(failed.value)
+    assert f"--gradebook {gradebook}: cannot write it (The process cannot access the file" in message
+    assert f"this run's version is written beside it as {tmp_path / 'grades.new.csv'}: close grades.csv" in message
+    assert gradebook.read_bytes() == shown
+    assert read_table(tmp_path / "grades.new.csv")[1][:6] == ["alice", "", "2", "3", "1", "6"]
+    assert '"score": 6' in report.read_text(encoding="utf-8")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["grades.csv", "grades.json", "grades.new.csv"]

@@ -7,6 +7,9 @@ went wrong before its fix; none runs a kernel."""
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+import tracemalloc
 import zipfile
 from pathlib import Path
 
@@ -18,7 +21,7 @@ from grader.host.errors import GraderError
 from grader.host.notebook import load_chapter
 from grader.host.release import exercise_notebook
 from grader.host.roster import read_roster
-from grader.host.submission import Submission, match_solutions
+from grader.host.submission import Submission, match_solutions, read_submission
 
 from .classroom import read_table
 
@@ -145,9 +148,9 @@ def test_a_link_out_of_the_class_folder_is_not_followed(tmp_path, capsys):
         code, _, err = run_main(capsys, *given, "--gradebook", str(grades))
         assert code == 1
         alice, bob = read_table(grades)[1:]
-        assert alice[0] == "alice" and "a link to a file outside the class's folder" in alice[-1]
+        assert alice[0] == "alice" and "a link to a file outside the student's own folder" in alice[-1]
         assert "not JSON" not in alice[-1] and str(tmp_path) not in alice[-1]
-        assert f"a link to {elsewhere}, outside the class's folder: not read" in err
+        assert f"a link to {elsewhere}, outside the student's own folder: not read" in err
         assert bob[0] == "bob" and "not JSON" in bob[-1]
 
 
@@ -162,7 +165,7 @@ def test_a_learner_grading_their_own_notebook_behind_a_link_is_graded(tmp_path, 
     report = tmp_path / "report.json"
     code, _, err = run_main(capsys, str(tmp_path / "work" / "90_fixture.ipynb"), "--report", str(report))
     assert code == 1
-    assert "outside the class's folder" not in err + report.read_text(encoding="utf-8")
+    assert "outside the student's own folder" not in err + report.read_text(encoding="utf-8")
     assert "not JSON" in report.read_text(encoding="utf-8")
 
 
@@ -216,3 +219,117 @@ def test_the_graders_own_output_caught_by_the_submissions_pattern_is_named_as_su
     assert f"--report {folder / 'grades.json'}: it is among the submissions given too" in err
     assert f"Give the notebooks only ({folder / '*.ipynb'})" in err
     assert (folder / "grades.json").read_bytes() == report  # refused before anything was written
+
+
+def test_a_link_out_of_a_students_folder_is_caught_whatever_the_paths_share(tmp_path, capsys):
+    """links_out knew only the folder all the given paths share: two sections given from
+    far-apart places share only ``/``, under which every file lies, so alice's link to the
+    instructor's solutions was read and graded as hers; and a link from one student's folder
+    to a classmate's file never left the class's folder, so it was read too (or merged with
+    the classmate's file as "the same file"). Each is now its student's "not graded" row."""
+    elsewhere = tmp_path / "course" / "solutions" / "90_fixture.ipynb"
+    elsewhere.parent.mkdir(parents=True)
+    elsewhere.write_text(NOT_JSON, encoding="utf-8")
+    sec1, sec2 = tmp_path / "term" / "sec1", Path(tempfile.mkdtemp(prefix="sec2-"))  # apart from tmp_path
+    try:
+        for folder in (sec1 / "alice", sec1 / "bob", sec1 / "dan", sec2 / "carol"):
+            folder.mkdir(parents=True)
+        (sec1 / "alice" / "90_fixture.ipynb").symlink_to(elsewhere)
+        (sec1 / "bob" / "90_fixture.ipynb").write_text(NOT_JSON, encoding="utf-8")
+        (sec1 / "dan" / "90_fixture.ipynb").symlink_to(Path("../bob/90_fixture.ipynb"))
+        (sec2 / "carol" / "90_fixture.ipynb").write_text(NOT_JSON, encoding="utf-8")
+        given = [sec1 / name / "90_fixture.ipynb" for name in ("alice", "bob", "dan")]
+        report = tmp_path / "grades.json"
+        code, _, err = run_main(
+            capsys, *map(str, [*given, sec2 / "carol" / "90_fixture.ipynb"]), "--report", str(report)
+        )
+        assert code == 1
+        entries = {
+            Path(e["file"]).parent.name: e for e in json.loads(report.read_text(encoding="utf-8"))["submissions"]
+        }
+        assert sorted(entries) == ["alice", "bob", "carol", "dan"]
+        for name in ("alice", "dan"):
+            assert "a link to a file outside the student's own folder" in entries[name]["error"], name
+        assert f"a link to {elsewhere}, outside the student's own folder: not read" in err
+        assert f"a link to {sec1 / 'bob' / '90_fixture.ipynb'}, outside the student's own folder" in err
+        assert "not JSON" in entries["bob"]["error"] and "not JSON" in entries["carol"]["error"]
+    finally:
+        shutil.rmtree(sec2)
+
+
+def test_a_link_within_a_students_own_folder_is_read(tmp_path, capsys):
+    """The boundary: alice's ``90_fixture.ipynb``, a link to her own ``drafts/final.ipynb``
+    (as her repository keeps it), leads nowhere outside her folder, and is read."""
+    alice = tmp_path / "class" / "alice"
+    (alice / "drafts").mkdir(parents=True)
+    (alice / "drafts" / "final.ipynb").write_text(NOT_JSON, encoding="utf-8")
+    (alice / "90_fixture.ipynb").symlink_to(Path("drafts/final.ipynb"))
+    (tmp_path / "class" / "bob").mkdir()
+    (tmp_path / "class" / "bob" / "90_fixture.ipynb").write_text(NOT_JSON, encoding="utf-8")
+    report = tmp_path / "grades.json"
+    code, _, err = run_main(
+        capsys,
+        str(alice / "90_fixture.ipynb"),
+        str(tmp_path / "class" / "bob" / "90_fixture.ipynb"),
+        "--report",
+        str(report),
+    )
+    assert code == 1 and "own folder" not in err
+    entries = json.loads(report.read_text(encoding="utf-8"))["submissions"]
+    assert len(entries) == 2 and all("not JSON" in entry["error"] for entry in entries), entries
+
+
+def test_a_notebook_too_heavy_to_grade_is_its_students_row_and_is_never_read_whole(tmp_path, capsys):
+    """Only a zipped notebook had a size limit: a plain one with 50 MB of stored output was
+    read whole (and a class of them, several times over as JSON). Now it is its student's
+    "not graded" row, saying its weight, the limit and to clear the outputs; reading it took
+    no memory to speak of; its classmates are read as ever."""
+    heavy = tmp_path / "class" / "alice" / "90_fixture.ipynb"
+    heavy.parent.mkdir(parents=True)
+    with heavy.open("wb") as file:
+        file.write(b'{"cells": [')
+        file.truncate(50 * 10**6)  # sparse: 50 MB that take no disk
+    (tmp_path / "class" / "bob").mkdir()
+    (tmp_path / "class" / "bob" / "90_fixture.ipynb").write_text(NOT_JSON, encoding="utf-8")
+    tracemalloc.start()
+    with pytest.raises(GraderError) as refused:
+        read_submission(heavy)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 2**20, peak
+    assert "the notebook weighs 47.7 MiB, more than the 16 MiB a submission may" in str(refused.value)
+    grades = tmp_path / "grades.csv"
+    code, _, _ = run_main(
+        capsys, str(heavy), str(tmp_path / "class" / "bob" / "90_fixture.ipynb"), "--gradebook", str(grades)
+    )
+    assert code == 1
+    alice, bob = read_table(grades)[1:]
+    assert alice[0] == "alice" and "not graded: the notebook weighs 47.7 MiB" in alice[-1]
+    assert "Clear Outputs of All Cells" in alice[-1]
+    assert bob[0] == "bob" and "not JSON" in bob[-1]
+
+
+def test_a_data_file_beside_a_students_notebook_is_not_graded_as_their_submission(tmp_path, capsys):
+    """A student's folder holding their notebook and the data file it reads, given as
+    ``class/*/*``: the data file was graded as bob's second submission, and his page said
+    "not a Jupyter notebook ... Hand in the exercise notebook itself" beside the notebook
+    he had handed in. Now a file beside a notebook of its student (in their folder, or named
+    as it is) is left out, and the terminal says so; a student's only file is still graded,
+    to tell them what to hand in."""
+    files = {
+        "bob/90_fixture.ipynb": NOT_JSON,
+        "bob/data.csv": "x,y\n1,2\n",
+        "carol.ipynb": NOT_JSON,
+        "carol.html": "<!DOCTYPE html>\n<html>",
+        "dave.txt": "my answers",
+    }
+    for name, text in files.items():
+        (tmp_path / "class" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "class" / name).write_text(text, encoding="utf-8")
+    report = tmp_path / "grades.json"
+    code, _, err = run_main(capsys, *(str(tmp_path / "class" / name) for name in files), "--report", str(report))
+    assert code == 1
+    graded = [Path(entry["file"]).name for entry in json.loads(report.read_text(encoding="utf-8"))["submissions"]]
+    assert graded == ["90_fixture.ipynb", "carol.ipynb", "dave.txt"]
+    for left, beside in (("bob/data.csv", "90_fixture.ipynb"), ("carol.html", "carol.ipynb")):
+        assert f"{tmp_path / 'class' / left}: not a notebook, beside the notebook {beside}: not graded" in err
