@@ -1,5 +1,6 @@
 """Every bad input gets one clear vz.VizlibError that says what to do; learners' errors pass through."""
 
+import subprocess
 import sys
 
 import numpy as np
@@ -299,3 +300,43 @@ def test_errors_in_module_forward_propagate_unchanged():
 
     with pytest.raises(IndexError, match="bad index in forward"):
         vz.graph(Broken(), torch.ones(2))
+
+
+# Run apart: reading a tensor whose memory was freed crashes the whole process (it did, in
+# vizlib's reading of its values).
+_FREED_BEFORE = """
+import torch
+import vizlib as vz
+from vizlib.errors import VizlibValueError
+
+def freed(t):
+    t.untyped_storage().resize_(0)
+    return t
+
+lin = torch.nn.Linear(2, 2)
+lin(torch.ones(1, 2)).sum().backward()
+x = torch.ones(3, requires_grad=True)
+y = (x * x).sum()
+calls = {
+    "layout": lambda: vz.tensor_layout(freed(torch.ones(3))),
+    "after the fact": lambda: vz.graph(y) if freed(x) is x else None,
+    "recorded": lambda: vz.graph(lambda a, b: (a * b).sum(), torch.ones(2), b=freed(torch.ones(2))),
+    "grad_flow": lambda: vz.grad_flow(lin) if freed(lin.weight.grad) is not None else None,
+}
+for name, call in calls.items():
+    try:
+        call()
+    except VizlibValueError as err:
+        print(name, str(err)[: str(err).index(":")])
+"""
+
+
+def test_a_tensor_whose_memory_was_freed_is_refused_not_read():
+    ran = subprocess.run([sys.executable, "-c", _FREED_BEFORE], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == [
+        "layout t has no memory for its values",
+        "after the fact The leaf tensor[3] has no memory for its values",
+        "recorded The input b has no memory for its values",
+        "grad_flow The gradient of weight has no memory for its values",
+    ]

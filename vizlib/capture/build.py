@@ -41,7 +41,9 @@ from .inputs import (
     result_tensors,
     tensor_names,
     why_no_graph,
+    widened_numbers,
 )
+from .left_behind import LeftBehind, watch
 from .nested import tensor_shape
 from .placement import attach_saved, consumers_of, inherit_modules, place_params, total_saved
 from .record import Drawn, ForwardRecorder
@@ -51,9 +53,11 @@ from .unwatched import Stretch
 from .walk import (
     AutogradNode,
     Walked,
+    has_memory,
     held_by_other_hooks,
     output_meta,
     raise_if_freed,
+    refuse_without_memory,
     root_of,
     saved_tensors,
     walk,
@@ -144,11 +148,13 @@ def _posthoc(roots: list[torch.Tensor], params: Params, show_saved: bool) -> Gra
         leaf = w.leaf_tensor(i)
         if leaf is not None:
             nodes.append(_leaf_node(i, leaf, names))
+            refuse_without_memory(leaf, f"The leaf {nodes[-1].name}")
             _leaf_numbers(nodes[-1], leaf, leaf.grad, summaries, later)
             continue
         shape, dtype, device = output_meta(fn)
         nodes.append(Node(id=i, kind="op", name=type(fn).__name__, shape=shape, dtype=dtype, device=device))
     for t in roots:
+        refuse_without_memory(t, "The tensor drawn")
         out = nodes[w.index[root_of(t)]]
         out.is_output = True
         value, value_stats = summaries.describe(t)
@@ -358,33 +364,45 @@ def _record_call(
     copies = {id(t): names.get(id(t), "an input") for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
     handed = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in copies]
+    made = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) in copies]
     with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
-        with ForwardRecorder(paths, state, save_hooks, copies, drawn, handed) as rec:
+        with watch(state.noted_since, made) as left:
             try:
-                result = fn(*args, **kwargs)
-            except (RuntimeError, TypeError) as err:
-                mine = _in_vizlibs_terms(
-                    err, (args, kwargs), copies, _made_of_numbers(user_args, (args, kwargs), names)
-                )
-                if mine is None:
-                    raise
-                raise mine from err
-        for key, name in rec.param_names.items():  # of the modules named as they ran
-            if key not in names:
-                names[key] = named[key] = name
-        outs = [t for t in result_tensors(result) if t.requires_grad]
-        if not outs:
-            raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))
-        # (only for the advice a result of several tensors gets: every recording would pay for the walk)
-        parts = parts_to_draw(result) if grad_output is None and len(outs) > 1 else None
-        del result  # from here on only outs holds the graph, for _let_go to free it
-        rec.adopt(*outs)
-        seeds = grad_outputs(outs, grad_output, fn, parts)
-        w = walk([root_of(t) for t in outs], rec.ran_at())
-        try:
-            return _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn)
-        finally:
-            _let_go(w, rec, outs)
+                with ForwardRecorder(paths, state, save_hooks, copies, drawn, handed) as rec:
+                    result = _call(fn, args, kwargs, user_args, copies, names)
+            finally:  # (outside the recorder: what it puts back is no op of the call's)
+                notes = left.call_returned()
+            notes += widened_numbers(user_args, (args, kwargs), names)
+            for key, name in rec.param_names.items():  # of the modules named as they ran
+                if key not in names:
+                    names[key] = named[key] = name
+            outs = [t for t in result_tensors(result) if t.requires_grad]
+            if not outs:
+                raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))
+            # (only for the advice a result of several tensors gets: every recording would pay for the walk)
+            parts = parts_to_draw(result) if grad_output is None and len(outs) > 1 else None
+            del result  # from here on only outs holds the graph, for _let_go to free it
+            rec.adopt(*outs)
+            seeds = grad_outputs(outs, grad_output, fn, parts)
+            w = walk([root_of(t) for t in outs], rec.ran_at())
+            try:
+                g = _run_backward(w, outs, seeds, rec, names, set(named.values()), drawn, left)
+            finally:
+                _let_go(w, rec, outs)
+    g.notes += notes
+    return g
+
+
+def _call(fn: Callable, args: tuple, kwargs: dict, user_args: tuple, copies: dict[int, str], names: dict) -> object:
+    """``fn(*args, **kwargs)``; an error it raises because of what vizlib did to its inputs
+    (``_in_vizlibs_terms``) in words that say what to do."""
+    try:
+        return fn(*args, **kwargs)
+    except (RuntimeError, TypeError) as err:
+        mine = _in_vizlibs_terms(err, (args, kwargs), copies, _made_of_numbers(user_args, (args, kwargs), names))
+        if mine is None:
+            raise
+        raise mine from err
 
 
 def _let_go(w: Walked, rec: ForwardRecorder, outs: list[torch.Tensor]) -> None:
@@ -413,6 +431,7 @@ def _run_backward(
     names: dict,
     parameters: set[str],
     drawn: Drawn | None,
+    left: LeftBehind,
 ) -> GraphData:
     leaves = {i: t for i in range(len(w.fns)) if (t := w.leaf_tensor(i)) is not None}
     leaf_pos = list(leaves)
@@ -441,7 +460,8 @@ def _run_backward(
         for h in handles:
             h.remove()
     grads = dict(zip(leaf_pos, leaf_grads, strict=True))
-    _fill_in(summaries, _numbers(built, w, rec, leaves, grads, back, ids))
+    gone = _freed_leaves(leaves, g.notes) if left.freed_elsewhere else set()
+    _fill_in(summaries, _numbers(built, w, rec, leaves, grads, back, ids, gone))
     g.edge_grads = [_norm(Summaries.result(back.edge_norms.get(w.edges[k]))) for k in built.first_edge]
     ran = [] if on_meta else with_leaves(back.order, leaf_pos, w.edges)
     g.backward_order = list(dict.fromkeys(built.node_at[i].id for i in ran))
@@ -485,15 +505,17 @@ def _numbers(
     grads: dict[int, torch.Tensor | None],
     back: BackwardRecord,
     shown: set[int] | None,
+    gone: set[int],
 ) -> list[tuple[Node, str, Pending | None]]:
-    """What the summaries fill into each node (``shown``: only these; None: all) once fetched."""
+    """What the summaries fill into each node (``shown``: only these; None: all) once fetched;
+    ``gone``: leaves whose memory is freed, whose gradient alone is read."""
     later: list[tuple[Node, str, Pending | None]] = []
     for node in built.graph.nodes:
         i = node.id
         if shown is not None and i not in shown:
             continue
         if i in leaves:
-            _leaf_numbers(node, leaves[i], grads[i], rec.summaries, later)
+            _leaf_numbers(node, None if i in gone else leaves[i], grads[i], rec.summaries, later)
             continue
         i = built.shows.get(i, i)
         r = rec.ops.get(w.fns[i])
@@ -501,6 +523,19 @@ def _numbers(
             later += [(node, "value", r.value), (node, "value_stats", r.value_stats)]
         later += [(node, "grad", back.grads.get(i)), (node, "grad_stats", back.grad_stats.get(i))]
     return later
+
+
+def _freed_leaves(leaves: dict[int, torch.Tensor], notes: list[str]) -> set[int]:
+    """The leaves whose memory is gone (``has_memory``), freed by the model as the capture ran
+    (FSDP frees each parameter it gathered once backward is done with it); said in ``notes``."""
+    gone = {i for i, t in leaves.items() if not has_memory(t)}
+    if gone:
+        notes.append(
+            f"The values of {len(gone)} leaf tensor(s) are not drawn: the model freed their memory "
+            "(untyped_storage().resize_, as FSDP frees the full parameters it gathered once backward is done with "
+            "them) before vizlib could read them. Their shapes and gradients are drawn."
+        )
+    return gone
 
 
 def _name_saved(built: _Built, w: Walked, rec: ForwardRecorder, ids: set[int] | None) -> int:
@@ -800,15 +835,16 @@ def _leaf_node(i: int, leaf: torch.Tensor, names: dict) -> Node:
 
 def _leaf_numbers(
     node: Node,
-    leaf: torch.Tensor,
+    leaf: torch.Tensor | None,
     grad: torch.Tensor | None,
     summaries: Summaries,
     later: list[tuple[Node, str, Pending | None]],
 ) -> None:
-    """Ask ``summaries`` for a leaf's value and gradient (it knows a parameter's gradient
-    from its TBackward node), filled in ``later``."""
-    value, value_stats = summaries.describe(leaf)
-    later += [(node, "value", value), (node, "value_stats", value_stats)]
+    """Ask ``summaries`` for a leaf's value (None: its memory is freed, no value) and
+    gradient (it knows a parameter's gradient from its TBackward node), filled in ``later``."""
+    if leaf is not None:
+        value, value_stats = summaries.describe(leaf)
+        later += [(node, "value", value), (node, "value_stats", value_stats)]
     if grad is not None:
         value, grad_stats = summaries.describe(grad, gradient=True)
         later += [(node, "grad", value), (node, "grad_stats", grad_stats)]

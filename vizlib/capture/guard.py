@@ -184,6 +184,11 @@ class UserState:
             placed = _placement(t) if placed is None else placed
             self._values[memory] = (t if placed is None else placed, t.detach().clone(), t._version)
 
+    def noted_since(self, n: int) -> list[torch.Tensor]:
+        """The caller's tensors whose place was noted after the first ``n`` (``keep_place``),
+        oldest first: for a watch that looks at each once (``left_behind.LeftBehind``)."""
+        return [t for t, _, _ in itertools.islice(self._placements.values(), n, None)]
+
     def keep_place(self, t: torch.Tensor) -> None:
         """Where a tensor of the user's lies (its storage, offset, shape, strides, dtype) and its
         version, to put it back there if the call moves it: ``t.set_(u)`` and ``t.resize_(n)``

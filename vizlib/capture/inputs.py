@@ -5,6 +5,7 @@ gave no graph, in words that say what to do."""
 from __future__ import annotations
 
 import inspect
+import math
 import numbers
 import sys
 import types
@@ -20,6 +21,7 @@ from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
 from ..text import device_name, dims, dtype_name
 from .compiled import original_module
 from .nested import tensor_shape
+from .walk import refuse_without_memory
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
 Params = dict | nn.Module | None
@@ -28,7 +30,7 @@ Params = dict | nn.Module | None
 def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict, dict, dict]:
     """Give float inputs a gradient without touching the caller's tensors; name them.
 
-    Python floats become 0-d float tensors, and so do other real numbers that are not
+    Python floats become 0-d float tensors (``_number_tensor``), and so do other real numbers that are not
     whole (NumPy's ``np.float32(0.5)``, which is no Python float, would otherwise stay a
     constant with no gradient where ``np.float64`` gets one); float (and complex) tensors
     that do not require grad are copied and the copy requires grad. Returns new args, kwargs,
@@ -38,13 +40,14 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
 
     def prepare(v: object) -> object:
         if isinstance(v, float):
-            return torch.tensor(v, requires_grad=True)
+            return _number_tensor(v)
         if isinstance(v, numbers.Real) and not isinstance(v, numbers.Integral):
-            return torch.tensor(float(v), requires_grad=True)
+            return _number_tensor(float(v))
         if isinstance(v, torch.Tensor) and (v.is_floating_point() or v.is_complex()) and not v.requires_grad:
             return v.detach().clone().requires_grad_(True)
         return v
 
+    _refuse_freed_inputs(fn, args, kwargs)  # (before prepare copies one)
     args, kwargs = tree_map(prepare, (args, kwargs))
     names: dict[int, str] = {}
     bound = bound_arguments(fn, args, kwargs)
@@ -54,6 +57,46 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
             if isinstance(t, torch.Tensor):
                 names[id(t)] = name + keystr(path)
     return args, kwargs, names, bound
+
+
+def _refuse_freed_inputs(fn: Callable, args: tuple, kwargs: dict) -> None:
+    """Refuse, by its name, an input whose memory was freed (``walk.refuse_without_memory``)."""
+    for name, value in bound_arguments(fn, args, kwargs).items():
+        for path, t in tree_flatten_with_path(value)[0]:
+            if isinstance(t, torch.Tensor):
+                refuse_without_memory(t, f"The input {name}{keystr(path)}")
+
+
+def _number_tensor(v: float) -> torch.Tensor:
+    """``v`` as a 0-d tensor that requires grad: of the default dtype (float32, which the course's
+    pictures name), unless that cannot hold it: a number it would make inf (1e300) or round
+    to 0 or to a subnormal of few digits (1e-300, 1e-40) becomes a float64, which holds any
+    Python float as it is, rather than the call getting another number without a word
+    (``widened_numbers`` says so in the picture)."""
+    t = torch.tensor(v)
+    held = t.item()
+    if math.isfinite(v) and v != 0 and (math.isinf(held) or abs(held) < torch.finfo(t.dtype).tiny):
+        t = torch.tensor(v, dtype=torch.float64)
+    return t.requires_grad_(True)
+
+
+def widened_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> list[str]:
+    """A note naming the numbers among the caller's arguments (``given``) that ``prepare_inputs``
+    handed over (``prepared``, leaf for leaf) as float64 tensors, the default dtype being unable
+    to hold them (``_number_tensor``); none where there are none."""
+    default = torch.get_default_dtype()
+    kind = dtype_name(default)
+    wide = [
+        f"{names.get(id(t), 'an input')}={float(n)!r} ({kind}: {torch.tensor(float(n)).item():.7g})"
+        for n, t in zip(tree_leaves(given), tree_leaves(prepared), strict=True)
+        if isinstance(t, torch.Tensor) and not isinstance(n, torch.Tensor) and t.dtype != default
+    ]
+    if not wide:
+        return []
+    return [
+        f"{', '.join(wide)}: beyond what {kind}, torch's default dtype, holds, so handed to the function as "
+        "float64, as given."
+    ]
 
 
 def bound_arguments(fn: Callable, args: tuple, kwargs: dict) -> dict[str, object]:
@@ -279,6 +322,15 @@ def why_no_graph(fn: Callable, user_args: tuple, result: object = None, modules:
             "tensors require grad where it finds them: as arguments, or inside lists, tuples and dicts; "
             f"the tensors inside the {kind} argument it does not look into. Pass them as arguments "
             f"(vz.graph(lambda x: f({kind}(x)), x) for a function f), or create them with requires_grad=True."
+        )
+    iterators = [v for v in leaves if hasattr(type(v), "__next__") and not isinstance(v, torch.Tensor)]
+    if iterators:
+        kind = type(iterators[0]).__name__
+        return (
+            f"{name} returned a result that does not depend on any tensor requiring grad. vizlib makes float "
+            f"tensors require grad where it finds them, but it cannot look into the {kind} argument without "
+            "running through it, which is the call's to do (once). Pass its items in a list: vz.graph(f, "
+            "list(items)), or create the tensors with requires_grad=True."
         )
     np = sys.modules.get("numpy")  # (an array handed in means NumPy is imported: vizlib need not import it)
     arrays = [v for v in leaves if np is not None and isinstance(v, np.ndarray)]

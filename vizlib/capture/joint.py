@@ -36,7 +36,7 @@ from ..errors import VizlibTypeError, VizlibValueError
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
 from .guard import UserState, outside_state
-from .inputs import prepare_inputs, result_tensors
+from .inputs import prepare_inputs, result_tensors, widened_numbers
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -50,8 +50,8 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
             "Pass the function and its inputs: vz.joint_graph(fn, x, w)."
         )
     fn = uncompiled(fn)
-    args, kwargs = tree_map(_off_the_callers_graph, (args, kwargs))
-    args, kwargs, arg_names, bound = prepare_inputs(fn, args, kwargs)
+    given = tree_map(_off_the_callers_graph, (args, kwargs))
+    args, kwargs, arg_names, bound = prepare_inputs(fn, *given)
     _refuse_module_arguments(fn, bound)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
@@ -87,6 +87,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     g.saved_bytes = sum(s.bytes for s in g.saved)
     bw.nodes[-1].op = _gradients(forward, backward, placeholder_names)
     g.title = "AOTAutograd's forward and backward graphs (min-cut partition, as torch.compile uses)"
+    g.notes += widened_numbers(given, (args, kwargs), arg_names)
     return g
 
 

@@ -37,6 +37,7 @@ import torch
 from torch import nn
 
 from ..data import Stats, Value
+from .autocast import autocast_off
 from .layout import block_copy, dense, memory_key, pieces, unexpanded
 from .nested import nested_elements
 from .reductions import FLOAT64_UP_TO, moments, piece_row, segment_rows
@@ -293,7 +294,11 @@ class Summaries:
     # -- reading: once, at the end --
     def fetch(self) -> None:
         """Bring every row to the host: one transfer per device and dtype, whatever the
-        number of tensors summarised."""
+        number of tensors summarised. (Autocast off: its casts are no part of vizlib's sums.)"""
+        with autocast_off():
+            self._fetch()
+
+    def _fetch(self) -> None:
         for key in list(self._batches):
             self._reduce(key)
         for key in list(self._held):

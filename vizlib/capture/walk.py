@@ -358,6 +358,36 @@ def held_by_other_hooks(fn: AutogradNode, unpack: object) -> int:
     return found
 
 
+def has_memory(t: torch.Tensor) -> bool:
+    """Whether ``t``'s storage holds all its elements: ``t.untyped_storage().resize_(0)``
+    frees it (as FSDP frees a parameter it gathered) and leaves the shape, and reading such
+    a tensor crashes Python. A tensor without a storage of its own is taken to have one."""
+    if not in_own_storage(t) or t.is_meta or t.numel() == 0:
+        return True
+    try:
+        return t.untyped_storage().nbytes() >= _bytes_needed(t)
+    except (RuntimeError, NotImplementedError):  # (a torch.func transform's wrapper: no storage to ask)
+        return True
+
+
+def _bytes_needed(t: torch.Tensor) -> int:
+    last = t.storage_offset() + sum((n - 1) * step for n, step in zip(t.shape, t.stride(), strict=True))
+    return int((last + 1) * t.element_size())
+
+
+def refuse_without_memory(t: torch.Tensor, what: str) -> None:
+    """Refuse ``t`` (``what`` names it) where its storage is too small for its elements
+    (``has_memory``): asked before anything reads a tensor the user hands over."""
+    if has_memory(t):
+        return
+    raise VizlibValueError(
+        f"{what} has no memory for its values: its storage holds {t.untyped_storage().nbytes()} bytes, and its "
+        f"{t.numel()} elements need {_bytes_needed(t)}: it was freed (untyped_storage().resize_(0) frees it, as FSDP "
+        "frees a parameter between uses), and reading it would crash Python. Give it its memory back before drawing "
+        "it (for FSDP, draw inside the forward, or within summon_full_params())."
+    )
+
+
 def raise_if_freed(err: RuntimeError, advice: str) -> None:
     """Raise a VizlibValueError saying ``advice`` when ``err`` is autograd's error for a graph
     whose saved tensors an earlier backward() already freed; return for any other error."""

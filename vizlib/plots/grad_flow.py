@@ -44,6 +44,7 @@ from torch import nn
 from torch.amp import GradScaler
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
+from ..capture.walk import refuse_without_memory
 from ..errors import VizlibTypeError, VizlibValueError
 from .style import NOTEBOOK_WIDTH
 
@@ -171,6 +172,7 @@ def _mean_and_max(name: str, grad: torch.Tensor) -> list[torch.Tensor]:
             f"The gradient of {name} is on the meta device: it has a shape but no values to measure. "
             "Run the model on a real device (model.to_empty(device='cpu'), then load or initialise its weights)."
         )
+    refuse_without_memory(grad, f"The gradient of {name}")
     if grad.layout == torch.sparse_coo:
         stored = grad.coalesce().values()  # coalesced: an index given twice is one sum
     elif grad.layout in _COMPRESSED:  # CSR, CSC and their block forms: no repeats

@@ -30,6 +30,7 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from ..capture.walk import refuse_without_memory
 from ..errors import VizlibTypeError, VizlibValueError
 from ..text import dtype_name
 from .style import NOTEBOOK_WIDTH
@@ -126,6 +127,19 @@ def _readable(dtype: torch.dtype) -> bool:
     return True
 
 
+def _check_memory(what: str, x: torch.Tensor) -> None:
+    """Refuse a tensor whose storage holds no memory to draw: a wrapper subclass's stands in for
+    the tensors it is made of, and a freed one's (``resize_(0)``) would crash Python when read."""
+    if not _has_memory(x):
+        inner = x.__tensor_flatten__()[0] if hasattr(x, "__tensor_flatten__") else []
+        them = f"vz.tensor_layout({', '.join(f'{what}.{n}' for n in inner)})" if inner else "the tensors it holds"
+        raise VizlibValueError(
+            f"{what} is a {type(x).__name__}, a tensor subclass with no memory of its own: its storage only "
+            f"stands in for the tensors it is made of. Draw those instead: {them}."
+        )
+    refuse_without_memory(x, what)
+
+
 def _check_values_readable(what: str, x: torch.Tensor) -> None:
     """Refuse, saying what to draw instead, a tensor whose elements are not numbers torch reads
     one by one: a quantized tensor's, raw bits, sub-byte ones."""
@@ -166,13 +180,7 @@ def _checked_names(tensors: tuple, names: Sequence[str] | None) -> list[str]:
             )
         if x.device.type == "meta":
             raise VizlibValueError(f"{what} is on the meta device: it has no values to draw. Use a real tensor.")
-        if not _has_memory(x):
-            inner = x.__tensor_flatten__()[0] if hasattr(x, "__tensor_flatten__") else []
-            them = f"vz.tensor_layout({', '.join(f'{what}.{n}' for n in inner)})" if inner else "the tensors it holds"
-            raise VizlibValueError(
-                f"{what} is a {type(x).__name__}, a tensor subclass with no memory of its own: its storage only "
-                f"stands in for the tensors it is made of. Draw those instead: {them}."
-            )
+        _check_memory(what, x)
         _check_values_readable(what, x)
     if names is None:
         return ["t"] + [f"v{i}" for i in range(1, len(tensors))]

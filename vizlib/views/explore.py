@@ -51,6 +51,7 @@ class Explorer(StaticFallback, widgets.VBox):
         self._sliders = sliders
         self._by_position = by_position  # the inputs fn takes by position only (_by_position)
         self._layout = LayoutCache()
+        self._given = {name: s.value for name, s in sliders.items()}  # the values fn was first given
         self._picture = widgets.HTML()
         self._picture.add_class(GRAPH_CLASS)
         self._shown = self.values()  # the values the picture was drawn at
@@ -64,9 +65,12 @@ class Explorer(StaticFallback, widgets.VBox):
 
     def values(self) -> dict[str, float]:
         """The sliders' current values, rounded to their grid (no 0.30000000000000004); an
-        integer slider's as a Python int (a count, an index: no gradient)."""
+        integer slider's as a Python int (a count, an index: no gradient). A slider still at
+        the value it was given keeps it as given: x=1e-300 lies on no grid of steps of 0.02."""
         return {
-            name: s.value if isinstance(s, widgets.IntSlider) else round(s.value, _grid_digits(s.step, s.min))
+            name: s.value
+            if isinstance(s, widgets.IntSlider) or s.value == self._given[name]
+            else round(s.value, _grid_digits(s.step, s.min))
             for name, s in self._sliders.items()
         }
 
@@ -329,9 +333,23 @@ def _range(name: str, spec: object) -> tuple[float, float, float, float]:
     )
     # A tensor, a tuple or a number of the wrong size is a wrong value; a string, a list... a wrong type.
     error = VizlibValueError if isinstance(spec, (torch.Tensor, tuple, int, float)) else VizlibTypeError
-    raise error(
-        f"vz.explore makes one slider per scalar input, but {name} is {what}. "
-        f"Give a number ({name}=2.0) or a range ({name}=(-5, 5) or {name}=(-5, 5, 0.1)); "
+    raise error(f"vz.explore makes one slider per scalar input, but {name} is {what}{_why_no_slider(name, spec)}")
+
+
+def _why_no_slider(name: str, spec: object) -> str:
+    """What to give instead of ``spec``, which no slider moves over: a number that is not
+    finite has no range around it; an argument that is no number (a flag, a mode, None) is
+    fixed in a lambda, not slid over; anything else wants a number or a range."""
+    if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
+        return f", not a finite number to slide around. Give a finite one ({name}=2.0) or a range ({name}=(-5, 5))."
+    if isinstance(spec, (bool, str, bytes, type(None))):
+        x = "y" if name == "x" else "x"  # (another input, to slide over)
+        return (
+            f", and a slider moves over numbers only. Give the function its {name} in a lambda and slide over "
+            f"the rest: vz.explore(lambda {x}: f({x}, {name}={spec!r:.40}), {x}=2.0), f being your function."
+        )
+    return (
+        f". Give a number ({name}=2.0) or a range ({name}=(-5, 5) or {name}=(-5, 5, 0.1)); "
         "to see a graph over tensors, use vz.graph(fn, ...)."
     )
 

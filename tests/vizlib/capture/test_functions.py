@@ -109,6 +109,32 @@ def test_a_numpy_float_argument_is_a_leaf_like_a_python_float():
         assert one(g, "w").kind == "leaf" and one(g, "w").grad == 2.0, type(w)
 
 
+@pytest.mark.parametrize(
+    "number, in_float32", [(1e300, "inf"), (-1e300, "-inf"), (1e-300, "0"), (1e-40, "9.999946e-41")]
+)
+def test_a_number_float32_cannot_hold_reaches_the_function_as_given_and_the_picture_says_so(number, in_float32):
+    """As float32 it would be inf, 0 or a subnormal with few digits, without a word."""
+    seen = []
+
+    def f(x):
+        seen.append((x.item(), x.dtype))
+        return x * 2
+
+    g = vz.graph(f, number)
+    assert seen == [(number, torch.float64)]
+    assert one(g, "x").value == number and one(g, "x").dtype == "float64" and one(g, "x").grad == 2.0
+    assert g.notes == [
+        f"x={number!r} (float32: {in_float32}): beyond what float32, torch's default dtype, holds, "
+        "so handed to the function as float64, as given."
+    ]
+
+
+@pytest.mark.parametrize("number", [0.5, -3e38, 1e-30, 0.0, float("inf")], ids=repr)
+def test_a_number_float32_holds_stays_float32(number):
+    g = vz.graph(lambda x: x * 2, number)
+    assert one(g, "x").dtype == "float32" and not g.notes
+
+
 def test_float_tensors_inside_list_and_dict_arguments_become_leaves():
     """A list or dict of plain float tensors is as common an input as a tensor (e.g. a batch)."""
 
@@ -350,6 +376,23 @@ def test_autocast_on_cpu_shows_both_dtypes():
     assert {"float32", "bfloat16"} <= dtypes
     assert one(g, "MmBackward0").dtype == "bfloat16"
     assert one(g, "x").dtype == "float32"
+
+
+def test_a_bfloat16_autocast_inside_the_callers_float16_one_draws():
+    """vizlib's own sums ran under the caller's autocast, which refused to join the bfloat16
+    tensors the inner one made ("Unexpected floating ScalarType in at::autocast::prioritize")."""
+
+    def f(x, w):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = x @ w
+        return h.float().pow(2).sum()
+
+    x = torch.linspace(-1, 1, 8).reshape(2, 4)
+    w = torch.linspace(1, -1, 12).reshape(4, 3)
+    with torch.autocast("cpu", dtype=torch.float16):
+        g, _ = autograd_ref.check(f, x, w, rtol=1e-2, atol=1e-2)
+        assert torch.is_autocast_enabled("cpu") and torch.get_autocast_dtype("cpu") == torch.float16
+    assert one(g, "MmBackward0").dtype == "bfloat16" and one(g, "x").dtype == "float32"
 
 
 def test_grad_output_for_a_non_scalar_result():

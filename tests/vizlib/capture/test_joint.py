@@ -185,3 +185,10 @@ def test_int_and_bool_arguments_are_named_with_their_values():
     g = vz.joint_graph(scaled, torch.ones(4, 3), 3, True, 3)
     inputs = [(n.name, n.value) for n in g.nodes if n.role == "input"]
     assert inputs[0][0] == "x" and inputs[1:] == [("n", 3), ("flag", True), ("m", 3)]
+
+
+def test_a_number_float32_cannot_hold_is_traced_as_given_and_said():
+    g = vz.joint_graph(lambda x, y: x * y, 1e300, torch.ones(2))
+    x = next(n for n in g.nodes if n.name == "x")
+    assert x.dtype == "float64" and "x=1e+300 (float32: inf)" in g.notes[0] and "x=1e+300" in g.to_dot()
+    assert not vz.joint_graph(lambda x, y: x * y, 0.5, torch.ones(2)).notes

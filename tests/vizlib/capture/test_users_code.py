@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import subprocess
 import sys
 import types
@@ -441,6 +442,16 @@ g = vz.graph(lambda x: (DTensor.from_local(x, mesh, [Shard(0)]) * 2).sum().full_
 print(g.find("x")[0].grad)
 dist.destroy_process_group()
 """
+
+
+def test_a_generator_of_tensors_as_input_is_told_to_be_a_list():
+    """vizlib cannot make a generator's tensors require grad without running through it first."""
+    items = (torch.ones(2) * k for k in range(3))
+    with pytest.raises(VizlibValueError, match=re.escape("cannot look into the generator argument")) as err:
+        vz.graph(lambda xs: sum(x.sin().sum() for x in xs), items)
+    assert "vz.graph(f, list(items))" in str(err.value)
+    g = vz.graph(lambda xs: sum(x.sin().sum() for x in xs), [torch.ones(2) * k for k in range(3)])
+    assert [n.name for n in g.nodes if n.kind == "leaf"] == ["xs[0]", "xs[1]", "xs[2]"]
 
 
 def test_a_dtensor_draws_without_its_numbers():

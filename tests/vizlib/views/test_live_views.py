@@ -128,6 +128,21 @@ def test_explore_starts_at_the_exact_value_given_whatever_its_grid():
     assert explorer.values() == {"x": 0.143} and slider.readout_format == ".3f"
 
 
+@pytest.mark.parametrize("given", [1e-300, 1e300, 1e-40], ids=repr)
+def test_explore_keeps_a_number_float32_cannot_hold_as_given(given):
+    """1e-300 lies on no grid of steps of 0.02 (it was read back as 0.0), and float32 would
+    make 1e300 inf and 1e-40 a subnormal of few digits: the call and values() keep them."""
+    calls = []
+
+    def f(x):
+        calls.append((x.item(), x.dtype))
+        return x * 2
+
+    explorer = vz.explore(f, x=given)
+    assert calls == [(given, torch.float64)] and explorer.values() == {"x": given}
+    assert explorer.graph.find("x")[0].value == given and "as float64" in explorer.graph.notes[0]
+
+
 def test_explore_keeps_the_digits_of_a_tiny_range():
     explorer = vz.explore(lambda x: x * x, x=(0, 1e-9))
     explorer._sliders["x"].value = 3.3e-10
@@ -153,6 +168,23 @@ def test_explore_refuses_a_range_wider_than_a_float_with_advice(spec):
 @pytest.mark.parametrize("number", [np.float32(2.0), np.int64(2), torch.tensor(2), torch.tensor(2.0)], ids=repr)
 def test_explore_takes_any_real_number_for_a_slider(number):
     assert vz.explore(line, x=number, w=3.0, b=1.0).values()["x"] == 2.0
+
+
+@pytest.mark.parametrize(
+    "name, given, advice",
+    [
+        ("flag", True, "vz.explore(lambda x: f(x, flag=True), x=2.0)"),
+        ("mode", "fast", "vz.explore(lambda x: f(x, mode='fast'), x=2.0)"),
+        ("x", None, "vz.explore(lambda y: f(y, x=None), y=2.0)"),
+        ("x", float("nan"), "not a finite number to slide around. Give a finite one (x=2.0)"),
+        ("x", float("inf"), "not a finite number to slide around. Give a finite one (x=2.0)"),
+    ],
+    ids=repr,
+)
+def test_explore_says_how_to_pass_what_no_slider_moves_over(name, given, advice):
+    """A flag or a mode is fixed in a lambda, not given a number (the advice was "flag=2.0")."""
+    with pytest.raises(vz.VizlibError, match=re.escape(advice)):
+        vz.explore(lambda x, flag=False, mode="a": x, **{"x": 1.0, name: given})
 
 
 def test_explore_refuses_a_boolean_tensor_naming_its_dtype():

@@ -1,0 +1,168 @@
+"""What a drawn call leaves behind that a plain call would leave for good: the memory it freed
+under a tensor (``untyped_storage().resize_(0)``, as FSDP frees a parameter) and an autocast
+it entered and never left. vizlib puts both back as soon as the call returns, and says so."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import vizlib as vz
+
+# Run apart: without its memory a tensor read crashes the whole process (a segmentation fault,
+# in vizlib's reading of the values as in the learner's own print(x)).
+_FREED = """
+import torch
+from torch import nn
+import vizlib as vz
+
+def frees(t):
+    def f(x):
+        y = (x * x).sum() + lin(x).sum()  # x is saved for backward: its memory is read again
+        (x if t is None else t()).untyped_storage().resize_(0)
+        return y
+    return f
+
+def frees_then_raises(x):
+    x.untyped_storage().resize_(0)
+    raise KeyError("the learner's own")
+
+torch.manual_seed(0)
+lin = nn.Linear(3, 1)
+x = torch.randn(3, requires_grad=True)
+plain = torch.randn(3)  # vizlib hands the call a copy of it that requires grad: the copy is freed
+before = {"x": x.clone(), "plain": plain.clone(), "weight": lin.weight.detach().clone()}
+for name, t, given in [("x", None, x), ("weight", lambda: lin.weight, x), ("copy", None, plain)]:
+    g = vz.graph(frees(t), given)
+    grad = torch.tensor(g.find("x")[0].grad)
+    print(name, torch.allclose(grad, 2 * given + lin.weight[0]), g.notes[0][:41])
+try:
+    vz.graph(frees_then_raises, x)
+except KeyError as err:
+    print("raised", err)
+print(all(torch.equal(before[k], t) for k, t in [("x", x), ("plain", plain), ("weight", lin.weight)]))
+print("resize_" in torch.UntypedStorage.__dict__)
+"""
+
+
+def test_memory_a_call_frees_under_a_tensor_is_given_back_with_its_values():
+    """Freed under the caller's input, a parameter, vizlib's copy of an input, and before the
+    call raises: each tensor holds its values again, and the picture says why."""
+    ran = subprocess.run([sys.executable, "-c", _FREED], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == [
+        "x True The function freed the memory of 1 tensor",
+        "weight True The function freed the memory of 1 tensor",
+        "copy True The function freed the memory of 1 tensor",
+        'raised "the learner\'s own"',
+        "True",
+        "False",
+    ]
+
+
+# FSDP2 on one process: each Linear's full parameters are gathered for its forward and for
+# its backward and freed after each (untyped_storage().resize_(0)), the model's own way.
+_FSDP = """
+import torch, torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import fully_shard
+import vizlib as vz
+
+dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+for layer in (model[0], model[2], model):
+    fully_shard(layer)
+x = torch.randn(3, 4)
+watched = []
+torch.UntypedStorage.resize_, resize = (lambda s, n: watched.append(n) or resize(s, n)), torch.UntypedStorage.resize_
+g = vz.graph(model, x, grad_output=torch.ones(3, 2))
+del torch.UntypedStorage.resize_
+params = [n for n in g.nodes if n.kind == "leaf" and n.name != "input"]
+print(len(params), all(n.value is None and n.value_stats is None and n.grad_stats for n in params))
+print(g.notes[0][:40], watched.count(0) >= 8)
+model(x).sum().backward()
+print(all(p.grad is not None for p in model.parameters()))
+dist.destroy_process_group()
+"""
+
+
+def test_a_model_that_frees_its_parameters_on_purpose_is_drawn_without_their_values():
+    """FSDP frees each parameter it gathered once forward or backward is done with it: vizlib
+    leaves that to FSDP (no copy, nothing given back: its memory saving stays) and draws those
+    parameters with shapes and gradients, no values, instead of reading freed memory (which
+    crashed the process); the model trains on after."""
+    ran = subprocess.run([sys.executable, "-c", _FSDP], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == ["4 True", "The values of 4 leaf tensor(s) are not d True", "True"]
+
+
+def test_memory_a_call_grows_is_left_grown():
+    """A tensor given memory by the call (made empty, then given room: the reverse of freeing)
+    is drawn with it, not shrunk back under the graph's feet."""
+
+    def f(x):
+        buf = torch.empty(0).set_(torch.UntypedStorage(0), 0, (3,), (1,))
+        buf.untyped_storage().resize_(12)
+        buf.copy_(x)
+        return (buf * x).sum()
+
+    x = torch.tensor([1.0, 2.0, 3.0])
+    g = vz.graph(f, x)
+    assert g.find("x")[0].grad == [2.0, 4.0, 6.0] and not g.notes
+
+
+def _autocast() -> tuple:
+    depth = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"), depth
+
+
+def _enters_autocast(x: torch.Tensor) -> torch.Tensor:
+    torch.autocast("cpu", dtype=torch.bfloat16).__enter__()  # and never leaves it
+    return (x @ torch.ones(3, 2)).float().sum()
+
+
+def test_autocast_a_call_enters_and_never_leaves_is_put_back_and_said():
+    before = _autocast()
+    g = vz.graph(_enters_autocast, torch.ones(2, 3))
+    assert _autocast() == before == (False, torch.bfloat16, 0)
+    assert g.find("MmBackward0")[0].dtype == "bfloat16", "the call ran under its autocast"
+    assert g.notes == [
+        "The function entered torch.autocast('cpu') and did not leave it: a plain call leaves autocast on for "
+        "what runs next; vizlib put it back as it was when the call returned (the dtypes drawn are the call's)."
+    ]
+
+
+def test_autocast_of_the_caller_stays_on_and_one_left_by_a_raising_call_is_put_back():
+    def raises(x):
+        torch.autocast("cpu").__enter__()
+        raise KeyError("the learner's own")
+
+    with torch.autocast("cpu", dtype=torch.float16):
+        inside = _autocast()
+        g = vz.graph(_enters_autocast, torch.ones(2, 3))
+        assert _autocast() == inside == (True, torch.float16, 1) and not g.notes
+    with pytest.raises(KeyError, match="the learner's own"):
+        vz.graph(raises, torch.ones(2, 3))
+    assert _autocast() == (False, torch.bfloat16, 0)
+
+
+def test_explore_puts_autocast_back_after_every_call():
+    explorer = vz.explore(lambda s: _enters_autocast(torch.ones(2, 3) * s), s=1.0)
+    explorer._sliders["s"].value = 2.0
+    assert _autocast() == (False, torch.bfloat16, 0) and "torch.autocast('cpu')" in explorer.graph.notes[0]
+    assert explorer.graph.find("s")[0].grad == 12.0
+
+
+@pytest.fixture(autouse=True)
+def _no_autocast_left():
+    yield
+    while _autocast()[2] > 0:  # (a failed test's, not the next test's)
+        torch.autocast_decrement_nesting()
+    torch.set_autocast_enabled("cpu", False)
+    torch.set_autocast_dtype("cpu", torch.bfloat16)
+    torch.clear_autocast_cache()
