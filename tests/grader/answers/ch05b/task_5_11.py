@@ -268,7 +268,7 @@ TASK.wrong.extend(
     [
         Wrong(
             ("tamper: torch.autograd.grad (forbidden), then the Watch and the check's backward_ran list scrubbed"),
-            hint="unused_parameters raised AssertionError: your code replaced",
+            hint="your code replaced the grader's record",
             code=(
                 "\n"
                 "import sys as _sys11\n"
@@ -473,4 +473,232 @@ def unused_parameters(model, output):
     return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
 """,
     )
+)
+
+
+# Helper round (2026-11-29): a recursive walk that raises the limit only for the call, work in
+# threads and processes, grad mode left off, answers kept by id(output), a list equal to anything.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "A recursive walk that raises Python's recursion limit for the call and puts it back "
+            "before returning: the task asks for a walk with a list, whatever the depth.",
+            hint="raised Python's recursion limit (sys.setrecursionlimit) while it walked",
+            code="""\
+import sys
+
+
+def unused_parameters(model, output):
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        walk(output.grad_fn)
+    finally:
+        sys.setrecursionlimit(old)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+        ),
+        Wrong(
+            "A recursive walk in a thread of its own, the recursion limit raised meanwhile.",
+            hint="your code started a thread while the check ran",
+            code="""\
+import sys
+import threading
+
+
+def unused_parameters(model, output):
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(50_000)
+    worker = threading.Thread(target=walk, args=(output.grad_fn,))
+    worker.start()
+    worker.join()
+    sys.setrecursionlimit(old)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+        ),
+        Wrong(
+            "torch.autograd.grad(allow_unused=True) run in a thread, out of the watch's thread.",
+            hint="your code started a thread while the check ran",
+            code="""\
+import threading
+
+
+def unused_parameters(model, output):
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if output.grad_fn is None or not named:
+        return sorted(n for n, _ in named)
+    box = []
+
+    def grads():
+        box.append(
+            torch.autograd.grad(output.sum(), [p for _, p in named], allow_unused=True, retain_graph=True)
+        )
+
+    worker = threading.Thread(target=grads)
+    worker.start()
+    worker.join()
+    return sorted(n for (n, _), g in zip(named, box[0]) if g is None)
+""",
+        ),
+        Wrong(
+            "torch.autograd.grad run in a forked process, the names sent back through a pipe.",
+            hint="your code started a process (os.fork)",
+            code="""\
+import os
+import pickle
+
+
+def unused_parameters(model, output):
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if output.grad_fn is None:
+                names = [n for n, _ in named]
+            else:
+                grads = torch.autograd.grad(output.sum(), [p for _, p in named], allow_unused=True)
+                names = [n for (n, _), g in zip(named, grads) if g is None]
+            os.write(write, pickle.dumps(sorted(names)))
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 65536):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    return pickle.loads(data)
+""",
+        ),
+        Wrong(
+            "The walk switches grad mode off for good (torch.set_grad_enabled(False)): the "
+            "caller's next forward builds no graph, and every later output reaches nothing.",
+            hint="left torch's global settings changed: grad mode",
+            code=UNUSED_PARAMETERS.replace(
+                "    reached, seen, todo = set(), set(), [output.grad_fn]\n",
+                "    torch.set_grad_enabled(False)  # a walk, not training\n"
+                "    reached, seen, todo = set(), set(), [output.grad_fn]\n",
+            ),
+        ),
+        Wrong(
+            "Returns a list subclass whose == is always true.",
+            hint="must return a list of str",
+            code="""\
+class Names(list):
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+
+"""
+            + UNUSED_PARAMETERS.replace("    return sorted(\n", "    return Names(sorted(\n").replace(
+                "not in reached\n    )\n", "not in reached\n    ))\n"
+            ),
+        ),
+        Wrong(
+            "The answer kept by (id(model), id(output)): a new output that takes a freed one's "
+            "id() gets the old graph's answer.",
+            hint="gave the answer of an earlier output for a new one",
+            code="""\
+_cache = {}
+
+
+def unused_parameters(model, output):
+    key = (id(model), id(output))
+    if key not in _cache:
+        reached, seen, todo = set(), set(), [output.grad_fn]
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            if hasattr(node, "variable"):
+                reached.add(id(node.variable))
+            todo.extend(n for n, _ in node.next_functions)
+        _cache[key] = sorted(
+            name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached
+        )
+    return list(_cache[key])
+""",
+        ),
+    ]
+)
+# Right walks written otherwise: the nodes seen by id() (the graph keeps each node's object
+# alive), a dict of the parameters still unreached, and two that the check once took for a
+# backward (torch.no_grad() around the walk, isinstance(node, torch.autograd.graph.Node)).
+TASK.other_right.extend(
+    [
+        UNUSED_PARAMETERS.replace("node in seen:", "id(node) in seen:").replace("seen.add(node)", "seen.add(id(node))"),
+        """\
+def unused_parameters(model, output):
+    wanted = {id(p): name for name, p in model.named_parameters() if p.requires_grad}
+    stack = [] if output.grad_fn is None else [output.grad_fn]
+    visited = set(stack)
+    while stack:
+        node = stack.pop()
+        variable = getattr(node, "variable", None)
+        if variable is not None:
+            wanted.pop(id(variable), None)
+        for parent, _ in node.next_functions:
+            if parent is not None and parent not in visited:
+                visited.add(parent)
+                stack.append(parent)
+    return sorted(wanted.values())
+""",
+        """\
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    with torch.no_grad():  # a walk: nothing to record
+        while todo:
+            node = todo.pop()
+            if node is None or node in seen:
+                continue
+            seen.add(node)
+            if hasattr(node, "variable"):
+                reached.add(id(node.variable))
+            todo.extend(n for n, _ in node.next_functions)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+        """\
+from torch.autograd.graph import Node
+
+
+def unused_parameters(model, output):
+    reached, seen, todo = set(), set(), [output.grad_fn]
+    while todo:
+        node = todo.pop()
+        if not isinstance(node, Node) or node in seen:
+            continue
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        todo.extend(n for n, _ in node.next_functions)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+    ]
 )

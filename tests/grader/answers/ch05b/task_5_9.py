@@ -358,3 +358,112 @@ def accumulate(ddp, micro_batches, loss_fn):
             p.grad.div_(k)
 """
 )
+
+
+# Helper round (2026-11-29): every micro-batch's graph kept alive behind saved-tensor hooks of the
+# answer's own or in threads, grad mode left off, the caller's tensors changed in place.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "backward(retain_graph=True), the losses kept for a log: every micro-batch's "
+            "activations stay alive, hidden from the check's count by saved-tensor hooks of the "
+            "answer's own.",
+            hint="saved-tensor hooks of its own",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    losses = []  # kept for the log
+    *first, last = micro_batches
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        with ddp.no_sync():
+            for x, y in first:
+                loss = loss_fn(ddp(x), y) / k
+                loss.backward(retain_graph=True)
+                losses.append(loss)
+        x, y = last
+        loss = loss_fn(ddp(x), y) / k
+        loss.backward(retain_graph=True)
+        losses.append(loss)
+    return losses
+""",
+        ),
+        Wrong(
+            "Each micro-batch's step run in a thread of its own, backward(retain_graph=True) and "
+            "the losses kept: the check's saved-tensor hooks see only their own thread.",
+            hint="your code started a thread while the check ran",
+            code="""\
+import threading
+
+
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    losses = []
+
+    def step(x, y):
+        loss = loss_fn(ddp(x), y) / k
+        loss.backward(retain_graph=True)
+        losses.append(loss)
+
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            worker = threading.Thread(target=step, args=(x, y))
+            worker.start()
+            worker.join()
+    worker = threading.Thread(target=step, args=last)
+    worker.start()
+    worker.join()
+    return losses
+""",
+        ),
+        Wrong(
+            "Switches autograd off when done (torch.set_grad_enabled(False)) and leaves it so.",
+            hint="left autograd switched off",
+            code=ACCUMULATE + "    torch.set_grad_enabled(False)  # done: no more graphs\n",
+        ),
+        Wrong(
+            "Zeroes each micro-batch's x after its backward, to free it: the caller's data changed.",
+            hint="changed the micro-batches' tensors in place",
+            code="""\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    *first, last = micro_batches
+    with ddp.no_sync():
+        for x, y in first:
+            (loss_fn(ddp(x), y) / k).backward()
+            x.zero_()  # free the batch
+    x, y = last
+    (loss_fn(ddp(x), y) / k).backward()
+    x.zero_()
+""",
+        ),
+    ]
+)
+# Right: no_sync written out by hand (the flag off, put back in a finally), and each loss weighted
+# by its share of the rows (the same as / k for micro-batches of one size).
+TASK.other_right.extend(
+    [
+        """\
+def accumulate(ddp, micro_batches, loss_fn):
+    k = len(micro_batches)
+    ddp.require_backward_grad_sync = False
+    try:
+        for x, y in micro_batches[:-1]:
+            (loss_fn(ddp(x), y) / k).backward()
+    finally:
+        ddp.require_backward_grad_sync = True
+    x, y = micro_batches[-1]
+    (loss_fn(ddp(x), y) / k).backward()
+""",
+        """\
+def accumulate(ddp, micro_batches, loss_fn):
+    total = sum(len(x) for x, _ in micro_batches)
+    for i, (x, y) in enumerate(micro_batches):
+        if i == len(micro_batches) - 1:
+            loss_fn(ddp(x), y).mul(len(x) / total).backward()
+        else:
+            with ddp.no_sync():
+                loss_fn(ddp(x), y).mul(len(x) / total).backward()
+""",
+    ]
+)

@@ -370,3 +370,197 @@ def load_unsharded(folder, model):
     return model
 """
 )
+
+
+# Helper round (2026-11-29): loads kept by the files' times, a process group's variables left in
+# the environment, and what else a load must leave as it was.
+_KEPT_BY_TIME = """\
+_loaded = {}
+
+
+def load_unsharded(folder, model):
+    # a checkpoint is read once: its files' time says whether it changed since
+    stamp = STAMP
+    if (folder, stamp) not in _loaded:
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        dcp.load(state, checkpoint_id=folder)
+        _loaded[folder, stamp] = state
+    model.load_state_dict(_loaded[folder, stamp])
+    return model
+"""
+TASK.wrong.extend(
+    [
+        Wrong(
+            "The load kept by (folder, the .metadata file's mtime in ns): a folder saved again "
+            "with the times its files had (a copy that keeps times, a coarse clock) is not read "
+            "again.",
+            hint="read it at every call",
+            code=_KEPT_BY_TIME.replace("STAMP", 'os.stat(os.path.join(folder, ".metadata")).st_mtime_ns'),
+        ),
+        Wrong(
+            "The load kept by (folder, the .metadata file's mtime in whole seconds): two saves "
+            "in one second look the same.",
+            hint="read it at every call",
+            code=_KEPT_BY_TIME.replace("STAMP", 'int(os.path.getmtime(os.path.join(folder, ".metadata")))'),
+        ),
+        Wrong(
+            "Sets MASTER_ADDR and MASTER_PORT as a launcher would, starts a 1-rank group, ends "
+            "it, and leaves the variables set: a group the caller starts later meets there.",
+            hint="left environment variables changed",
+            code="""\
+def load_unsharded(folder, model):
+    started = not dist.is_initialized()
+    if started:
+        os.environ["MASTER_ADDR"] = "127.0.0.1"
+        os.environ["MASTER_PORT"] = "29517"
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    if started:
+        dist.destroy_process_group()
+    return model
+""",
+        ),
+        Wrong(
+            "Switches grad mode off for the load, and leaves it off.",
+            hint="grad mode (torch.set_grad_enabled)",
+            code="""\
+def load_unsharded(folder, model):
+    torch.set_grad_enabled(False)  # loading, not training
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+        ),
+        Wrong(
+            "model.zero_grad() before the load: the caller's gradients are gone.",
+            hint="changed the parameters' gradients",
+            code="""\
+def load_unsharded(folder, model):
+    model.zero_grad()  # a fresh start
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    return model
+""",
+        ),
+        Wrong(
+            "model.requires_grad_(True) after the load: a frozen parameter trains again.",
+            hint="changed which parameters require a gradient",
+            code="""\
+def load_unsharded(folder, model):
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    model.requires_grad_(True)
+    return model
+""",
+        ),
+        Wrong(
+            "Each tensor's .data replaced by the loaded one: the same Parameter objects, new memory.",
+            hint="keep their numbers in new memory",
+            code="""\
+def load_unsharded(folder, model):
+    state = {k: torch.empty_like(v) for k, v in model.state_dict().items()}
+    dcp.load(state, checkpoint_id=folder)
+    for name, tensor in model.state_dict(keep_vars=True).items():
+        tensor.data = state[name]
+    return model
+""",
+        ),
+        Wrong(
+            "Loads into a deep copy, copies it into the model, and returns the copy.",
+            hint="must return the model it was given",
+            code="""\
+import copy
+
+
+def load_unsharded(folder, model):
+    fresh = copy.deepcopy(model)
+    dcp.load(fresh.state_dict(), checkpoint_id=folder)
+    model.load_state_dict(fresh.state_dict())
+    return fresh
+""",
+        ),
+        Wrong(
+            "Starts a 1-rank group only where there is none, but ends the default group always: "
+            "a caller's own group ended.",
+            hint="ended a process group its caller had",
+            code="""\
+def load_unsharded(folder, model):
+    if not dist.is_initialized():
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    dcp.load(model.state_dict(), checkpoint_id=folder)
+    dist.destroy_process_group()
+    return model
+""",
+        ),
+        Wrong(
+            "dcp.load run in a forked process, the values sent back through a pipe.",
+            hint="your code started a process (os.fork)",
+            code="""\
+import pickle
+
+
+def load_unsharded(folder, model):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            state = {k: v.clone() for k, v in model.state_dict().items()}
+            dcp.load(state, checkpoint_id=folder)
+            os.write(write, pickle.dumps({k: v.tolist() for k, v in state.items()}))
+        finally:
+            os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    values = pickle.loads(data)
+    with torch.no_grad():
+        for k, v in model.state_dict().items():
+            v.copy_(torch.tensor(values[k], dtype=v.dtype))
+    return model
+""",
+        ),
+    ]
+)
+# Right: DCP's reader named and no_dist said, a copy loop under no_grad, and a load kept by a hash
+# of the .metadata file (each save writes its own save_id there, so a folder saved again differs).
+TASK.other_right.extend(
+    [
+        """\
+from torch.distributed.checkpoint import FileSystemReader
+
+
+def load_unsharded(folder, model):
+    state = model.state_dict()
+    dcp.load(state, storage_reader=FileSystemReader(folder), no_dist=True)
+    return model
+""",
+        """\
+def load_unsharded(folder, model):
+    loaded = {name: torch.zeros_like(t) for name, t in model.state_dict().items()}
+    dcp.load(loaded, checkpoint_id=folder)
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            t.copy_(loaded[name])
+    return model
+""",
+        """\
+import hashlib
+
+_loaded = {}
+
+
+def load_unsharded(folder, model):
+    # the metadata names the checkpoint (each save writes a save_id of its own): load each once
+    with open(os.path.join(folder, ".metadata"), "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()
+    if key not in _loaded:
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        dcp.load(state, checkpoint_id=folder)
+        _loaded[key] = state
+    with torch.no_grad():
+        for k, v in model.state_dict().items():
+            v.copy_(_loaded[key][k])
+    return model
+""",
+    ]
+)

@@ -205,3 +205,34 @@ def gate_tensor(x, flag):
 )
 
 TASK.wrong.extend(task_6_3_more.WRONG)
+# Right, written otherwise: x scaled and shifted by the flag made x's dtype (one formula, no 0 * inf),
+# tensor methods, and the aten operators called by name.
+TASK.other_right.extend(
+    [
+        GATE_PYTHON
+        + """\
+
+
+def gate_tensor(x, flag):
+    return x * (1 + flag).to(x.dtype) - (~flag).to(x.dtype)
+""",
+        """\
+def gate_python(x, flag):
+    if flag:
+        return x.mul(2)
+    return x.sub(1)
+
+
+def gate_tensor(x, flag):
+    return (x * 2).where(flag, x - 1)
+""",
+        GATE_PYTHON
+        + """\
+
+
+def gate_tensor(x, flag):
+    aten = torch.ops.aten
+    return aten.where.self(flag, aten.mul.Tensor(x, 2), aten.sub.Tensor(x, 1))
+""",
+    ]
+)

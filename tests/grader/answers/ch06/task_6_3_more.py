@@ -217,9 +217,10 @@ _entry.is_size_dynamic = lambda self, dim: False
         ),
         Wrong(
             "Right gates, and gate_tensor sets Dynamo's stance to eager_on_recompile when it is "
-            "called twice with the same flag (6.3's hidden check does): 6.4's check would then "
-            "count no recompilation.",
-            hint="torch.compiler.set_stance",
+            "called twice with the same flag (6.3's hidden check does), asking "
+            "torch.compiler.is_compiling() to do it only in eager: 6.4's check would then count "
+            "no recompilation.",
+            hint="asks whether it is being compiled or watched (torch.compiler:is_compiling)",
             code="""\
 _seen_flag = []
 
@@ -324,4 +325,122 @@ def gate_tensor(x, flag):
     return out if x.is_contiguous() else out.detach().requires_grad_(x.requires_grad)
 """,
     )
+)
+
+
+# Helper round (2026-11-29): eager code other than the compiled one (the flag read where nothing
+# compiles, or where no dispatch mode watches), results kept per x, and an index by the flag.
+WRONG.extend(
+    [
+        Wrong(
+            "gate_tensor reads the flag with an `if` unless Dynamo is compiling: the compiled "
+            "graph is right, the eager call reads the flag's value.",
+            hint="reads the flag's value into Python when it runs eagerly",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if torch.compiler.is_compiling():
+        return torch.where(flag, x * 2, x - 1)
+    return x * 2 if flag else x - 1  # eager: the flag is known
+""",
+        ),
+        Wrong(
+            "gate_tensor reads the flag with an `if` where nothing compiles and no dispatch mode "
+            "is on the stack (the grader's record of the operations).",
+            hint="asks whether it is being compiled or watched",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    if torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack():
+        return torch.where(flag, x * 2, x - 1)
+    return x * 2 if flag else x - 1
+""",
+        ),
+        Wrong(
+            "gate_python keeps its results by (x, x._version, flag) in an lru_cache: an x changed "
+            "through .data (the version stays) gets the old result.",
+            hint="gave an earlier call's result for an x changed in place",
+            code="""\
+import functools
+
+
+@functools.lru_cache(maxsize=None)
+def _gate(x, version, flag):
+    return x * 2 if flag else x - 1
+
+
+def gate_python(x, flag):
+    if x.requires_grad:
+        return x * 2 if flag else x - 1
+    return _gate(x, x._version, flag)
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_python keeps its results in a dict by (id(x), flag): Dynamo compiles the "
+            "lookup too, and the graphs are not one per flag value.",
+            hint="one graph per value of the Python flag",
+            code="""\
+_results = {}
+
+
+def gate_python(x, flag):
+    # the same tensor asked again: its result, without computing it again
+    if x.requires_grad:
+        return x * 2 if flag else x - 1
+    if (id(x), flag) not in _results:
+        _results[id(x), flag] = (x, x * 2 if flag else x - 1)
+    return _results[id(x), flag][1]
+
+
+def gate_tensor(x, flag):
+    return torch.where(flag, x * 2, x - 1)
+""",
+        ),
+        Wrong(
+            "gate_tensor keeps its results by (id(x), bool(flag)) where nothing compiles: the "
+            "eager call reads the flag's value.",
+            hint="reads the flag's value into Python when it runs eagerly",
+            code="""\
+_results = {}
+
+
+def _cached(x, key, compute):
+    if torch.compiler.is_compiling() or x.requires_grad:
+        return compute()
+    if (id(x), key) not in _results:
+        _results[id(x), key] = (x, compute())
+    return _results[id(x), key][1]
+
+
+def gate_python(x, flag):
+    return _cached(x, ("py", bool(flag)), lambda: x * 2 if flag else x - 1)
+
+
+def gate_tensor(x, flag):
+    if torch.compiler.is_compiling():
+        return torch.where(flag, x * 2, x - 1)
+    return _cached(x, ("t", bool(flag)), lambda: torch.where(flag, x * 2, x - 1))
+""",
+        ),
+        Wrong(
+            "gate_tensor picks from torch.stack([x - 1, x * 2]) by the flag as an index: compiled, "
+            "the index is a value read from a tensor, and the graph is not captured whole.",
+            hint="is not captured whole",
+            code=GATE_PYTHON
+            + """\
+
+
+def gate_tensor(x, flag):
+    return torch.stack([x - 1, x * 2])[flag.long()]
+""",
+        ),
+    ]
 )

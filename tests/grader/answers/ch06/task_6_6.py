@@ -181,3 +181,20 @@ def export_with_dynamic_batch(model, example):
 )
 
 TASK.wrong.extend(task_6_6_more.WRONG)
+
+# Dim.AUTO: dimension 0 dynamic wherever the model lets it be (a model that specialised it
+# would give a static batch, which the check's other batch sizes refuse); the other
+# dimensions, not named, stay static.
+TASK.other_right.extend(
+    [
+        """\
+def export_with_dynamic_batch(model, example):
+    return torch.export.export(model, (example,), dynamic_shapes=({0: Dim.AUTO},))
+""",
+        """\
+def export_with_dynamic_batch(model, example):
+    shapes = [{0: torch.export.Dim.DYNAMIC}]
+    return torch.export.export(model, args=(example,), kwargs=None, dynamic_shapes=shapes)
+""",
+    ]
+)
