@@ -59,6 +59,7 @@ GRADER_MAY_IMPORT = {"kernel": set(), "plugin": {"host"}, "host": {"kernel"}}
 VIZLIB_RANK = {
     "errors": 0,
     "text": 0,
+    "memory": 1,
     "data": 1,
     "capture": 2,
     "transform": 2,

@@ -26,6 +26,7 @@ from torch.utils._pytree import tree_leaves
 
 from ..data import GraphData, Node, SavedTensor, Stats
 from ..errors import VizlibTypeError, VizlibValueError
+from ..memory import has_memory, refuse_without_memory
 from ..text import device_name, dims, dtype_name
 from .backward import BackwardRecord, first_in_backward, hook_backward, with_leaves
 from .compiled import run_eager, uncompiled
@@ -53,11 +54,9 @@ from .unwatched import Stretch
 from .walk import (
     AutogradNode,
     Walked,
-    has_memory,
     held_by_other_hooks,
     output_meta,
     raise_if_freed,
-    refuse_without_memory,
     root_of,
     saved_tensors,
     walk,

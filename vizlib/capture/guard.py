@@ -45,7 +45,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.hooks import RemovableHandle
 
-from .walk import in_own_storage, memory_parts
+from ..memory import in_own_storage
+from .walk import memory_parts
 
 # How far and how much the walk of a call's objects goes: enough for closures over models,
 # bounded so that a function naming a huge global structure costs little.

@@ -18,10 +18,10 @@ from torch import nn
 from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tree_map
 
 from ..errors import NotScalarResult, VizlibTypeError, VizlibValueError
+from ..memory import refuse_without_memory
 from ..text import device_name, dims, dtype_name
 from .compiled import original_module
 from .nested import tensor_shape
-from .walk import refuse_without_memory
 
 # What params= may be: names for leaves, as a dict name -> tensor or a module's parameters.
 Params = dict | nn.Module | None
@@ -60,7 +60,7 @@ def prepare_inputs(fn: Callable, args: tuple, kwargs: dict) -> tuple[tuple, dict
 
 
 def _refuse_freed_inputs(fn: Callable, args: tuple, kwargs: dict) -> None:
-    """Refuse, by its name, an input whose memory was freed (``walk.refuse_without_memory``)."""
+    """Refuse, by its name, an input whose memory was freed (``memory.refuse_without_memory``)."""
     for name, value in bound_arguments(fn, args, kwargs).items():
         for path, t in tree_flatten_with_path(value)[0]:
             if isinstance(t, torch.Tensor):

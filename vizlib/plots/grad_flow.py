@@ -44,8 +44,8 @@ from torch import nn
 from torch.amp import GradScaler
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-from ..capture.walk import refuse_without_memory
 from ..errors import VizlibTypeError, VizlibValueError
+from ..memory import refuse_without_memory
 from .style import NOTEBOOK_WIDTH
 
 # Rules of thumb, on mean |grad|. Below VANISHING, a weight of size ~0.01 trained with

@@ -30,8 +30,8 @@ from matplotlib.collections import PatchCollection
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from ..capture.walk import refuse_without_memory
 from ..errors import VizlibTypeError, VizlibValueError
+from ..memory import refuse_without_memory
 from ..text import dtype_name
 from .style import NOTEBOOK_WIDTH
 
