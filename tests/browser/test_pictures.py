@@ -90,25 +90,40 @@ def test_hovering_a_node_shows_its_details(pictures):
 def test_an_untrusted_notebook_shows_a_still_copy_of_each_graph(browser, repo_lab):
     """A stored graph opened where the notebook is not trusted (an instructor's copy of a
     submission, a colleague's notebook): the Lab's sanitizer drops inline SVG and leaves its
-    text, every tooltip run together; the output's still copy is shown instead."""
+    text, every tooltip run together; the output's still copy is shown instead. A cell run
+    again (as the copy's note says) shows its live picture, and the other cells' copies stay:
+    its <style> holds for the whole page."""
     g = vz.graph(lambda x, w: (w * x).sum(), torch.ones(2, 3), torch.ones(2, 3))
-    result = nbformat.v4.new_output("execute_result", data=g._repr_mimebundle_(), execution_count=1)
-    cell = nbformat.v4.new_code_cell("vz.graph(lambda x, w: (w * x).sum(), x, w)", outputs=[result], execution_count=1)
-    nb = nbformat.v4.new_notebook(cells=[cell])
+    code = "import torch, vizlib as vz\nvz.graph(lambda x, w: (w * x).sum(), torch.ones(2, 3), torch.ones(2, 3))"
+    cells = [
+        nbformat.v4.new_code_cell(
+            code,
+            outputs=[nbformat.v4.new_output("execute_result", data=g._repr_mimebundle_(), execution_count=n)],
+            execution_count=n,
+        )
+        for n in (1, 2)
+    ]
+    nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, repo_lab.folder / "untrusted.ipynb")  # written after the Lab trusted the course
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     try:
         open_notebook(page, repo_lab, "untrusted.ipynb")
-        output = page.locator(".jp-OutputArea-output").first
-        still = output.locator(".vizlib-still img")
+        first, second = (page.locator(".jp-CodeCell").nth(k).locator(".jp-OutputArea-output") for k in (0, 1))
+        still = first.locator(".vizlib-still img")
         expect(still).to_be_visible(timeout=WAIT_MS)
         assert wait_until(lambda: still.evaluate("img => img.naturalWidth"), lambda w: w > 0, "the image to load")
-        expect(output.locator(".vizlib-live")).to_be_hidden()
-        shown = output.inner_text()
+        expect(first.locator(".vizlib-live")).to_be_hidden()
+        shown = first.inner_text()
         assert "shape: 2×3" not in shown and "vizlib-live" not in shown, shown[:500]  # no tooltip, no CSS
         assert "not trusted" in shown and "hover a node" in shown
+        page.locator(".jp-CodeCell").first.click()
+        page.keyboard.press("Shift+Enter")  # its new output is trusted
+        expect(first.locator(".vizlib-live svg")).to_be_visible(timeout=WAIT_MS)
+        expect(first.locator(".vizlib-still")).to_be_hidden()
+        expect(second.locator(".vizlib-still img")).to_be_visible()
+        expect(second.locator(".vizlib-live")).to_be_hidden()
     finally:
         context.close()
 

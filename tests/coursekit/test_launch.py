@@ -71,6 +71,10 @@ def test_script_arguments_reach_the_ranks(tmp_path, token):
         """
         if rank == 0:
             print(sys.argv[1:])
+        # Both ranks through a collective first: a rank that closes its connections while the
+        # other is still making its own fails that one ("Gloo connectFullMesh failed ...
+        # Connection closed by peer", seen in a CI run on a loaded machine).
+        dist.barrier()
         dist.destroy_process_group()
     """,
     )

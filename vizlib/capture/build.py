@@ -364,6 +364,7 @@ def _record_call(
     copies = {k: v for k, v in copies.items() if k not in given}  # the tensors vizlib made to require grad
     handed = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) not in copies]
     made = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and id(t) in copies]
+    widened = widened_numbers(user_args, (args, kwargs), names)  # (before the call, which may set the default dtype)
     with UserState(fn, params, user_args) as state, torch.enable_grad(), run_eager():
         with watch(state.noted_since, made) as left:
             try:
@@ -371,7 +372,7 @@ def _record_call(
                     result = _call(fn, args, kwargs, user_args, copies, names)
             finally:  # (outside the recorder: what it puts back is no op of the call's)
                 notes = left.call_returned()
-            notes += widened_numbers(user_args, (args, kwargs), names)
+            notes += widened
             for key, name in rec.param_names.items():  # of the modules named as they ran
                 if key not in names:
                     names[key] = named[key] = name

@@ -52,6 +52,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     fn = uncompiled(fn)
     given = tree_map(_off_the_callers_graph, (args, kwargs))
     args, kwargs, arg_names, bound = prepare_inputs(fn, *given)
+    widened = widened_numbers(given, (args, kwargs), arg_names)  # (before the trace, which may set the default dtype)
     _refuse_module_arguments(fn, bound)
     names: dict[int, tuple[str, str]] = {id(t): (n, "input") for n, t in _named(arg_names, args, kwargs)}
     call, call_args = fn, args
@@ -87,7 +88,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     g.saved_bytes = sum(s.bytes for s in g.saved)
     bw.nodes[-1].op = _gradients(forward, backward, placeholder_names)
     g.title = "AOTAutograd's forward and backward graphs (min-cut partition, as torch.compile uses)"
-    g.notes += widened_numbers(given, (args, kwargs), arg_names)
+    g.notes += widened
     return g
 
 

@@ -15,7 +15,10 @@ meet them first:
   - any other tensor's, which a model frees on purpose (FSDP frees each parameter it
     gathered once forward or backward is done with it, and gathers it again when needed):
     left to the model, with no copy (that would undo what FSDP saves), and only noted:
-    vizlib then reads no value from memory that is gone (``freed_elsewhere``).
+    vizlib then reads no value from memory that is gone (``freed_elsewhere``). A storage made
+    smaller on a thread that runs no capture of its own (a worker the call started; on a GPU,
+    autograd's device thread, where FSDP frees what it gathered for backward) is noted by every
+    capture running: none can tell whose it was.
 - autocast entered and never left (``torch.autocast("cpu").__enter__()``): a plain call
   leaves it on for everything that runs next; vizlib, which puts back the grad mode it
   found, puts back autocast too, for each device, with its cache and its nesting.
@@ -98,6 +101,7 @@ class _Resizes(threading.local):
 
     def __init__(self) -> None:
         self.stack: list[LeftBehind] = []
+        self.inside = False  # in a call of the resize_ stood in for (_resize_keeping)
 
 
 class _Installed:
@@ -105,7 +109,7 @@ class _Installed:
     recording that starts to the last that ends, on any thread, under ``lock``."""
 
     lock = threading.Lock()
-    recordings = 0
+    running: list[LeftBehind] = []  # every thread's captures (told of a resize on a thread with none)
     # the resize_ it stands in for: torch's own, or one set on the class before (kept for good:
     # a thread that is not recording may still be inside a call of it when the last ends)
     replaced: Any = _TORCH_RESIZE
@@ -117,31 +121,42 @@ _RESIZES = _Resizes()
 
 def _resize_keeping(storage: torch.UntypedStorage, size: int) -> Any:
     """``UntypedStorage.resize_`` while a capture runs: each capture on this thread is told
-    of a storage about to be made smaller (LeftBehind.shrinking); growing is no concern."""
-    if _RESIZES.stack and size < (before := storage.nbytes()):
+    of a storage about to be made smaller (LeftBehind.shrinking), and where this thread runs
+    none, every thread's capture; growing is no concern."""
+    if _RESIZES.inside:  # reached again from a wrapper a call left on the class, around this one
+        return _TORCH_RESIZE(storage, size)
+    if size < (before := storage.nbytes()):
         for left in _RESIZES.stack:
             left.shrinking(storage, before)
-    return _Installed.replaced(storage, size)
+        if not _RESIZES.stack:
+            for left in list(_Installed.running):
+                left.freed_elsewhere = True
+    _RESIZES.inside = True
+    try:
+        return _Installed.replaced(storage, size)
+    finally:
+        _RESIZES.inside = False
 
 
 @contextmanager
 def _storages_watched(left: LeftBehind) -> Iterator[None]:
     """``_resize_keeping`` in place while any thread captures, telling ``left`` of this one's."""
     with _Installed.lock:
-        if _Installed.recordings == 0:
+        if not _Installed.running:
             own = torch.UntypedStorage.__dict__.get("resize_")
             _Installed.set_before = own is not None
             _Installed.replaced = own if own is not None else _TORCH_RESIZE
             torch.UntypedStorage.resize_ = _resize_keeping  # type: ignore[method-assign,assignment]
-        _Installed.recordings += 1
+        _Installed.running.append(left)
     _RESIZES.stack.append(left)
     try:
         yield
     finally:
         _RESIZES.stack.pop()
         with _Installed.lock:
-            _Installed.recordings -= 1
-            if _Installed.recordings == 0:
+            _Installed.running.remove(left)
+            # (a call that set its own resize_ on the class, or deleted one, keeps what it did)
+            if not _Installed.running and torch.UntypedStorage.__dict__.get("resize_") is _resize_keeping:
                 if _Installed.set_before:
                     torch.UntypedStorage.resize_ = _Installed.replaced  # type: ignore[method-assign]
                 else:

@@ -12,7 +12,10 @@ notebook opened elsewhere (an instructor's copy of a submission, a colleague's, 
 opened without ``make lab``) is untrusted, so the picture comes twice (``_both_ways``):
 inline, hidden by its own ``style``, and as an ``<img>`` of the same SVG (a data URI,
 which the sanitizer keeps), and a ``<style>`` element, which the sanitizer removes, shows
-the first and hides the second. Trusted: the live picture; untrusted: a still copy.
+the first and hides the second. Trusted: the live picture; untrusted: a still copy. A
+``<style>`` holds for the whole page, so its rules name the element itself as the pictures'
+sibling: a trusted output's (a cell run again, another notebook open) shows no other
+output's sanitized picture.
 
 Where no Graphviz runs in Python (``engines.renderer()`` is ``"browser"``), the HTML carries
 the DOT text and a script that lays it out in the front-end with Graphviz compiled to
@@ -57,10 +60,11 @@ def svg_for_html(svg: str) -> str:
 
 _A_TITLE = re.compile(r'(<a xlink:title="([^"]*)">)')
 
-# Shown where the output is trusted (a sanitizer drops <style> and its text); the still copy's note.
+# Shown where the output is trusted (a sanitizer drops <style> and its text): of its own output
+# only, the pictures beside it; the still copy's note.
 _TRUSTED_CSS = (
-    "<style>.vizlib-graph>.vizlib-live{display:block!important}"
-    ".vizlib-graph>.vizlib-still{display:none!important}</style>"
+    '<style class="vizlib-trusted">.vizlib-trusted+.vizlib-live{display:block!important}'
+    ".vizlib-trusted~.vizlib-still{display:none!important}</style>"
 )
 _STILL_NOTE = (
     "A still copy: this notebook is not trusted here, so its live picture is hidden. "

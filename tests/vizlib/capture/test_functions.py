@@ -135,6 +135,22 @@ def test_a_number_float32_holds_stays_float32(number):
     assert one(g, "x").dtype == "float32" and not g.notes
 
 
+def test_a_call_that_sets_the_default_dtype_gets_no_note_on_its_numbers():
+    """Its 2.0 went in as float32, which holds it: the note of numbers handed over as float64
+    is about the default dtype they were made under, not the one the call leaves."""
+
+    def f(x, s):
+        torch.set_default_dtype(torch.float64)
+        return (x * s).sum()
+
+    try:
+        g = vz.graph(f, torch.ones(3), 2.0)
+        joint = vz.joint_graph(f, torch.ones(3), 2.0)
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert one(g, "s").dtype == "float32" and not g.notes and not joint.notes
+
+
 def test_float_tensors_inside_list_and_dict_arguments_become_leaves():
     """A list or dict of plain float tensors is as common an input as a tensor (e.g. a batch)."""
 

@@ -100,6 +100,37 @@ def test_a_model_that_frees_its_parameters_on_purpose_is_drawn_without_their_val
     assert ran.stdout.splitlines() == ["4 True", "The values of 4 leaf tensor(s) are not d True", "True"]
 
 
+# A leaf of the call's own, freed on another thread once used (a worker the call starts; on a
+# GPU, autograd's device thread, where FSDP frees the parameters it gathered for backward).
+_FREED_ON_ANOTHER_THREAD = """
+import threading
+import torch
+import vizlib as vz
+
+def f(x):
+    w = torch.randn(3, requires_grad=True)
+    y = (x + w).sum()  # AddBackward0 saves neither: a plain call and its backward never read w again
+    worker = threading.Thread(target=w.untyped_storage().resize_, args=(0,))
+    worker.start()
+    worker.join()
+    return y
+
+x = torch.randn(3, requires_grad=True)
+f(x).backward()
+g = vz.graph(f, x)
+leaf = [n for n in g.nodes if n.kind == "leaf" and n.name != "x"][0]
+print(leaf.value is None, leaf.grad == [1.0, 1.0, 1.0], g.notes[0][:40])
+"""
+
+
+def test_memory_freed_on_another_thread_is_not_read():
+    """No capture runs on the thread that freed it, so none can tell whose memory it was: every
+    capture running notes it, and the leaf is drawn without its values (reading them crashed)."""
+    ran = subprocess.run([sys.executable, "-c", _FREED_ON_ANOTHER_THREAD], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == ["True True The values of 1 leaf tensor(s) are not d"]
+
+
 def test_memory_a_call_grows_is_left_grown():
     """A tensor given memory by the call (made empty, then given room: the reverse of freeing)
     is drawn with it, not shrunk back under the graph's feet."""
@@ -113,6 +144,49 @@ def test_memory_a_call_grows_is_left_grown():
     x = torch.tensor([1.0, 2.0, 3.0])
     g = vz.graph(f, x)
     assert g.find("x")[0].grad == [2.0, 4.0, 6.0] and not g.notes
+
+
+def test_a_call_that_patches_resize_itself_is_drawn():
+    """The call wraps UntypedStorage.resize_ (vizlib's, in place while it captures) to count
+    resizes, and deletes its wrapper when done, the usual way: vizlib finds no wrapper of its
+    own to take away, and neither raises nor leaves one on the class."""
+    counted = []
+
+    def f(x):
+        resize = torch.UntypedStorage.resize_
+        torch.UntypedStorage.resize_ = lambda s, n: counted.append(n) or resize(s, n)
+        try:
+            return (x * x).sum()
+        finally:
+            del torch.UntypedStorage.resize_
+
+    g = vz.graph(f, torch.ones(3))
+    assert g.find("x")[0].grad == [2.0, 2.0, 2.0] and "resize_" not in torch.UntypedStorage.__dict__
+
+
+def test_a_wrapper_of_resize_a_call_leaves_on_the_class_stays_and_works():
+    """Left on the class, the call's wrapper (around vizlib's, in place while it captured) is
+    the caller's: it stays, and a later capture through it neither recurses nor loses a resize."""
+    counted = []
+
+    def leaves_a_wrapper(x):
+        resize = torch.UntypedStorage.resize_
+        torch.UntypedStorage.resize_ = lambda s, n: counted.append(n) or resize(s, n)
+        return (x * x).sum()
+
+    def frees(x):
+        y = (x * x).sum()
+        x.untyped_storage().resize_(0)
+        return y
+
+    try:
+        vz.graph(leaves_a_wrapper, torch.ones(3))
+        assert "resize_" in torch.UntypedStorage.__dict__
+        x = torch.ones(3, requires_grad=True)
+        g = vz.graph(frees, x)
+        assert counted == [0] and torch.equal(x, torch.ones(3)) and "freed the memory of 1" in g.notes[0]
+    finally:
+        del torch.UntypedStorage.resize_
 
 
 def _autocast() -> tuple:

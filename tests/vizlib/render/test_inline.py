@@ -31,9 +31,9 @@ def test_an_untrusted_front_end_gets_a_still_copy_of_the_same_picture():
     <style> and SVG: the live picture is hidden by its own style and shown by the <style>,
     and the still copy is the same SVG as an image (tests/browser/test_pictures.py looks)."""
     page = vz.graph(lambda x, w: (w * x).sum(), torch.ones(3), torch.ones(3))._repr_mimebundle_()["text/html"]
-    style = re.search(r"<style>(.*?)</style>", page)
-    assert style and ".vizlib-live{display:block!important}" in style[1]
-    assert ".vizlib-still{display:none!important}" in style[1]
+    style = re.search(r'<style class="vizlib-trusted">(.*?)</style><div class="vizlib-live"', page)
+    assert style and ".vizlib-trusted+.vizlib-live{display:block!important}" in style[1]
+    assert ".vizlib-trusted~.vizlib-still{display:none!important}" in style[1], "its own output's, not every one's"
     live = re.search(r'<div class="vizlib-live" style="display:none">(<svg.*?</svg>)\s*</div>', page, re.S)
     still = re.search(r'<div class="vizlib-still"><img [^>]*src="data:image/svg\+xml;base64,([^"]+)"', page)
     assert live and still, page[:300]

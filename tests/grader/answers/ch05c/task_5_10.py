@@ -564,3 +564,18 @@ def load_unsharded(folder, model):
 """,
     ]
 )
+# Right: DCP's state-dict API (what its tutorial uses), whose first call imports Dynamo, and
+# Dynamo's import names its cache folder in the environment (TORCHINDUCTOR_CACHE_DIR): torch's
+# doing, not the answer's.
+TASK.other_right.append(
+    """\
+from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+
+
+def load_unsharded(folder, model):
+    state = get_model_state_dict(model)
+    dcp.load(state, checkpoint_id=folder)
+    set_model_state_dict(model, state)
+    return model
+"""
+)
