@@ -35,6 +35,7 @@ from .guard import UserState, outside_state
 from .inputs import (
     Params,
     grad_outputs,
+    made_of_numbers,
     module_names,
     param_names,
     parts_to_draw,
@@ -320,17 +321,6 @@ _NUMBER_NEEDED = re.compile(
 )
 
 
-def _made_of_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> list[tuple[str, object]]:
-    """The name and value of each argument that ``prepare_inputs`` made a tensor of a number
-    (``given``: the caller's arguments; ``prepared``: what the call is handed, leaf for leaf)."""
-    pairs = zip(tree_leaves(given), tree_leaves(prepared), strict=True)
-    return [
-        (names.get(id(t), "an input"), n)
-        for n, t in pairs
-        if isinstance(t, torch.Tensor) and not isinstance(n, torch.Tensor)
-    ]
-
-
 def _numbers_made_tensors(numbers: list[tuple[str, object]], err: Exception) -> VizlibTypeError:
     """The error for a number argument that the call uses where only a plain number will do,
     which vizlib handed over as a 0-d tensor that requires grad."""
@@ -399,7 +389,9 @@ def _call(fn: Callable, args: tuple, kwargs: dict, user_args: tuple, copies: dic
     try:
         return fn(*args, **kwargs)
     except (RuntimeError, TypeError) as err:
-        mine = _in_vizlibs_terms(err, (args, kwargs), copies, _made_of_numbers(user_args, (args, kwargs), names))
+        mine = _in_vizlibs_terms(
+            err, (args, kwargs), copies, [(name, n) for name, n, _ in made_of_numbers(user_args, (args, kwargs), names)]
+        )
         if mine is None:
             raise
         raise mine from err

@@ -80,6 +80,18 @@ def _number_tensor(v: float) -> torch.Tensor:
     return t.requires_grad_(True)
 
 
+def made_of_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> list[tuple[str, object, torch.Tensor]]:
+    """The name, the number and the tensor of each argument that ``prepare_inputs`` made a
+    tensor of a number (``given``: the caller's arguments; ``prepared``: what the call is
+    handed, leaf for leaf)."""
+    pairs = zip(tree_leaves(given), tree_leaves(prepared), strict=True)
+    return [
+        (names.get(id(t), "an input"), n, t)
+        for n, t in pairs
+        if isinstance(t, torch.Tensor) and not isinstance(n, torch.Tensor)
+    ]
+
+
 def widened_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> list[str]:
     """A note naming the numbers among the caller's arguments (``given``) that ``prepare_inputs``
     handed over (``prepared``, leaf for leaf) as float64 tensors, the default dtype being unable
@@ -87,9 +99,9 @@ def widened_numbers(given: tuple, prepared: tuple, names: dict[int, str]) -> lis
     default = torch.get_default_dtype()
     kind = dtype_name(default)
     wide = [
-        f"{names.get(id(t), 'an input')}={float(n)!r} ({kind}: {torch.tensor(float(n)).item():.7g})"
-        for n, t in zip(tree_leaves(given), tree_leaves(prepared), strict=True)
-        if isinstance(t, torch.Tensor) and not isinstance(n, torch.Tensor) and t.dtype != default
+        f"{name}={float(n)!r} ({kind}: {torch.tensor(float(n)).item():.7g})"  # type: ignore[arg-type]
+        for name, n, t in made_of_numbers(given, prepared, names)
+        if t.dtype != default
     ]
     if not wide:
         return []
