@@ -622,8 +622,9 @@ class Names(list):
         ),
         Wrong(
             "The answer kept by (id(model), id(output)): a new output that takes a freed one's "
-            "id() gets the old graph's answer.",
-            hint="gave the answer of an earlier output for a new one",
+            "id() gets the old graph's answer (caught by the outputs made one after another, or earlier, "
+            "where a model's output happens to take a freed one's id()).",
+            hint=("gave the answer of an earlier output for a new one", "reported as unused a parameter that"),
             code="""\
 _cache = {}
 
