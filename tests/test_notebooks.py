@@ -138,3 +138,32 @@ def test_an_html_export_shows_every_stored_graph():
         assert html.count('class="graph"') == stored, f"{label(path)}: {stored} graphs stored"
         drawn += stored
     assert drawn > 10, "the chapters store their graphs as inline pictures"
+
+
+SANITIZE_FILES = [ROOT / "tests" / "nbval-sanitize.cfg", ROOT / "grader" / "host" / "nbval-sanitize.cfg"]
+# Applies every rule of each file to a long run of characters without a space or of digits,
+# as a stored picture's base64 or a printed big number is: a rule tried at every character
+# costs the run's length squared (a run of 1 MB: minutes), a rule tried where the run starts
+# a few milliseconds.
+_LONG_RUNS = """
+import re, sys
+from nbval.plugin import get_sanitize_patterns
+runs = ["QUJD+/" * 170_000, "1234567890" * 20_000]
+for path in sys.argv[1:]:
+    for regex, replace in get_sanitize_patterns(open(path, encoding="utf-8").read()):
+        for run in runs:
+            re.sub(regex, replace, "<img src='data:image/png;base64," + run + "'> 3 ms")
+"""
+
+
+def test_the_sanitize_rules_pass_over_a_long_run_without_a_space_at_once():
+    """nbval applies each rule to the stored and the fresh output of every cell: a rule such
+    as ``\\S*ipykernel_`` tried at every character took 18 s for one graph of chapter 04 (its
+    still copy is 90 KB of base64 without a space), and a learner's printed megabyte would
+    stall the grader's comparison. A limit a hundred times what the rules take here, far
+    below what a rule tried at every character takes."""
+    import subprocess
+    import sys
+
+    files = [str(path) for path in SANITIZE_FILES]
+    subprocess.run([sys.executable, "-c", _LONG_RUNS, *files], check=True, timeout=120)
