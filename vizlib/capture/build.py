@@ -366,6 +366,9 @@ def _record_call(
             for key, name in rec.param_names.items():  # of the modules named as they ran
                 if key not in names:
                     names[key] = named[key] = name
+            for key, (stand_in, stood_for) in rec.stand_ins.items():  # named as the parameter it stood in for
+                if key not in names and id(stood_for) in names and stand_in() is not None:
+                    names[key] = named[key] = names[id(stood_for)]
             outs = [t for t in result_tensors(result) if t.requires_grad]
             if not outs:
                 raise VizlibValueError(why_no_graph(fn, user_args, result, rec.modules_run))

@@ -35,12 +35,13 @@ from typing import Any
 
 import torch
 from torch import fx, nn
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves, tree_map
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
 from .fx import graph_module_data
 from .guard import UserState
+from .left_behind import LeftBehind, watch
 
 
 def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
@@ -50,17 +51,25 @@ def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
     dynamic = _dynamic_asked(fn)
     fn = uncompiled(fn)
     captured: list[tuple[fx.GraphModule, Any]] = []
+    left: LeftBehind | None = None
 
     def keep(gm: fx.GraphModule, example_inputs: list) -> Callable:
         captured.append((gm, getattr(gm, "compile_subgraph_reason", None)))
-        return gm.forward
+        return _run_telling(gm, left) if left is not None else gm.forward
 
     state = UserState(fn, args, kwargs)
     args, kwargs = tree_map(copy_tensor, (args, kwargs))
+    made = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
     torch._dynamo.reset()
+    notes: list[str] = []
     try:
-        with state, quiet_compiler():
-            torch.compile(fn, backend=keep, dynamic=dynamic)(*args, **kwargs)
+        # What the call frees of the caller's memory, and an autocast it leaves on, put back as
+        # vz.graph puts them back (left_behind.py), before UserState puts back the rest.
+        with state, quiet_compiler(), watch(state.noted_since, made) as left:
+            try:
+                torch.compile(fn, backend=keep, dynamic=dynamic)(*args, **kwargs)
+            finally:
+                notes = left.call_returned()
     except Exception as err:
         raise_clearly(err, fn, "torch.compile")
         raise
@@ -72,7 +81,31 @@ def compiled_graphs(fn: Callable, args: tuple, kwargs: dict) -> list[GraphData]:
             "could put in a graph. Pass a function that computes with tensors, and its tensor inputs."
         )
     positional = _positional_names(fn)
-    return [_piece(gm, reason, k + 1, len(captured), positional) for k, (gm, reason) in enumerate(captured)]
+    graphs = [_piece(gm, reason, k + 1, len(captured), positional) for k, (gm, reason) in enumerate(captured)]
+    for g in graphs:  # (of the call, which each graph is a piece of)
+        g.notes += notes
+    return graphs
+
+
+def _run_telling(gm: fx.GraphModule, left: LeftBehind) -> Callable:
+    """``gm.forward``; for a graph that frees memory itself, an interpreter of it that tells
+    ``left`` first: Dynamo traces ``untyped_storage().resize_`` into the graph as
+    ``inductor.resize_storage_bytes_``, which never calls the ``UntypedStorage.resize_`` that
+    ``left_behind`` watches."""
+    packet = getattr(torch.ops.inductor, "resize_storage_bytes_", None)
+    resizes = () if packet is None else (packet, packet.default)
+    if not any(n.target in resizes for n in gm.graph.nodes):
+        return gm.forward
+
+    class Telling(fx.Interpreter):
+        def call_function(self, target: Any, args: tuple, kwargs: dict) -> Any:
+            if target in resizes:
+                storage, size = args[0].untyped_storage(), args[1]
+                if size < (before := storage.nbytes()):
+                    left.shrinking(storage, before)
+            return super().call_function(target, args, kwargs)
+
+    return lambda *inputs: Telling(gm).run(*inputs)
 
 
 def _piece(gm: fx.GraphModule, reason: Any, number: int, count: int, positional: list[str]) -> GraphData:

@@ -33,10 +33,12 @@ from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tre
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
+from .autocast import autocast_state
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
 from .guard import UserState, outside_state
 from .inputs import prepare_inputs, result_tensors, widened_numbers
+from .left_behind import autocast_put_back
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -63,7 +65,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
         names |= {id(t): (n, "buffer") for n, t in buffers.items()}
         call, call_args = _functional(holder), (params, buffers, *args)
     placeholder_names, placeholder_roles, constants = _inputs_named(tree_leaves((call_args, kwargs)), names, bound)
-    forward, backward = _partition(fn, call, call_args, kwargs)
+    forward, backward, notes = _partition(fn, call, call_args, kwargs)
     fw = graph_module_data(forward, names=placeholder_names, roles=placeholder_roles, part="forward")
     for fx_node, node in zip(forward.graph.nodes, fw.nodes, strict=True):
         if fx_node.name in constants:
@@ -88,7 +90,7 @@ def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
     g.saved_bytes = sum(s.bytes for s in g.saved)
     bw.nodes[-1].op = _gradients(forward, backward, placeholder_names)
     g.title = "AOTAutograd's forward and backward graphs (min-cut partition, as torch.compile uses)"
-    g.notes += widened
+    g.notes += notes + widened
     return g
 
 
@@ -114,8 +116,11 @@ def _refuse_module_arguments(fn: Callable, bound: dict[str, object]) -> None:
             )
 
 
-def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tuple[fx.GraphModule, fx.GraphModule]:
-    """Run the call through aot_function; the forward and backward graphs it compiled."""
+def _partition(
+    fn: object, call: Callable, call_args: tuple, kwargs: dict
+) -> tuple[fx.GraphModule, fx.GraphModule, list[str]]:
+    """Run the call through aot_function; the forward and backward graphs it compiled, and a
+    note if the call left autocast on (put back as it was, as vz.graph puts it back)."""
     # Imported here: AOTAutograd brings Dynamo with it, seconds that `import vizlib` need not pay.
     from torch._functorch.aot_autograd import aot_function, make_boxed_func
     from torch._functorch.partitioners import min_cut_rematerialization_partition
@@ -132,7 +137,11 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
     compiled = aot_function(call, keep("forward"), keep("backward"), partition_fn=min_cut_rematerialization_partition)
     try:
         with UserState(fn, call_args, kwargs), quiet_compiler(), torch.enable_grad():
-            result = compiled(*call_args, **kwargs)
+            before = autocast_state()
+            try:
+                result = compiled(*call_args, **kwargs)
+            finally:
+                notes = autocast_put_back(before)
             outs = [t for t in result_tensors(result) if t.requires_grad]
             if not outs or "forward" not in graphs:
                 raise VizlibValueError(
@@ -155,7 +164,7 @@ def _partition(fn: object, call: Callable, call_args: tuple, kwargs: dict) -> tu
             f"AOTAutograd made no backward graph for {_name(fn)}: no input requires grad. "
             "Pass float tensor inputs (vizlib makes copies of them require grad) or a module with parameters."
         )
-    return graphs["forward"], graphs["backward"]
+    return graphs["forward"], graphs["backward"], notes
 
 
 class _Closure(nn.Module):

@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from .autocast import autocast_state, put_back_autocast
+from .autocast import Autocast, autocast_state, put_back_autocast
 
 
 class LeftBehind:
@@ -75,7 +75,7 @@ class LeftBehind:
     def call_returned(self) -> list[str]:
         """Put back autocast and the caller's memory the call freed; a note for each."""
         self.calling = False
-        return _autocast_note(put_back_autocast(self._autocast)) + _put_back_storages(self.kept)
+        return autocast_put_back(self._autocast) + _put_back_storages(self.kept)
 
 
 @contextmanager
@@ -180,6 +180,12 @@ def _put_back_storages(kept: _Kept) -> list[str]:
 
 
 # -- autocast --
+
+
+def autocast_put_back(before: Autocast) -> list[str]:
+    """Put autocast back as ``before`` had it (``autocast_state()`` before the call); the note
+    that says so, where the call left it on."""
+    return _autocast_note(put_back_autocast(before))
 
 
 def _autocast_note(left_on: list[str]) -> list[str]:

@@ -23,6 +23,8 @@ class Recorder(Protocol):
 
     def leave_module(self, module: nn.Module, output: object) -> None: ...
 
+    def parameter_replaced(self, old: torch.Tensor, new: torch.Tensor) -> None: ...
+
 
 class ModuleHooks:
     """The global module hooks, installed while at least one thread records, each call
@@ -77,13 +79,41 @@ class ModuleHooks:
                 stack[-1].enter_module(module, args)
             if module._forward_hooks:
                 self._leave_after_its_hooks(module)
+            if module._forward_pre_hooks:
+                self._params_before(module)
 
     def _post(self, module: nn.Module, args: object, output: object) -> None:
         stack = getattr(self._local, "recorders", None)
+        if stack and module._forward_pre_hooks:
+            self._params_after(module, stack[-1])
         # (only a module with forward hooks of its own is left by vizlib's hook after them)
         if stack and original_module(module) is module and not (module._forward_hooks and self._late().get(module)):
             with torch._C.DisableTorchFunction():
                 stack[-1].leave_module(module, output)
+
+    # A module's own forward pre-hooks run after the global ones, and may put other parameters
+    # in its place, or its modules', for the call (FSDP's gather the full ones from their
+    # shards; they are what the graph holds): each is named as the one it stands in for. A
+    # module's parameters are noted before its pre-hooks, and looked at again when its forward
+    # has returned, before its own forward hooks (FSDP's put the shards back).
+    def _params_before(self, module: nn.Module) -> None:
+        held = [(m._parameters, name, p) for m in module.modules() for name, p in m._parameters.items()]
+        self._before().setdefault(module, []).append(held)
+
+    def _params_after(self, module: nn.Module, rec: Recorder) -> None:
+        calls = self._before().get(module)
+        if not calls:
+            return
+        for params, name, old in calls.pop():
+            new = params.get(name)
+            if old is not None and new is not None and new is not old:
+                rec.parameter_replaced(old, new)
+
+    def _before(self) -> dict[nn.Module, list[list[tuple[dict[str, nn.Parameter | None], str, nn.Parameter | None]]]]:
+        before = getattr(self._local, "before", None)
+        if before is None:
+            before = self._local.before = {}
+        return before
 
     # A module's own forward hooks run after the global ones, and are part of calling it, as
     # its pre-hooks are: what they compute (``o * 2``) is the module's output, its box's. So
@@ -119,6 +149,7 @@ class ModuleHooks:
             for _, handle in open_calls:
                 handle.remove()
         self._late().clear()
+        self._before().clear()
 
 
 MODULE_HOOKS = ModuleHooks()

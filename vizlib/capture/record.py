@@ -155,6 +155,9 @@ class ForwardRecorder(TorchFunctionMode):
         self._paths = set(module_names.values())
         self._unnamed: dict[str, int] = {}  # class name -> the next number to try (_name_unnamed)
         self.param_names: dict[int, str] = {}  # id -> name of the parameters of modules named as they run
+        # id -> a tensor a module's pre-hooks put in the place of a parameter (FSDP's gathered
+        # ones), held weakly (an id outlives its tensor), and the parameter it stands in for
+        self.stand_ins: dict[int, tuple[weakref.ref[torch.Tensor], torch.Tensor]] = {}
         self.ops: dict = {}  # autograd node -> OpRecord
         self.module_specs: dict[str, ModuleSpec] = {}  # path -> class and parameter shapes, set on exit
         self.summaries = Summaries()  # the statistics of this recording, forward and backward
@@ -237,6 +240,10 @@ class ForwardRecorder(TorchFunctionMode):
         if not self.drawn.may_draw(len(self._scope)) and self._may_unwatch(given):
             self._stretch = Stretch(len(self.ops), self._scope)
             torch._C._pop_torch_function_stack()  # this mode, on top (_may_unwatch)
+
+    def parameter_replaced(self, old: torch.Tensor, new: torch.Tensor) -> None:
+        """A module's pre-hooks put ``new`` in the place of its parameter ``old`` for the call."""
+        self.stand_ins.setdefault(id(new), (weakref.ref(new), old))
 
     @property
     def modules_run(self) -> list[nn.Module]:

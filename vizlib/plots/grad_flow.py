@@ -77,6 +77,9 @@ SKIPPED_STYLE: dict[str, Any] = {"fill": False, "hatch": "xx", "edgecolor": "bla
 # Points from the bottom of a heatmap to the bottom of its x axis's tick labels and label,
 # at matplotlib's default sizes: where its legend starts.
 BELOW_X_LABEL = 34
+# Height of one row of a legend at 8 pt, in inches: a heatmap's figure is made taller by its
+# legend's rows, so that the heatmap keeps its room.
+LEGEND_ROW = 0.17
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,33 +500,44 @@ def _draw_flow(
 
     _name_ticks(ax, names, "x")
     ax.set_ylabel("|grad| (log scale)")
-    # Room above the axes for the legend, between them and the title.
     ax.set_title(
-        f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10, pad=20, parse_math=False
+        f"Gradient flow through {model_name} (parameters in registration order)", fontsize=10, parse_math=False
     )
     ax.grid(axis="y", which="major", alpha=0.3)
     _flow_legend(ax, any(p.status == "no grad" for p in magnitudes))
 
 
 def _flow_legend(ax: Axes, no_grad: bool) -> None:
-    """grad_flow's legend, in a row just above the axes: inside them it hid the last layers'
-    points, where an exploding gradient plots. "no grad" is in it only where some parameter has
-    none (``no_grad``)."""
+    """grad_flow's legend, in a row under the parameters' names. Not inside the axes: it hid
+    the last layers' points, where an exploding gradient plots; nor above them: there it took
+    the place of a title set afterwards with matplotlib's default pad (``ax.set_title("mine")``,
+    the usual way to retitle a figure). "no grad" is in it only where some parameter has none
+    (``no_grad``)."""
     handles = [
         Line2D([], [], marker="o", color=OK_COLOUR, lw=1, label="mean |grad|"),
         Line2D([], [], marker="_", color="dimgrey", lw=0, ms=10, label="max |grad|"),
     ]
     if no_grad:
         handles.append(Line2D([], [], marker="x", color=NO_GRAD_COLOUR, lw=0, mew=2, label="no grad"))
+    # 4 points under the names, whose height in points is the same whatever room the layout
+    # then gives the axes
+    below = ax.transAxes + ScaledTranslation(0, -(_x_axis_depth(ax) + 4) / 72, ax.figure.dpi_scale_trans)
     ax.legend(
         handles=handles,
-        loc="lower center",
-        bbox_to_anchor=(0.5, 1.0),
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0),
+        bbox_transform=below,
         ncols=len(handles),
-        borderaxespad=0.1,
+        borderaxespad=0,
         fontsize=8,
         frameon=False,
     )
+
+
+def _x_axis_depth(ax: Axes) -> float:
+    """How far below the axes their x axis reaches (ticks, names, label), in points."""
+    drawn = ax.xaxis.get_tightbbox()
+    return 0.0 if drawn is None else (ax.bbox.y0 - drawn.y0) * 72 / ax.figure.dpi
 
 
 # Whether the optimizer steps on this thread are ones a drawing undoes (``steps_undone``).
@@ -672,7 +686,8 @@ class GradFlowMonitor:
         grid = np.clip(grid, VANISHING / 10, EXPLODING * 10)
         names = _axis_names(self.layers)
         width = min(NOTEBOOK_WIDTH, 5.0 + 0.05 * grid.shape[1] + names.inches)
-        height = min(12.0, max(2.0 + 0.25 * len(self.layers), 1.2 + names.label_inches))
+        rows = 2 + bool(np.isnan(grid).any()) + bool(self.skipped)  # of the legend (_legend)
+        height = min(12.0, max(2.0 + 0.25 * len(self.layers), 1.2 + names.label_inches) + LEGEND_ROW * rows)
         fig = plt.figure(figsize=(width, height))
         with _closed_on_error(fig):
             self._draw(fig, grid, names, missing)
@@ -702,43 +717,37 @@ class GradFlowMonitor:
         if isinstance(steps_axis, MaxNLocator):  # matplotlib's default AutoLocator is one
             steps_axis.set_params(integer=True)
         ax.set_xlabel("recorded step")
-        # The colours' meanings under the title: along a short colour bar they would not fit.
-        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, pad=18, parse_math=False)
-        ax.annotate(
-            f"turquoise: vanishing (< {VANISHING:g}), red: exploding (> {EXPLODING:g}) or NaN/Inf",
-            (0.5, 1),
-            xycoords="axes fraction",
-            xytext=(0, 4),
-            textcoords="offset points",
-            ha="center",
-            va="bottom",
-            fontsize=8,
-        )
+        ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, parse_math=False)
         self._legend(ax, bool(np.isnan(grid).any()), missing)
 
     def _legend(self, ax: Axes, grey: bool, missing: bool) -> None:
-        """Below the heatmap, what its grey cells (``grey``: there are some; ``missing``: some
-        are of a parameter the model did not have then) and hatched columns mean, if any."""
-        handles = []
+        """Below the heatmap, what its colours at either end mean, and its grey cells (``grey``:
+        there are some; ``missing``: some are of a parameter the model did not have then) and
+        hatched columns, if any. Not above it: there it took the place of a title set
+        afterwards with matplotlib's default pad (``ax.set_title("mine")``); nor along the
+        colour bar, too short for the words."""
+        handles = [
+            Patch(color=VANISHING_COLOUR, label=f"vanishing (< {VANISHING:g})"),
+            Patch(color=EXPLODING_COLOUR, label=f"exploding (> {EXPLODING:g}) or NaN/Inf"),
+        ]
         if grey:
             label = "no grad, or not a parameter at that step" if missing else "no grad"
             handles.append(Patch(color="lightgrey", label=label))
         if self.skipped:
             handles.append(Patch(label="skipped by GradScaler (Inf/NaN): no update", **SKIPPED_STYLE))
-        if handles:
-            # Under the axis label, a fixed distance down (a fraction of the axes' height put it
-            # on the label's line in a short figure), and out from the right edge, into the
-            # room under the parameters' names: from the left edge, it can leave the figure.
-            below = ax.transAxes + ScaledTranslation(0, -BELOW_X_LABEL / 72, ax.figure.dpi_scale_trans)
-            ax.legend(
-                handles=handles,
-                loc="upper right",
-                bbox_to_anchor=(1, 0),
-                bbox_transform=below,
-                borderaxespad=0,
-                fontsize=8,
-                frameon=False,
-            )
+        # Under the axis label, a fixed distance down (a fraction of the axes' height put it
+        # on the label's line in a short figure), and out from the right edge, into the
+        # room under the parameters' names: from the left edge, it can leave the figure.
+        below = ax.transAxes + ScaledTranslation(0, -BELOW_X_LABEL / 72, ax.figure.dpi_scale_trans)
+        ax.legend(
+            handles=handles,
+            loc="upper right",
+            bbox_to_anchor=(1, 0),
+            bbox_transform=below,
+            borderaxespad=0,
+            fontsize=8,
+            frameon=False,
+        )
 
 
 def _cell(p: ParamGrad) -> float:

@@ -267,7 +267,7 @@ def _slider(name: str, spec: object, style: dict, count: bool = False) -> widget
         step=step,
         description=name,
         continuous_update=False,
-        readout_format=_readout(lo, hi, step),
+        readout_format=_readout(lo, hi, step, value),
         style=style,
     )
 
@@ -301,13 +301,26 @@ def _is_range(lo: float, hi: float, step: float) -> bool:
     return lo < hi and 0 < step <= (hi - lo) * (1 + 1e-9)
 
 
-def _readout(lo: float, hi: float, step: float) -> str:
-    """How the slider writes its value: enough decimals for the grid (at most 6: the value
-    passed is exact), or a number of significant digits in a range of tiny numbers."""
+def _readout(lo: float, hi: float, step: float, value: float) -> str:
+    """How the slider writes its value (a d3-format spec): enough decimals for the grid (at most
+    6: the value passed is exact), or a number of significant digits in a range of tiny numbers,
+    or where the value given lies on no grid those decimals write (``x=1e-300`` read 0.00)."""
     biggest = max(abs(lo), abs(hi))
-    if biggest >= 1e-3:
-        return f".{min(_grid_digits(step, lo), 6)}f"
-    return f".{min(max(math.ceil(math.log10(biggest / step)), 1), 6)}e"
+    if biggest < 1e-3:
+        return f".{min(max(math.ceil(math.log10(biggest / step)), 1), 6)}e"
+    decimals = min(_grid_digits(step, lo), 6)
+    if round(value, decimals) == value:
+        return f".{decimals}f"
+    # As many significant digits as the grid's points and the value need, in scientific
+    # notation where the value is very small or very big (d3-format's "g", as JavaScript's
+    # toPrecision: 1e-300 reads 1.00e-300, 0.46 reads 0.460).
+    grid = max(math.floor(math.log10(biggest)) + 1, 1) + decimals
+    return f".{min(max(grid, _significant_digits(value)), 8)}g"
+
+
+def _significant_digits(x: float) -> int:
+    """Significant digits that write ``x`` exactly (at most 17, which write any float64)."""
+    return next((p for p in range(1, 17) if float(f"{x:.{p}g}") == x), 17)
 
 
 def _range(name: str, spec: object) -> tuple[float, float, float, float]:

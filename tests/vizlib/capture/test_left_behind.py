@@ -84,8 +84,14 @@ del torch.UntypedStorage.resize_
 params = [n for n in g.nodes if n.kind == "leaf" and n.name != "input"]
 print(len(params), all(n.value is None and n.value_stats is None and n.grad_stats for n in params))
 print(g.notes[0][:40], watched.count(0) >= 8)
+print(sorted(n.name for n in params))
 model(x).sum().backward()
 print(all(p.grad is not None for p in model.parameters()))
+outer = nn.Sequential(nn.Linear(4, 8), nn.Sequential(nn.ReLU(), nn.Linear(8, 2)))  # 1.1: the outer one's
+for layer in (outer[0], outer):
+    fully_shard(layer)
+g = vz.graph(outer, x, grad_output=torch.ones(3, 2))
+print(sorted(n.name for n in g.nodes if n.kind == "leaf" and n.name != "input"))
 dist.destroy_process_group()
 """
 
@@ -94,10 +100,18 @@ def test_a_model_that_frees_its_parameters_on_purpose_is_drawn_without_their_val
     """FSDP frees each parameter it gathered once forward or backward is done with it: vizlib
     leaves that to FSDP (no copy, nothing given back: its memory saving stays) and draws those
     parameters with shapes and gradients, no values, instead of reading freed memory (which
-    crashed the process); the model trains on after."""
+    crashed the process), under their own names (FSDP's pre-forward hooks put the gathered
+    parameters in the places of the shards vizlib had named: they were named by shape); the
+    model trains on after."""
     ran = subprocess.run([sys.executable, "-c", _FSDP], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert ran.stdout.splitlines() == ["4 True", "The values of 4 leaf tensor(s) are not d True", "True"]
+    assert ran.stdout.splitlines() == [
+        "4 True",
+        "The values of 4 leaf tensor(s) are not d True",
+        "['0.bias', '0.weight', '2.bias', '2.weight']",
+        "True",
+        "['0.bias', '0.weight', '1.1.bias', '1.1.weight']",
+    ]
 
 
 # A leaf of the call's own, freed on another thread once used (a worker the call starts; on a
@@ -230,6 +244,47 @@ def test_explore_puts_autocast_back_after_every_call():
     explorer._sliders["s"].value = 2.0
     assert _autocast() == (False, torch.bfloat16, 0) and "torch.autocast('cpu')" in explorer.graph.notes[0]
     assert explorer.graph.find("s")[0].grad == 12.0
+
+
+# Dynamo traces ``untyped_storage().resize_(0)`` into its graph (``inductor.resize_storage_bytes_``),
+# where the watch on ``UntypedStorage.resize_`` does not see it.
+_FREED_IN_A_COMPILED_GRAPH = """
+import torch
+from torch import nn
+import vizlib as vz
+
+torch.manual_seed(0)
+lin = nn.Linear(3, 1)
+weight = lin.weight.detach().clone()
+
+def frees(x):
+    y = (x * x).sum() + lin(x).sum()
+    lin.weight.untyped_storage().resize_(0)
+    return y
+
+(g,) = vz.compiled_graphs(frees, torch.randn(3))
+print(lin.weight.untyped_storage().nbytes() == weight.nbytes and torch.equal(lin.weight, weight))
+print(g.notes[-1][:41])
+"""
+
+
+def test_compiled_graphs_gives_back_memory_the_call_frees():
+    """The caller's parameter, freed inside the graph Dynamo captured, holds its values again
+    (it was left without memory, and the process crashed), and the graph says why."""
+    ran = subprocess.run(
+        [sys.executable, "-c", _FREED_IN_A_COMPILED_GRAPH], capture_output=True, text=True, timeout=120
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.splitlines() == ["True", "The function freed the memory of 1 tensor"]
+
+
+@pytest.mark.parametrize("draw", [vz.compiled_graphs, vz.joint_graph], ids=["compiled_graphs", "joint_graph"])
+def test_the_compilers_pictures_put_back_autocast_the_call_enters(draw):
+    """Dynamo and AOTAutograd run the call's Python, which enters autocast and never leaves it:
+    each picture puts it back, as vz.graph does (it was left entered, once per trace)."""
+    before = _autocast()
+    draw(_enters_autocast, torch.ones(2, 3))
+    assert _autocast() == before == (False, torch.bfloat16, 0)
 
 
 @pytest.fixture(autouse=True)

@@ -327,3 +327,32 @@ def test_naming_modules_imports_no_dynamo():
     ran = subprocess.run([sys.executable, "-c", _NO_DYNAMO], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert ran.stdout.strip() == "False"
+
+
+def _stands_in_for_its_weight(module: nn.Module, args: tuple) -> None:
+    """A pre-hook that puts another parameter in the weight's place for the call, as FSDP puts
+    the gathered one in its shard's (and accelerate an offloaded one's copy on the device)."""
+    module.kept = module._parameters["weight"]
+    module._parameters["weight"] = nn.Parameter(module.kept.detach().clone())
+
+
+def _puts_the_weight_back(module: nn.Module, args: tuple, output: object) -> None:
+    module._parameters["weight"] = module.kept
+
+
+@pytest.mark.parametrize("reached", ["as the call", "through a closure"])
+def test_a_parameter_a_pre_hook_puts_in_its_place_is_named_as_the_one_it_stands_in_for(reached):
+    """The stand-in, made after vizlib had named the module's parameters, was named by its
+    shape: it is the leaf the graph holds, and it is drawn as the parameter it stands for."""
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 1))
+    for layer in (model[0], model[2]):
+        layer.register_forward_pre_hook(_stands_in_for_its_weight)
+        layer.register_forward_hook(_puts_the_weight_back)
+    x = torch.randn(4, 3)
+    if reached == "as the call":
+        g = vz.graph(model, x, grad_output=torch.ones(4, 1))
+        expected = ["0.bias", "0.weight", "2.bias", "2.weight", "input"]
+    else:
+        g = vz.graph(lambda x: model(x).sum(), x)
+        expected = ["0.bias", "0.weight", "2.bias", "2.weight", "x"]
+    assert sorted(n.name for n in g.nodes if n.kind == "leaf") == expected

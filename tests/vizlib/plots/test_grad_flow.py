@@ -430,7 +430,9 @@ def test_monitor_follows_layers_replaced_or_added_during_training():
     assert last["0.weight"].mean == pytest.approx(model[0].weight.grad.abs().mean().item(), rel=1e-6)
     assert last["2.bias"].status == "ok" and len(mon.history[0]) == 4
     fig = mon.plot()
-    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["no grad, or not a parameter at that step"]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()][2:] == [
+        "no grad, or not a parameter at that step"
+    ]
 
 
 def test_monitor_records_what_a_closure_optimizer_step_computed_last():
@@ -632,6 +634,8 @@ def test_monitor_plot_hatches_the_columns_of_skipped_steps(tmp_path):
     hatched = [p for p in ax.patches if p.get_hatch()]
     assert sorted(p.get_x() + p.get_width() / 2 for p in hatched) == [2, 5]  # columns are numbered from 1
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        f"vanishing (< {VANISHING:g})",
+        f"exploding (> {EXPLODING:g}) or NaN/Inf",
         "no grad",
         "skipped by GradScaler (Inf/NaN): no update",
     ]
@@ -765,6 +769,31 @@ def test_grad_flow_legend_is_outside_the_axes_and_names_no_grad_only_when_there_
     unused = WithUnused()
     backward(unused)
     assert "no grad" in [t.get_text() for t in grad_flow(unused).axes[0].get_legend().get_texts()]
+
+
+def _heatmap(model: nn.Module):
+    with GradFlowMonitor(model) as mon:
+        mon.record()
+    return mon.plot()
+
+
+@pytest.mark.parametrize("draw", [grad_flow, _heatmap], ids=["grad_flow", "GradFlowMonitor"])
+@pytest.mark.parametrize("make", [lambda: mlp(3, act=nn.ReLU), WithUnused], ids=["mlp", "with no grad"])
+def test_legend_leaves_room_for_a_title_set_afterwards_and_hides_no_name(draw, make):
+    """A learner retitles the figure the usual way, matplotlib's default pad: the legend is
+    neither over that title nor over the axes or the names along them."""
+    model = make()
+    backward(model)
+    fig = draw(model)
+    ax = fig.axes[0]
+    ax.set_title("my own title, set after")
+    FigureCanvasAgg(fig).draw()
+    legend = ax.get_legend().get_window_extent()
+    assert not legend.overlaps(ax.title.get_window_extent())
+    assert not any(legend.overlaps(axis.get_tightbbox()) for axis in (ax.xaxis, ax.yaxis))
+    assert not legend.overlaps(ax.get_window_extent())
+    assert all(not t.get_window_extent().overlaps(ax.title.get_window_extent()) for t in ax.texts if t.get_text())
+    assert _texts_inside_the_figure(fig)
 
 
 def _hugging_face_like(layers: int = 12) -> nn.Module:

@@ -143,6 +143,15 @@ def test_explore_keeps_a_number_float32_cannot_hold_as_given(given):
     assert explorer.graph.find("x")[0].value == given and "as float64" in explorer.graph.notes[0]
 
 
+@pytest.mark.parametrize("given", [1e-300, 1.2345678e-200, -3.3e-12, 1e-5], ids=repr)
+def test_explore_readout_tells_a_value_off_the_sliders_grid(given):
+    """x=1e-300 slides over -1..1 by 0.02, and the readout's two decimals wrote it 0.00: the
+    readout writes the value itself (d3-format writes a number as Python's format does, less
+    the trailing zeros Python's "g" drops), in scientific notation where it is that small."""
+    slider = vz.explore(lambda x: x * x, x=given)._sliders["x"]
+    assert float(format(slider.value, slider.readout_format)) == given
+
+
 def test_explore_keeps_the_digits_of_a_tiny_range():
     explorer = vz.explore(lambda x: x * x, x=(0, 1e-9))
     explorer._sliders["x"].value = 3.3e-10
