@@ -6,17 +6,17 @@ import argparse
 import math
 import os
 import sys
-from collections.abc import Callable, Collection
-from contextlib import nullcontext
+from collections.abc import Callable, Collection, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.host.errors import GraderError
 from grader.host.feedback import earlier_pages
 from grader.host.files import links_out, real_path
-from grader.host.gradebook import FORMATS
+from grader.host.gradebook import FORMATS, tasks_path
 from grader.host.identity import lms_student, owners
-from grader.host.lock import folder_lock
+from grader.host.lock import file_lock, folder_lock
 from grader.host.notebook import COURSE_ROOT, chapter_paths, load_chapter
 from grader.host.release import release
 from grader.host.results import EACH
@@ -92,11 +92,27 @@ def grade(
     outputs = Outputs.prepare(
         submissions, report, feedback, gradebook, roster, gradebook_format, assignment, id_column, list(chapters)
     )
-    # One run at a time writes into a feedback folder: a second stops here (lock.py).
-    with folder_lock(outputs.feedback) if outputs.feedback is not None else nullcontext():
+    # One run at a time writes each output: a second stops here (lock.py).
+    with _locked(outputs):
         return _grade_and_write(
             submissions, chapters, outputs, cell_timeout, sandbox, jobs, limits, chapter, time_limit
         )
+
+
+@contextmanager
+def _locked(outputs: Outputs) -> Iterator[None]:
+    """Hold the lock of every output the run writes (lock.py) while the block runs: two
+    runs writing one feedback folder, report or gradebook would each replace the other's."""
+    with ExitStack() as held:
+        if outputs.feedback is not None:
+            held.enter_context(folder_lock(outputs.feedback))
+        files = [("--report", outputs.report), ("--gradebook", outputs.gradebook)]
+        if outputs.gradebook is not None and outputs.form != "csv":
+            files.append(("--gradebook", tasks_path(outputs.gradebook)))  # an LMS gradebook's tasks, beside it
+        for option, path in files:
+            if path is not None:
+                held.enter_context(file_lock(path, option))
+        yield
 
 
 def _grade_and_write(
@@ -181,15 +197,19 @@ def no_companions(submissions: list[Path], chapters: list[str]) -> list[Path]:
     folder (a data file, a picture, an HTML export, caught by ``class/*/*``) or named as it
     is (``bob.html`` beside ``bob.ipynb``): graded, each was a "not a notebook, hand in the
     notebook" on the page of a student who had handed it in. The terminal names each one
-    left out. A file that is its student's only one is kept: it says what to hand in."""
+    left out. A file that is its student's only one is kept: it says what to hand in. Where
+    the notebooks are one student's (their folder graded alone, ``class/bob/*``, whatever
+    the notebook is called), the folder they lie in is that student's too."""
     notebooks = [path for path in submissions if path.suffix.lower() in NOTEBOOKS]
     try:
         found = owners(notebooks, None, chapters)
     except GraderError:
         return submissions  # students that cannot be told apart: Outputs.prepare says so
+    one_student = len({student.id for student in found.values()}) == 1
     beside: dict[Path, str] = {}
     for path in notebooks:
-        by_folder = found[path].id != lms_student(path.stem).id  # (not carol.ipynb among classmates' files)
+        # (not carol.ipynb among classmates' files)
+        by_folder = one_student or found[path].id != lms_student(path.stem).id
         beside[path.parent / path.stem] = path.name
         if by_folder:
             beside[path.parent] = path.name

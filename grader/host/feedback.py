@@ -21,7 +21,8 @@ left as they were, and ``earlier_pages`` names them for the instructor. Without 
 student is named by their folder or file, so two sections graded into one folder may each
 have an ``alice``: each page also holds a digest of the folders its student's files lay in
 (never the folders themselves), and a page of another folders' ``alice`` is not this
-``alice``'s to replace (``other_classes_pages``).
+``alice``'s to replace (``other_classes_pages``), unless this run is the folder's class as
+a whole, moved or downloaded again into a new folder (``same_class``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from html import escape, unescape
 from pathlib import Path
 
@@ -199,6 +200,7 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possib
     written: list[Path] = []
     failed: list[str] = []
     taken: set[str] = set()
+    moved = same_class(folder, [row.student for row in rows if row.results])
     for row in rows:
         if not row.results:
             continue
@@ -208,7 +210,7 @@ def write_feedback(rows: list[Row], folder: Path, sandboxed: bool = True, possib
         # there that is not this student's page (another student's from an earlier run, which on
         # a disk blind to letter case is also alice.html for Alice; another section's alice; a
         # file of the instructor's).
-        while stem.casefold() in taken or _not_theirs(Path(folder) / f"{stem}.html", row):
+        while stem.casefold() in taken or _not_theirs(Path(folder) / f"{stem}.html", row, moved):
             n += 1
             stem = f"{base}-{n}"
         taken.add(stem.casefold())
@@ -240,11 +242,37 @@ def other_classes_pages(folder: Path, students: dict[Student, list[Path]]) -> li
     would find taken by a namesake of another class: the same id, named by a folder or file
     (no roster), from other folders (_other_class). Checked before grading, so that two
     sections graded into one folder are stopped before minutes of grading, not after."""
+    if same_class(folder, students):
+        return []
     found = []
     for student, paths in students.items():
         page = Path(folder) / f"{file_name(student.id)}.html"
         if _other_class(page, student, folder_digests(paths)):
             found.append((page, student))
+    return found
+
+
+def same_class(folder: Path, students: Collection[Student]) -> bool:
+    """Whether ``students`` are the class whose pages ``folder`` holds, taken as a whole:
+    the class moved, or downloaded again from the LMS into a new folder (next week's
+    download), whose every student's files lie in other folders than their page says.
+    It is when the two share at least two students, and more than half of each side's:
+    another section's alice shares her name with this class, never most of its students
+    with most of this one's (and students named by an LMS's ids share none). A class of one,
+    or one student graded from a new folder, is not told apart so: refused as ever."""
+    ids = {student.id for student in students if not student.columns}
+    pages = _page_owners(folder)
+    shared = len(ids & pages)
+    return shared >= 2 and 2 * shared > len(ids) and 2 * shared > len(pages)
+
+
+def _page_owners(folder: Path) -> set[str]:
+    """The students whose pages of this grader ``folder`` holds."""
+    found = set()
+    for path in Path(folder).glob("*.html"):
+        owner = OWNER.search(_head(path) or "")
+        if owner is not None:
+            found.add(unescape(owner[1]))
     return found
 
 
@@ -257,10 +285,11 @@ def folder_digests(paths: Iterable[Path]) -> set[str]:
     }
 
 
-def _not_theirs(path: Path, row: Row) -> bool:
+def _not_theirs(path: Path, row: Row, moved: bool = False) -> bool:
     """Whether writing the page of ``row``'s student to ``path`` would replace something
     else: a file that is not a page of this grader, another student's page, or a namesake's
-    of another class (_other_class)."""
+    of another class (_other_class; ``moved``: this run is the folder's class, from new
+    folders, whose pages are its own: same_class)."""
     if not path.exists():
         return False
     head = _head(path)
@@ -269,7 +298,7 @@ def _not_theirs(path: Path, row: Row) -> bool:
     owner = OWNER.search(head)
     if owner is not None and unescape(owner[1]) != row.student.id:  # pages written before OWNER: as ever
         return True
-    return _other_class(path, row.student, folder_digests(r.path for r in row.results))
+    return not moved and _other_class(path, row.student, folder_digests(r.path for r in row.results))
 
 
 def _other_class(page: Path, student: Student, digests: set[str]) -> bool:

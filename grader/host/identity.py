@@ -55,6 +55,7 @@ BLACKBOARD = re.compile(r"^(?P<assignment>.+)_(?P<id>[^_]+)_attempt_\d{4}(?:-\d{
 # <name>[_late]_<user id>_<submission id>_<file>: Canvas's "Download Submissions", whose ids
 # run to several digits (``alice_2024_1_autograd`` is no export: a year and a part)
 CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_late)?_(?P<id>\d{4,})_(?P<submission>\d{4,})_(?P<file>.+)$", re.IGNORECASE)
+VERSION_SEPARATORS = "_- .("  # what ends the name a student's attempts share: hw_v2, hw-final, hw (1)
 # A copy of a chapter's file, as a student's disk or browser names it: "Copy of 02_autograd",
 # "02_autograd (1)", "02_autograd-2" (not "02_autograd-1002": a student number)
 CHAPTER_FILE = re.compile(r"^(?:copy of )?(?P<chapter>.+?)(?: ?\(\d+\)|-\d{1,2})?$", re.IGNORECASE)
@@ -124,7 +125,7 @@ def _by_path(paths: list[Path], chapters: Collection[str] = ()) -> tuple[dict[Pa
     own = _blackboard_users(own, where)
     if _one_students_folder([(where[path], named[path]) for path in paths], common):
         own = {path: lms_student(common.name) for path in paths}
-    refused = _category_folders(paths, where, common, own)
+    refused = _category_folders(paths, where, common, own) | _folders_of_loose_files(paths, where, common, own, named)
     # One Student per id (a name read from two exports could differ), chosen in path order,
     # not argument order.
     first: dict[str, Student] = {}
@@ -283,6 +284,59 @@ def _category_folders(
         "by its path, or put each student's files in a folder of their own (submissions/<student>/...)."
     )
     return {path: message for same in clashes.values() for path in same}
+
+
+def _folders_of_loose_files(
+    paths: list[Path], where: dict[Path, Path], common: Path, own: dict[Path, Student], named: dict[Path, str]
+) -> dict[Path, str]:
+    """The files of a student's folder below ``common`` that may as well be several
+    students' own files: notebooks of two or more names, none after a chapter, nor versions
+    of one name (``sec1/alice.ipynb`` beside ``sec1/bob.ipynb``, a section's folder of loose
+    files, were one student ``sec1`` of whom one file counted; ``alice/draft.ipynb`` beside
+    ``alice/final.ipynb`` are one student's). No name tells the two apart, and merging two
+    students loses one: each such file -> the refusal that says how to grade either way. A
+    folder holding a notebook named after a chapter is its student's (their exercise
+    notebook beside a draft), and so is one of versions of one name (``hw.ipynb``,
+    ``hw_v2.ipynb``) and an LMS's submission folder (Moodle's)."""
+    stems: dict[str, dict[str, Path]] = {}
+    for path in paths:
+        found = where[path]
+        if found.parent == common or named[path] or own[path].id == lms_student(found.stem).id or _in_moodle(found):
+            continue
+        stems.setdefault(own[path].id, {}).setdefault(fold(lms_student(found.stem).id), path)
+    chaptered = {own[path].id for path in paths if named[path]}
+    shared = {
+        student: files
+        for student, files in stems.items()
+        if len(files) > 1 and student not in chaptered and not _versions(list(files))
+    }
+    if not shared:
+        return {}
+    student, files = next(iter(sorted(shared.items())))
+    folder = next(iter(files.values())).parent
+    names = ", ".join(path.name for path in sorted(files.values()))
+    message = (
+        f"{folder} holds notebooks of {len(files)} names ({names}), none named after a chapter: as files in a "
+        f"student's folder they are one student, {student!r}, of whom one file counts, but they may be "
+        f"{len(files)} students' own files. If each file is a student's, grade that folder on its own "
+        f"({folder / '*.ipynb'}: each file then names its student), or put each student's files in a folder "
+        f"of their own; if they are one student's, pass a roster (--roster FILE.csv) whose file column names "
+        f"their folder ({student})."
+    )
+    return {path: message for path in paths if own[path].id in shared and not named[path]}
+
+
+def _versions(stems: list[str]) -> bool:
+    """Whether ``stems`` (folded) are versions of one name: one is the start of every other
+    (``hw``, ``hw_v2``, ``hw (1)``), or all share a start up to a separator (``hw_a``,
+    ``hw-final``), as a student's attempts are named; never ``alice`` and ``bob``."""
+    start = os.path.commonprefix(stems)
+    return start in stems or (start[-1:] in VERSION_SEPARATORS and bool(start.strip(VERSION_SEPARATORS)))
+
+
+def _in_moodle(where: Path) -> bool:
+    """Whether the file at ``where`` lies in a Moodle submission folder, which names its student."""
+    return any(MOODLE.match(unicodedata.normalize("NFC", folder)) for folder in where.parent.parts)
 
 
 def _refuse_several(roster: Roster, entry: Entry, handed: list[Path], own: dict[Path, Student]) -> None:

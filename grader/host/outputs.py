@@ -298,8 +298,10 @@ def _refuse_other_classes_pages(folder: Path, found: dict[Path, Student]) -> Non
         f"--feedback {folder}: it holds the pages of {len(taken)} student(s) of another class named as students "
         f"of this one, graded from other folders: {listed}. Grading into it would replace those pages with this "
         "class's. Grade each class (section) into a feedback folder of its own (--feedback feedback-sec2), or "
-        "pass a roster (--roster) that gives each student an id of their own. If this is the same class, "
-        "moved or downloaded again to another folder, grade it into an empty folder."
+        "pass a roster (--roster) that gives each student an id of their own. A whole class moved or downloaded "
+        "again to another folder is taken as itself (it shares most of its students with the pages there); "
+        "if this is part of that class, from another folder, grade it with the class's roster or into an "
+        "empty folder."
     )
 
 

@@ -82,8 +82,12 @@ def test_folder_per_student_with_one_file_name_gives_each_student_their_row_and_
 
 def test_two_files_of_one_name_in_different_folders_are_two_students():
     """Finding 1: two `alex.ipynb` in different folders are not merged."""
-    found = owners([Path("groupA/alex.ipynb"), Path("groupB/alex.ipynb"), Path("groupA/zoe.ipynb")])
-    assert [found[p].id for p in found] == ["groupA", "groupB", "groupA"]
+    found = owners([Path("groupA/alex.ipynb"), Path("groupB/alex.ipynb")])
+    assert [found[p].id for p in found] == ["groupA", "groupB"]
+    # groupA/zoe.ipynb beside groupA/alex.ipynb made alex and zoe one student, groupA: refused
+    # (test_students.py: a section's folder of loose files)
+    with pytest.raises(GraderError, match="groupA holds notebooks of 2 names"):
+        owners([Path("groupA/alex.ipynb"), Path("groupB/alex.ipynb"), Path("groupA/zoe.ipynb")])
     # a student handing in twice in their folder is one student (the rows note it)
     rows = class_rows([graded("groupA/alex.ipynb"), graded("groupB/alex.ipynb")])
     assert [row.student.id for row in rows] == ["groupA", "groupB"]
@@ -459,6 +463,25 @@ def test_the_same_class_graded_again_replaces_its_own_pages(tmp_path, capsys):
         assert "the file is empty" in (feedback / "alice.html").read_text(encoding="utf-8")
 
 
+def test_the_same_class_downloaded_again_into_a_new_folder_replaces_its_own_pages(tmp_path, capsys):
+    """Next week's download of the class from the LMS, into a fresh folder (one student
+    gone, one new), graded into the class's feedback folder without a roster, was refused
+    as "another class": every page's folders differed. The class as a whole is found again
+    (it shares most of its students with the pages), so its pages are replaced, each under
+    its own name; another section sharing one name is still refused (the test above)."""
+    feedback = tmp_path / "feedback"
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", "--feedback", str(feedback)]
+    code, _, _ = run_main(capsys, *args, *_section(tmp_path / "week1", ("alice", "bob", "carol", "dan")))
+    assert code == 1
+    again = _section(tmp_path / "week2", ("alice", "bob", "carol", "erin"), text="")
+    code, _, err = run_main(capsys, *args, *again)
+    assert code == 1 and "another class" not in err
+    pages = sorted(path.name for path in feedback.iterdir())
+    assert pages == ["alice.html", "bob.html", "carol.html", "dan.html", "erin.html"]
+    assert "the file is empty" in (feedback / "alice.html").read_text(encoding="utf-8")
+    assert "dan.html" in err  # a page of the earlier run, named as ever
+
+
 def test_a_namesakes_page_of_another_class_is_never_written_over(tmp_path):
     """write_feedback on its own (as a script may call it): sec2's alice gets alice-2.html
     beside sec1's alice.html; a roster's alice (the instructor's id) replaces hers."""
@@ -515,6 +538,52 @@ def test_a_second_run_into_a_feedback_folder_in_use_stops_at_once_and_a_killed_r
     assert sorted(path.name for path in feedback.iterdir()) == ["alice.html", "bob.html"]
 
 
+HOLD_A_FILES_LOCK = """
+import sys, time
+from grader.host.lock import file_lock
+with file_lock(sys.argv[1], sys.argv[2]):
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize(("option", "name"), [("--report", "grades.json"), ("--gradebook", "grades.csv")])
+def test_a_second_run_writing_a_report_or_gradebook_in_use_stops_at_once(tmp_path, capsys, option, name):
+    """Only the feedback folder was locked: two runs writing one report or gradebook without
+    --feedback (two sections' commands naming the same grades.csv) each replaced the other's
+    file. Now the second stops at once, naming the file and the run that holds it, and leaves
+    the file as it was; once that run is killed, the next run takes its lock over, says so,
+    writes the file and leaves no lock behind."""
+    output = tmp_path / "out" / name
+    output.parent.mkdir()
+    output.write_text("the earlier run's\n", encoding="utf-8")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_A_FILES_LOCK, str(output), option],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=COURSE_ROOT,
+    )
+    args = ["grade", "--solutions", str(FIXTURES), "--no-sandbox", option, str(output)]
+    args += _section(tmp_path / "sec1", ("alice", "bob"))
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        lock = output.with_name(f".{name}.grader-lock")
+        started = json.loads(lock.read_bytes())["started"]
+        code, out, err = run_main(capsys, *args)
+        assert code == 2 and "ERROR" not in out
+        assert f"{option} {output}: another grading run is writing this file: pid {holder.pid} on " in err
+        assert f"{socket.gethostname()}, started {started}" in err and "grade into another file" in err
+        assert output.read_text(encoding="utf-8") == "the earlier run's\n"
+    finally:
+        holder.kill()
+        holder.wait()
+    code, _, err = run_main(capsys, *args)
+    assert code == 1
+    assert f"{option} {output}: took over the lock of a grading run that ended without releasing it" in err
+    assert "alice" in output.read_text(encoding="utf-8-sig")
+    assert sorted(path.name for path in output.parent.iterdir()) == [name]
+
+
 def test_a_lock_of_a_run_on_another_machine_says_how_to_remove_it(tmp_path, capsys):
     """A folder on a shared disk, its lock taken by a run on another machine: whether that
     run still goes cannot be checked here, so it is refused, with the lock to remove once
@@ -567,7 +636,7 @@ def test_a_student_not_on_the_roster_does_not_read_it_on_their_page(tmp_path):
 def test_gitignore_covers_what_readmes_grading_commands_write():
     """Finding 6: grading from the top folder leaves nothing git would offer to commit."""
     paths = ["submissions/alice/02_autograd.ipynb", "grades.json", "grades.csv", "feedback/a1.html", "roster.csv"]
-    paths += ["grades-tasks.csv"]
+    paths += ["grades-tasks.csv", ".grades.csv.grader-lock"]  # a killed run's lock
     done = subprocess.run(
         ["git", "check-ignore", "--no-index", *paths], cwd=COURSE_ROOT, capture_output=True, text=True
     )

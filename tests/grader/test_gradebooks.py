@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from grader.__main__ import main
 from grader.host.errors import GraderError
 from grader.host.gradebook import write_gradebook
 from grader.host.lms import write_lms_gradebook
+from grader.host.lock import file_lock
 from grader.host.outputs import Outputs
 from grader.host.roster import read_roster
 from grader.host.students import class_rows
@@ -173,3 +175,21 @@ def test_a_gradebook_open_in_excel_keeps_this_runs_grades_beside_it(tmp_path, mo
     assert read_table(tmp_path / "grades.new.csv")[1][:6] == ["alice", "", "2", "3", "1", "6"]
     assert '"score": 6' in report.read_text(encoding="utf-8")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["grades.csv", "grades.json", "grades.new.csv"]
+
+
+def test_an_lms_gradebooks_tasks_file_is_locked_with_it(tmp_path, capsys):
+    """A Canvas gradebook writes every task's points to ``grades-tasks.csv`` beside it: a run
+    holding that file (here, this process) keeps a second run from writing it, as the
+    gradebook itself is kept (test_class.py), and nothing is written."""
+    (tmp_path / "zoe").mkdir()
+    (tmp_path / "zoe" / "90_fixture.ipynb").write_text("not json", encoding="utf-8")
+    gradebook = tmp_path / "out" / "grades.csv"
+    argv = ["grade", "--solutions", str(Path(__file__).parent / "fixtures"), "--no-sandbox"]
+    argv += [str(tmp_path / "zoe" / "90_fixture.ipynb"), "--roster", str(roster_file(tmp_path, CANVAS_ROSTER))]
+    argv += ["--gradebook", str(gradebook), "--gradebook-format", "canvas"]
+    with file_lock(tmp_path / "out" / "grades-tasks.csv", "--gradebook"):
+        code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"--gradebook {tmp_path / 'out' / 'grades-tasks.csv'}: another grading run is writing this file" in err
+    assert not gradebook.exists() and not (tmp_path / "out").exists()  # (made for the lock, removed with it)

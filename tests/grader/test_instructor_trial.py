@@ -333,3 +333,19 @@ def test_a_data_file_beside_a_students_notebook_is_not_graded_as_their_submissio
     assert graded == ["90_fixture.ipynb", "carol.ipynb", "dave.txt"]
     for left, beside in (("bob/data.csv", "90_fixture.ipynb"), ("carol.html", "carol.ipynb")):
         assert f"{tmp_path / 'class' / left}: not a notebook, beside the notebook {beside}: not graded" in err
+
+
+def test_a_data_file_beside_the_notebook_of_a_students_folder_graded_alone_is_not_graded(tmp_path, capsys):
+    """Bob's folder graded on its own (``class/bob/*``), his notebook not named after the
+    chapter, the data file it reads beside it: the data file was graded as a second student,
+    ``data``, "not a notebook". Now it is left out as when the class is graded, with the same note."""
+    bob = tmp_path / "class" / "bob"
+    bob.mkdir(parents=True)
+    (bob / "bob_answers.ipynb").write_text(NOT_JSON, encoding="utf-8")
+    (bob / "data.csv").write_text("x,y\n1,2\n", encoding="utf-8")
+    report = tmp_path / "grades.json"
+    code, _, err = run_main(capsys, *(str(path) for path in sorted(bob.iterdir())), "--report", str(report))
+    assert code == 1
+    graded = [entry["file"] for entry in json.loads(report.read_text(encoding="utf-8"))["submissions"]]
+    assert graded == [str(bob / "bob_answers.ipynb")]
+    assert f"{bob / 'data.csv'}: not a notebook, beside the notebook bob_answers.ipynb: not graded" in err

@@ -194,9 +194,9 @@ def test_which_of_two_submissions_counts_does_not_depend_on_their_order():
 
 
 def test_ties_count_the_last_file_by_name():
-    first, second = graded("jo/a.ipynb", passed=("9.1",)), graded("jo/b.ipynb", passed=("9.1",))
+    first, second = graded("jo/hw_a.ipynb", passed=("9.1",)), graded("jo/hw_b.ipynb", passed=("9.1",))
     for results in ([first, second], [second, first]):
-        jo, _ = class_rows([*results, graded("kim/a.ipynb")])
+        jo, _ = class_rows([*results, graded("kim/hw_a.ipynb")])
         assert jo.counted()["90_fixture"] is second
 
 
@@ -312,3 +312,33 @@ def test_one_learner_checking_all_their_notebooks_is_one_student():
     mine[1].chapter = "91_other"
     assert [(row.student.id, len(row.results)) for row in class_rows(mine)] == [("exercises", 2)]
     assert "from 1 student (each" in summary_text(class_summary(mine))
+
+
+def test_a_sections_folder_of_loose_files_is_never_taken_for_one_student(tmp_path):
+    """``sec1/alice.ipynb``, ``sec1/bob.ipynb`` and ``sec2/carol.ipynb`` given together: each
+    file in a folder was that folder's, so alice and bob were one student, ``sec1``, of whom
+    one file counted (bob vanished from the gradebook). No name tells a section's folder from
+    a student's folder of drafts, so it is refused, saying how to grade it either way; the
+    section graded on its own is a student per file, a roster naming the folder makes one
+    student of it, and a folder holding the chapter's notebook beside a draft is its student's."""
+    section = [Path("class/sec1/alice.ipynb"), Path("class/sec1/bob.ipynb"), Path("class/sec2/carol.ipynb")]
+    with pytest.raises(GraderError) as refused:
+        owners(section)
+    told = str(refused.value)
+    assert "class/sec1 holds notebooks of 2 names (alice.ipynb, bob.ipynb), none named after a chapter" in told
+    assert "grade that folder on its own (class/sec1/*.ipynb" in told and "--roster" in told
+    assert [s.id for s in owners(section[:2]).values()] == ["alice", "bob"]
+    roster = read_roster(roster_file(tmp_path, "file,id\nsec1,s1\nsec2/carol.ipynb,c1\n"))
+    assert [s.id for s in owners(section, roster).values()] == ["s1", "s1", "c1"]
+    drafts = [Path("class/alice/90_fixture.ipynb"), Path("class/alice/draft.ipynb"), Path("class/bob/x.ipynb")]
+    assert [s.id for s in owners(drafts, chapters=["90_fixture"]).values()] == ["alice", "alice", "bob"]
+    versions = [Path("class/alice/hw.ipynb"), Path("class/alice/HW (1).ipynb"), Path("class/alice/hw_v2.ipynb")]
+    assert {s.id for s in owners([*versions, Path("class/bob/x.ipynb")]).values()} == {"alice", "bob"}
+    with pytest.raises(GraderError, match="class/alice holds notebooks of 2 names"):
+        owners([Path("class/alice/draft.ipynb"), Path("class/alice/final.ipynb"), Path("class/bob/x.ipynb")])
+    assert [s.id for s in owners(MOODLE + [MOODLE[0].with_name("scratch.ipynb")]).values()] == [
+        "123",
+        "456",
+        "789",
+        "123",
+    ]
