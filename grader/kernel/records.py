@@ -44,7 +44,7 @@ class GrowingList(list):
         locals()[_name] = _taking(getattr(list, _name))
 
 
-RECORDS = ("ops", "calls", "code", "written", "outputs", "collectives")
+RECORDS = ("ops", "calls", "code", "written", "outputs", "collectives", "asked")
 
 
 def emptied(watch: Any, kept: tuple[Any, ...], grad_ops: int) -> str | None:

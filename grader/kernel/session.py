@@ -207,10 +207,12 @@ class Grading:
         which the answer left changed in words of its own."""
         return settings_changed(self._settings)
 
-    def watch(self, quiet: bool = False) -> Watch:
+    def watch(self, quiet: bool = False, asks: tuple[str, ...] = ()) -> Watch:
         """A record of what runs in a ``with`` block (see Watch; ``quiet``: with no dispatch
-        mode, for answers that look for one)."""
-        return Watch(self.namespace, quiet=quiet)
+        mode, for answers that look for one; ``asks``: the functions whose calls by the
+        learner's code it notes in ``asked``, such as those that tell whether torch compiles or
+        a mode watches)."""
+        return Watch(self.namespace, quiet=quiet, asks=asks)
 
     def footprint(self, name: str) -> Watch | None:
         """What ran in the last cell that set ``name`` (a name given to ``record=``), or None."""
@@ -536,6 +538,6 @@ class RankGrading:
         self.allclose = torch.allclose
         self.assert_close = torch.testing.assert_close
 
-    def watch(self, quiet: bool = False) -> Watch:
+    def watch(self, quiet: bool = False, asks: tuple[str, ...] = ()) -> Watch:
         """A record of what runs in a ``with`` block (see Watch), in this process."""
-        return Watch(sys._getframe(1).f_globals, quiet=quiet)
+        return Watch(sys._getframe(1).f_globals, quiet=quiet, asks=asks)

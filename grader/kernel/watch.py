@@ -30,7 +30,7 @@ from torch._ops import HigherOrderOperator
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from grader.kernel import active, containment, copies, dispatch, lazy_dynamo, records, threads
-from grader.kernel.authors import Authors
+from grader.kernel.authors import Authors, course_file
 from grader.kernel.rules import WATCHED_PACKAGES
 
 # torch.ops.<namespace>.<name>(...) and its overloads: a call names the operator itself, even
@@ -220,7 +220,16 @@ class Watch:
     - ``code``: every torch and NumPy function that executed, at any depth, Python
       ('torch.optim.adamw:adamw') or C ('torch._C._EngineBase.run_backward');
     - ``steps``: calls of any function made from the notebook's own code, torch's private
-      machinery left out (a loop shows up as a count that grows with the input).
+      machinery left out (a loop shows up as a count that grows with the input);
+    - ``deepest``: the most Python calls nested at once below where the watch started, in the
+      watched threads counted together (a recursion shows up as a depth that grows with its
+      input, however the recursive function reads its input, and whatever recursion limit
+      it set meanwhile);
+    - ``asked``: the functions named by ``asks`` (label prefixes, as ``ran`` takes them) that
+      the learner's code called, at any depth: the notebook's code, a module of the learner's
+      (``types.ModuleType``, a file it wrote), or a library it handed the function to as a
+      callback. torch's own code asks too (torch.cond asks whether it is compiled), and so do
+      the grader's guards around torch's switches: those calls are not noted.
     """
 
     namespace: dict[str, Any] = field(repr=False)
@@ -232,6 +241,9 @@ class Watch:
     calls: Counter[str] = field(default_factory=records.GrowingCounter)
     code: set[str] = field(default_factory=records.GrowingSet)
     steps: int = 0
+    deepest: int = 0
+    asks: tuple[str, ...] = ()
+    asked: list[str] = field(default_factory=records.GrowingList)
     tampered: str | None = None
     unrecorded: str | None = None  # torch the notebook's code ran out of the record's reach
     escaped: list[str] = field(default_factory=list)  # processes and threads started (containment.py)
@@ -252,6 +264,7 @@ class Watch:
     _previous_profile: Any = field(default=None, repr=False)
     _active: bool = field(default=False, repr=False)
     _threads: set[int] = field(default_factory=set, repr=False)
+    _depth: int = field(default=0, repr=False)  # Python calls nested now, below where the watch started
     # thread -> how many operations its recorder is handling now (its mode popped meanwhile)
     _handling: Counter[int] = field(default_factory=Counter, repr=False)
     _grad_ops: int = field(default=0, repr=False)  # and _kept: the records as start() found them
@@ -309,9 +322,19 @@ class Watch:
         self.outputs.append((str(func), shape))
 
     def _on_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
-        # (a return: the most frequent event)
-        if (event == "return" and not self._importing and not self._printing) or frame.f_code in _RECORDERS_OWN:
-            return
+        # (a return: the most frequent event; a generator's yield is one, its resumption a call)
+        if event == "return":
+            self._depth -= 1
+            if not self._importing and not self._printing:
+                return
+        elif event == "call":
+            self._depth += 1
+            self.deepest = max(self.deepest, self._depth)
+        if frame.f_code not in _RECORDERS_OWN:
+            self._record(frame, event, arg)
+
+    def _record(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        """One event of the profile function, recorded (see the class's fields)."""
         try:
             if event == "c_call" and threads.starts_unwatched(frame, arg):  # in an import too
                 containment.note_unwatched_start()
@@ -323,6 +346,7 @@ class Watch:
                 label = _c_label(arg, self._c_labels)
                 code, from_notebook = frame, frame.f_globals is self.namespace
                 self._count(label, from_notebook)
+                self._note_ask(label, frame)
                 # called by the learner's code, private or not; any C function where dispatch to
                 # Python is off (sorted(map(torch.relu, xs)) calls torch from C)
                 asked = bool(label) or dispatch.python_dispatch_off()
@@ -357,10 +381,33 @@ class Watch:
         code = frame.f_back  # the code that made the call
         from_notebook = code is not None and code.f_globals is self.namespace
         self._count(label, from_notebook and not (label and _private(label)))
+        self._note_ask(label, code)
         # Called from the notebook's line (or from C that line called: torch's own
         # machinery too, which runs while a mode has popped itself to handle an op).
         asked = operator or label.startswith("torch._tensor:") or bool(label and not _private(label))
         return (operator_name if operator else label), code, from_notebook, asked
+
+    def _note_ask(self, label: str, caller: types.FrameType | None) -> None:
+        """Note ``label`` in ``asked`` where it is one of ``asks`` and the learner's code asked."""
+        if self.asks and label.startswith(self.asks) and self._learner_asks(caller):
+            self.asked.append(label)
+
+    def _learner_asks(self, caller: types.FrameType | None) -> bool:
+        """Whether the call made by ``caller`` is the learner's: the first frame up the stack
+        that is not Python's or another library's (contextlib entering torch's context
+        manager, unittest.mock calling the learner's side effect) runs the learner's code,
+        not torch's nor the course's (the grader's guards around torch's switches). torch's
+        and the course's code are known by their files, which a module of the learner's named
+        ``torch.something`` does not change."""
+        frame = caller
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if _module_of_file(filename).startswith("torch") or course_file(filename):
+                return False
+            if not self._authors.library(frame):
+                return True
+            frame = frame.f_back
+        return False
 
     def _out_of_reach(self) -> str:
         """Where torch, called now, would run out of this watch's record ('' where it would
@@ -519,8 +566,8 @@ class Watch:
 
 
 @contextmanager
-def watching(namespace: dict[str, Any], quiet: bool = False) -> Iterator[Watch]:
+def watching(namespace: dict[str, Any], quiet: bool = False, asks: tuple[str, ...] = ()) -> Iterator[Watch]:
     """``with watching(globals()) as watch:`` outside a notebook (tests)."""
-    watch = Watch(namespace, quiet=quiet)
+    watch = Watch(namespace, quiet=quiet, asks=asks)
     with watch:
         yield watch

@@ -71,6 +71,87 @@ def test_a_quiet_watch_records_functions_with_no_dispatch_mode_on_the_stack():
     assert not quiet.ops and not quiet.tampered and not quiet.unrecorded
 
 
+def _leaves_by_recursion(node, leaves):
+    """A recursive walk that reads each node's children through the C descriptor, not as an
+    attribute, with Python's recursion limit raised for the call and put back."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+
+        def walk(node):
+            children = type(node).next_functions.__get__(node)
+            if not children:
+                leaves.append(node)
+            for child, _ in children:
+                if child is not None:
+                    walk(child)
+
+        walk(node)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _leaves_by_list(node, leaves):
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        children = [child for child, _ in node.next_functions if child is not None]
+        leaves += [] if children else [node]
+        todo += children
+
+
+def test_deepest_grows_with_a_recursion_and_not_with_a_walk_by_list():
+    """A recursion shows as calls nested as deep as its input, whatever limit it set meanwhile
+    and however it reads its input; a walk that keeps a list of nodes to visit stays shallow."""
+    x = torch.ones(2, requires_grad=True)
+    y = x
+    for _ in range(1500):
+        y = y * 1
+    depths = {}
+    for walk in (_leaves_by_recursion, _leaves_by_list):
+        leaves = []
+        with watching(globals()) as watch:
+            walk(y.grad_fn, leaves)
+        assert len(leaves) == 1 and leaves[0].variable is x
+        depths[walk.__name__] = watch.deepest
+    assert depths["_leaves_by_recursion"] > 1400 > 20 > depths["_leaves_by_list"], depths
+
+
+_ASKS = ("torch.compiler:is_compiling", "torch._C._len_torch_dispatch_stack", "torch._C._dispatch_tls_")
+
+
+def test_asks_of_a_learners_module_are_noted_and_torchs_own_are_not():
+    """An answer can ask whether it is compiled or watched from a helper of its own, a function
+    made with a module's globals, or through a library that calls what it is given (a Mock's
+    side effect): that is its ask. torch's own code asks too (here
+    _get_current_dispatch_mode reads the stack), and so does the grader's guard around torch's
+    switch (torch.cond uses it): those are not."""
+
+    def watched():
+        return torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
+
+    helpers = types.ModuleType("gate_helpers")
+    vars(helpers).update(torch=torch)
+    in_a_module = types.FunctionType(watched.__code__, vars(helpers), "watched")
+    with watching(globals(), quiet=True, asks=_ASKS) as watch:
+        in_a_module()
+    assert sorted(set(watch.asked)) == sorted(_ASKS[:2]) and not watch.calls
+    from unittest import mock
+
+    stack = mock.Mock(side_effect=torch._C._len_torch_dispatch_stack)
+    with watching(globals(), quiet=True, asks=_ASKS) as through_mock:
+        stack()
+    assert through_mock.asked == ["torch._C._len_torch_dispatch_stack"]
+    with watching(globals(), quiet=True, asks=_ASKS) as torchs:
+        torch.utils._python_dispatch._get_current_dispatch_mode()
+        exec("with torch._C._DisableTorchDispatch():\n    pass", {"torch": torch})  # noqa: S102 - as torch.cond does
+    assert torchs.ran("torch._C._len_torch_dispatch_stack", "torch._C._dispatch_tls_") == [
+        "torch._C._dispatch_tls_is_dispatch_key_excluded",
+        "torch._C._len_torch_dispatch_stack",
+    ]
+    assert not torchs.asked, torchs.asked
+
+
 def test_a_copy_of_torchs_source_under_another_name_is_named_as_torchs():
     import inspect
 
@@ -387,8 +468,9 @@ def test_torch_may_wrap_its_own_functions_but_nobody_else_may():
         "for w in active.WATCHING:\n    w.outputs.clear()",
         "for w in active.WATCHING:\n    w.ops = type(w.ops)()",
         "for w in active.WATCHING:\n    w.grad_ops = 0",
+        "for w in active.WATCHING:\n    w.asked.clear()",
     ],
-    ids=["ops cleared", "code and calls cleared", "outputs cleared", "ops replaced", "grad_ops reset"],
+    ids=["ops cleared", "code and calls cleared", "outputs cleared", "ops replaced", "grad_ops reset", "asked cleared"],
 )
 def test_an_answer_that_empties_the_watchs_record_fails_it(empty):
     """The learner's code can reach the Watch that records it (grader.kernel.active): what it

@@ -138,3 +138,92 @@ shape_e = (6.0, 4.0)
         ),
     ],
 )
+
+# Helper round h3 (2026-11-29): sizes of the wrong type (floats, ints that equal anything), a shape
+# measured where the cell's record does not reach (in a forked child, or when the check compares).
+RIGHT_SHAPES = """\
+shape_a = (3, 4)
+shape_b = (2, 3, 4)
+shape_c = None
+shape_d = (8, 7, 6, 5)
+shape_e = (6, 4)
+"""
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Sizes written as floats: torch.arange(6.) has 6.0 as its end, and 6.0 == 6.",
+            hint="tuple of ints",
+            code=RIGHT_SHAPES.replace("shape_e = (6, 4)", "shape_e = (6.0, 4.0)"),
+        ),
+        Wrong(
+            "Sizes of an int subclass whose == is always true.",
+            hint="shape_d must be a tuple of ints",
+            code="""\
+class Size(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+"""
+            + RIGHT_SHAPES.replace("shape_d = (8, 7, 6, 5)", "shape_d = (Size(0),) * 4"),
+        ),
+        Wrong(
+            "A tuple subclass that measures the shape with torch when the check compares it, out of the cell's record.",
+            hint="shape_a must be a tuple of ints",
+            code="""\
+class Measured(tuple):
+    def __eq__(self, other):
+        return tuple((torch.ones(3, 1) + torch.ones(4)).shape) == other
+
+    __hash__ = tuple.__hash__
+
+
+"""
+            + RIGHT_SHAPES.replace("shape_a = (3, 4)", "shape_a = Measured((3, 4))"),
+        ),
+        Wrong(
+            "The shapes measured in a forked child process and sent back through a pipe.",
+            hint="code starting a process (os.fork)",
+            code="""\
+import os
+import pickle
+
+
+def _shape(make):
+    try:
+        return tuple(make().shape)
+    except RuntimeError:
+        return None
+
+
+_read, _write = os.pipe()
+if os.fork() == 0:
+    _shapes = [
+        _shape(lambda: torch.ones(3, 1) + torch.ones(4)),
+        _shape(lambda: torch.ones(2, 3, 4) * torch.ones(3, 1)),
+        _shape(lambda: torch.ones(5, 4) + torch.ones(5)),
+        _shape(lambda: torch.ones(8, 1, 6, 1) + torch.ones(7, 1, 5)),
+        _shape(lambda: torch.arange(6.0)[:, None] * torch.ones(4)[None, :]),
+    ]
+    os.write(_write, pickle.dumps(_shapes))
+    os._exit(0)
+os.waitpid(-1, 0)
+shape_a, shape_b, shape_c, shape_d, shape_e = pickle.loads(os.read(_read, 4096))
+os.close(_read)
+os.close(_write)
+""",
+        ),
+    ]
+)
+TASK.other_right.append(
+    """\
+# tuples written without parentheses
+shape_a = 3, 4
+shape_b = 2, 3, 4
+shape_c = None  # 4 against 5: neither is 1
+shape_d = 8, 7, 6, 5
+shape_e = 6, 4
+"""
+)

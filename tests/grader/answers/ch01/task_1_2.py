@@ -182,3 +182,77 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+# Helper round h3 (2026-11-29): predictions of the wrong type, measured by another route (a view's
+# ._base), a dict that equals anything, the cell's tries left in it, a global setting left changed.
+TASK.wrong.extend(
+    [
+        Wrong(
+            "Predictions written as 1 and 0, which equal True and False.",
+            hint="must be True or False",
+            code=STORAGE_SETUP + STORAGE_PREDICTIONS.replace(": True,", ": 1,").replace(": False,", ": 0,"),
+        ),
+        Wrong(
+            "Each expression run and asked whether it is a view (its ._base), no storage compared.",
+            hint="measured, not predicted",
+            code=STORAGE_SETUP
+            + """\
+_made = {
+    "base[1]": lambda: base[1],
+    "base[:, 1]": lambda: base[:, 1],
+    "base[::2]": lambda: base[::2],
+    "base[None]": lambda: base[None],
+    "base[[0, 2]]": lambda: base[[0, 2]],
+    "base[base > 5]": lambda: base[base > 5],
+    "base.t()": lambda: base.t(),
+    "base.view(2, 6)": lambda: base.view(2, 6),
+    "base.t().reshape(12)": lambda: base.t().reshape(12),
+    "base.float()": lambda: base.float(),
+}
+for _expression, _make in _made.items():
+    shares_storage[_expression] = _make()._base is not None
+""",
+        ),
+        Wrong(
+            "A dict subclass whose == is always true, its None left in place.",
+            hint="must stay a dict",
+            code="""\
+class Predictions(dict):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = None
+
+
+"""
+            + STORAGE_SETUP
+            + "shares_storage = Predictions(shares_storage)\n",
+        ),
+        Wrong(
+            "Right predictions, and a try left in the cell: a row of base written into through a view.",
+            hint="measured, not predicted",
+            code=STORAGE_SETUP + STORAGE_PREDICTIONS + "base[1][0] = 100  # a view writes through\n",
+        ),
+        Wrong(
+            "Right predictions, and torch's default dtype left changed by the cell.",
+            hint="ran torch:set_default_dtype",
+            code=STORAGE_SETUP + STORAGE_PREDICTIONS + "torch.set_default_dtype(torch.float64)\n",
+        ),
+    ]
+)
+TASK.other_right.append(
+    STORAGE_SETUP
+    + """\
+# one entry at a time
+shares_storage["base[1]"] = True  # a row: offset 4
+shares_storage["base[:, 1]"] = True  # stride 4
+shares_storage["base[::2]"] = True  # stride 8
+shares_storage["base[None]"] = True
+shares_storage["base[[0, 2]]"] = False  # advanced indexing copies
+shares_storage["base[base > 5]"] = False
+shares_storage["base.t()"] = True
+shares_storage["base.view(2, 6)"] = True
+shares_storage["base.t().reshape(12)"] = False  # not contiguous: reshape copies
+shares_storage["base.float()"] = False
+"""
+)

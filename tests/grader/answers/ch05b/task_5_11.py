@@ -622,9 +622,9 @@ class Names(list):
         ),
         Wrong(
             "The answer kept by (id(model), id(output)): a new output that takes a freed one's "
-            "id() gets the old graph's answer (caught by the outputs made one after another, or earlier, "
-            "where a model's output happens to take a freed one's id()).",
-            hint=("gave the answer of an earlier output for a new one", "reported as unused a parameter that"),
+            "id() gets the old graph's answer (caught first, before any output is freed, by the same "
+            "output with its graph cut since: output.detach_()).",
+            hint="the answer of its graph as it was",
             code="""\
 _cache = {}
 
@@ -702,4 +702,44 @@ def unused_parameters(model, output):
     return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
 """,
     ]
+)
+
+
+# Helper round h3 (2026-11-29): a recursive walk that reads next_functions past any hook on the
+# node's attributes (the C descriptor, object.__getattribute__), the limit raised for the call.
+_RECURSION_PAST_ATTRIBUTES = """\
+import sys
+
+
+def unused_parameters(model, output):
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in READ:
+            walk(next_node)
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1_000_000)
+    try:
+        walk(output.grad_fn)
+    finally:
+        sys.setrecursionlimit(limit)
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+"""
+TASK.wrong.extend(
+    Wrong(
+        f"A recursive walk that reads next_functions through {how}, not as an attribute, the "
+        "recursion limit raised for the call and put back.",
+        hint="raised Python's recursion limit (sys.setrecursionlimit) while it walked",
+        code=_RECURSION_PAST_ATTRIBUTES.replace("READ", read),
+    )
+    for how, read in (
+        ("the C descriptor", "type(node).next_functions.__get__(node)"),
+        ("object.__getattribute__", 'object.__getattribute__(node, "next_functions")'),
+    )
 )

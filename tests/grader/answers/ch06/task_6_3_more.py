@@ -444,3 +444,83 @@ def gate_tensor(x, flag):
         ),
     ]
 )
+
+
+def _gate_asking(condition: str, helpers: str = "") -> str:
+    """Right compiled, the flag read eagerly unless ``condition`` (an ask: compiling, or a
+    dispatch mode on the stack) says that something watches."""
+    return (
+        GATE_PYTHON
+        + helpers
+        + f"""
+
+def gate_tensor(x, flag):
+    if {condition}:
+        return torch.where(flag, x * 2, x - 1)
+    return x * 2 if flag else x - 1  # eager and unwatched: the flag read
+"""
+    )
+
+
+# Helper round h3 (2026-11-29): the ask made where the gate's own calls do not show it: in a helper
+# with a module's globals, through torch's private names, a thread-local dispatch key, a callback.
+WRONG.extend(
+    [
+        Wrong(
+            "gate_tensor asks through a helper whose globals are a module's (types.ModuleType), "
+            "so that the asks are not the notebook's own calls.",
+            hint="asks whether it is being compiled or watched (torch._C._len_torch_dispatch_stack)",
+            code=_gate_asking(
+                "watched()",
+                """
+import types
+
+_helpers = types.ModuleType("gate_helpers")
+vars(_helpers).update(vars(types))  # a module's globals, its builtins included (Dynamo reads them)
+_helpers.torch = torch
+
+
+def _watched():
+    return torch.compiler.is_compiling() or torch._C._len_torch_dispatch_stack() > 0
+
+
+watched = types.FunctionType(_watched.__code__, vars(_helpers), "watched")
+""",
+            ),
+        ),
+        Wrong(
+            "gate_tensor asks through torch's private names: torch._dynamo.is_compiling() and "
+            "torch.utils._python_dispatch._get_current_dispatch_mode().",
+            hint="asks whether it is being compiled or watched (torch._dynamo.external_utils:is_compiling)",
+            code=_gate_asking(
+                "torch._dynamo.is_compiling() or torch.utils._python_dispatch._get_current_dispatch_mode() is not None"
+            ),
+        ),
+        Wrong(
+            "gate_tensor asks whether the Python dispatch key is in the thread's set, which a mode on "
+            "the stack puts there.",
+            hint="asks whether it is being compiled or watched (torch._C._dispatch_tls_is_dispatch_key_included)",
+            code=_gate_asking(
+                "torch._dynamo.is_compiling() "
+                "or torch._C._dispatch_tls_is_dispatch_key_included(torch._C.DispatchKey.Python)"
+            ),
+        ),
+        Wrong(
+            "gate_tensor reads the dispatch stack through a Mock's side_effect: the call is made by "
+            "unittest.mock's code.",
+            hint="asks whether it is being compiled or watched (torch._C._len_torch_dispatch_stack)",
+            code=_gate_asking(
+                "_asks()",
+                """
+from unittest import mock
+
+_stack = mock.Mock(side_effect=torch._C._len_torch_dispatch_stack)
+
+
+def _asks():
+    return torch._dynamo.is_compiling() or _stack() > 0
+""",
+            ),
+        ),
+    ]
+)

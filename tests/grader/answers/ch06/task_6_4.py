@@ -98,3 +98,41 @@ TASK.wrong.extend(
         ),
     ]
 )
+
+# Helper round h3 (2026-11-29): a count of the wrong type, one that equals anything, and a wrong count
+# made true by Dynamo's settings changed in the cell.
+TASK.wrong.extend(
+    [
+        Wrong("The count written as a float.", hint="must be set to an int", code="n_graphs = 4.0\n"),
+        Wrong(
+            "The count as a NumPy integer.",
+            hint="must be set to an int",
+            code="import numpy as np\n\nn_graphs = np.int64(4)\n",
+        ),
+        Wrong(
+            "An int subclass whose == is always true.",
+            hint="must be set to an int",
+            code="""\
+class Count(int):
+    def __eq__(self, other):
+        return True
+
+    __hash__ = int.__hash__
+
+
+n_graphs = Count(0)
+""",
+        ),
+        Wrong(
+            "One graph per size predicted, and automatic dynamic shapes switched off to make it so.",
+            hint="measured, not predicted",
+            code="torch._dynamo.config.automatic_dynamic_shapes = False\nn_graphs = 5\n",
+        ),
+        Wrong(
+            "No graph predicted, and Dynamo's stance set to force_eager to make it so.",
+            hint="Dynamo's compile stance",
+            code='torch.compiler.set_stance("force_eager")\nn_graphs = 0\n',
+        ),
+    ]
+)
+TASK.other_right.append("n_graphs: int = 4  # first call, the first new size, float64, n = 3\n")
