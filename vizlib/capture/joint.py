@@ -135,6 +135,7 @@ def _partition(
         return compiler
 
     compiled = aot_function(call, keep("forward"), keep("backward"), partition_fn=min_cut_rematerialization_partition)
+    notes: list[str] = []
     try:
         with UserState(fn, call_args, kwargs), quiet_compiler(), torch.enable_grad():
             before = autocast_state()
@@ -153,6 +154,12 @@ def _partition(
     except VizlibValueError:
         raise
     except Exception as err:
+        if notes:  # (PyTorch 2.11's AOTAutograd refuses a call that leaves autocast changed)
+            raise VizlibValueError(
+                f"AOTAutograd cannot trace {_name(fn)} on this PyTorch: it entered torch.autocast and did not "
+                "leave it. Enter autocast with a `with torch.autocast(...):` block, inside the function or "
+                "around the vz.joint_graph call (autocast was put back as it was)."
+            ) from err
         hint = (
             f" AOTAutograd traces it as one graph; vz.compiled_graphs({_name(fn)}, ...) shows where "
             "torch.compile splits it."

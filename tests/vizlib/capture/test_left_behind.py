@@ -281,9 +281,14 @@ def test_compiled_graphs_gives_back_memory_the_call_frees():
 @pytest.mark.parametrize("draw", [vz.compiled_graphs, vz.joint_graph], ids=["compiled_graphs", "joint_graph"])
 def test_the_compilers_pictures_put_back_autocast_the_call_enters(draw):
     """Dynamo and AOTAutograd run the call's Python, which enters autocast and never leaves it:
-    each picture puts it back, as vz.graph does (it was left entered, once per trace)."""
+    each picture puts it back, as vz.graph does (it was left entered, once per trace). PyTorch
+    2.11's AOTAutograd refuses to trace such a call (2.13's traces it): vz.joint_graph then says
+    how to enter autocast instead, and puts it back all the same."""
     before = _autocast()
-    draw(_enters_autocast, torch.ones(2, 3))
+    try:
+        draw(_enters_autocast, torch.ones(2, 3))
+    except vz.VizlibError as err:
+        assert draw is vz.joint_graph and "`with torch.autocast(...):` block" in str(err), err
     assert _autocast() == before == (False, torch.bfloat16, 0)
 
 
