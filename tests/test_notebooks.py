@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
@@ -162,8 +164,5 @@ def test_the_sanitize_rules_pass_over_a_long_run_without_a_space_at_once():
     still copy is 90 KB of base64 without a space), and a learner's printed megabyte would
     stall the grader's comparison. A limit a hundred times what the rules take here, far
     below what a rule tried at every character takes."""
-    import subprocess
-    import sys
-
     files = [str(path) for path in SANITIZE_FILES]
     subprocess.run([sys.executable, "-c", _LONG_RUNS, *files], check=True, timeout=120)

@@ -32,7 +32,8 @@ def _nesting() -> int:
 
 
 def put_back_autocast(before: Autocast) -> list[str]:
-    """Put autocast back as ``before`` had it; the devices it had been left on for."""
+    """Put autocast back as ``before`` had it (``autocast_state()`` before the call); the note
+    that says so, where the call left it on."""
     now = autocast_state()
     if now == before:
         return []
@@ -46,7 +47,17 @@ def put_back_autocast(before: Autocast) -> list[str]:
             torch.clear_autocast_cache()
     while _nesting() < depth:
         torch.autocast_increment_nesting()
-    return [d for (d, on, _), (_, was, _) in zip(now[0], devices, strict=True) if on and not was]
+    return _note([d for (d, on, _), (_, was, _) in zip(now[0], devices, strict=True) if on and not was])
+
+
+def _note(left_on: list[str]) -> list[str]:
+    if not left_on:
+        return []
+    where = " and ".join(repr(d) for d in left_on)
+    return [
+        f"The function entered torch.autocast({where}) and did not leave it: a plain call leaves autocast on for "
+        "what runs next; vizlib put it back as it was when the call returned (the dtypes drawn are the call's)."
+    ]
 
 
 @contextmanager

@@ -33,12 +33,11 @@ from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves, tre
 
 from ..data import GraphData
 from ..errors import VizlibTypeError, VizlibValueError
-from .autocast import autocast_state
+from .autocast import autocast_state, put_back_autocast
 from .compiled import quiet_compiler, raise_clearly, uncompiled
 from .fx import graph_module_data, saved_tensor
 from .guard import UserState, outside_state
 from .inputs import prepare_inputs, result_tensors, widened_numbers
-from .left_behind import autocast_put_back
 
 
 def joint_graph(fn: Callable, args: tuple, kwargs: dict) -> GraphData:
@@ -142,7 +141,7 @@ def _partition(
             try:
                 result = compiled(*call_args, **kwargs)
             finally:
-                notes = autocast_put_back(before)
+                notes = put_back_autocast(before)
             outs = [t for t in result_tensors(result) if t.requires_grad]
             if not outs or "forward" not in graphs:
                 raise VizlibValueError(

@@ -35,7 +35,7 @@ from typing import Any
 
 import torch
 
-from .autocast import Autocast, autocast_state, put_back_autocast
+from .autocast import autocast_state, put_back_autocast
 
 
 class LeftBehind:
@@ -75,7 +75,7 @@ class LeftBehind:
     def call_returned(self) -> list[str]:
         """Put back autocast and the caller's memory the call freed; a note for each."""
         self.calling = False
-        return autocast_put_back(self._autocast) + _put_back_storages(self.kept)
+        return put_back_autocast(self._autocast) + _put_back_storages(self.kept)
 
 
 @contextmanager
@@ -176,23 +176,4 @@ def _put_back_storages(kept: _Kept) -> list[str]:
     return [
         f"The function freed the memory of {len(smaller)} tensor(s) (untyped_storage().resize_): vizlib gave it "
         "back, with the values it held, when the call returned, to draw them and to leave your tensors as they were."
-    ]
-
-
-# -- autocast --
-
-
-def autocast_put_back(before: Autocast) -> list[str]:
-    """Put autocast back as ``before`` had it (``autocast_state()`` before the call); the note
-    that says so, where the call left it on."""
-    return _autocast_note(put_back_autocast(before))
-
-
-def _autocast_note(left_on: list[str]) -> list[str]:
-    if not left_on:
-        return []
-    where = " and ".join(repr(d) for d in left_on)
-    return [
-        f"The function entered torch.autocast({where}) and did not leave it: a plain call leaves autocast on for "
-        "what runs next; vizlib put it back as it was when the call returned (the dtypes drawn are the call's)."
     ]

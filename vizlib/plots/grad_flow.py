@@ -686,18 +686,18 @@ class GradFlowMonitor:
         grid = np.clip(grid, VANISHING / 10, EXPLODING * 10)
         names = _axis_names(self.layers)
         width = min(NOTEBOOK_WIDTH, 5.0 + 0.05 * grid.shape[1] + names.inches)
-        rows = 2 + bool(np.isnan(grid).any()) + bool(self.skipped)  # of the legend (_legend)
-        height = min(12.0, max(2.0 + 0.25 * len(self.layers), 1.2 + names.label_inches) + LEGEND_ROW * rows)
+        legend = self._legend_entries(bool(np.isnan(grid).any()), missing)
+        height = min(12.0, max(2.0 + 0.25 * len(self.layers), 1.2 + names.label_inches) + LEGEND_ROW * len(legend))
         fig = plt.figure(figsize=(width, height))
         with _closed_on_error(fig):
-            self._draw(fig, grid, names, missing)
+            self._draw(fig, grid, names, legend)
             _tight(fig)
         plt.close(fig)  # shown once, through the returned value
         return fig
 
-    def _draw(self, fig: Figure, grid: np.ndarray, names: _Names, missing: bool) -> None:
-        """The heatmap of ``grid`` (layers x steps; NaN: grey), its colour bar and legend, its
-        rows named ``names``."""
+    def _draw(self, fig: Figure, grid: np.ndarray, names: _Names, legend: list[Patch]) -> None:
+        """The heatmap of ``grid`` (layers x steps; NaN: grey), its colour bar and ``legend``,
+        its rows named ``names``."""
         cmap = plt.get_cmap("viridis").with_extremes(under=VANISHING_COLOUR, over=EXPLODING_COLOUR, bad="lightgrey")
         ax = fig.add_subplot()
         steps = grid.shape[1]
@@ -718,14 +718,12 @@ class GradFlowMonitor:
             steps_axis.set_params(integer=True)
         ax.set_xlabel("recorded step")
         ax.set_title(f"Gradient flow during training of {self.model_name}", fontsize=10, parse_math=False)
-        self._legend(ax, bool(np.isnan(grid).any()), missing)
+        _heatmap_legend(ax, legend)
 
-    def _legend(self, ax: Axes, grey: bool, missing: bool) -> None:
-        """Below the heatmap, what its colours at either end mean, and its grey cells (``grey``:
-        there are some; ``missing``: some are of a parameter the model did not have then) and
-        hatched columns, if any. Not above it: there it took the place of a title set
-        afterwards with matplotlib's default pad (``ax.set_title("mine")``); nor along the
-        colour bar, too short for the words."""
+    def _legend_entries(self, grey: bool, missing: bool) -> list[Patch]:
+        """What the heatmap's colours at either end mean, and its grey cells (``grey``: there
+        are some; ``missing``: some are of a parameter the model did not have then) and hatched
+        columns, if any: a row of the legend each."""
         handles = [
             Patch(color=VANISHING_COLOUR, label=f"vanishing (< {VANISHING:g})"),
             Patch(color=EXPLODING_COLOUR, label=f"exploding (> {EXPLODING:g}) or NaN/Inf"),
@@ -735,19 +733,26 @@ class GradFlowMonitor:
             handles.append(Patch(color="lightgrey", label=label))
         if self.skipped:
             handles.append(Patch(label="skipped by GradScaler (Inf/NaN): no update", **SKIPPED_STYLE))
-        # Under the axis label, a fixed distance down (a fraction of the axes' height put it
-        # on the label's line in a short figure), and out from the right edge, into the
-        # room under the parameters' names: from the left edge, it can leave the figure.
-        below = ax.transAxes + ScaledTranslation(0, -BELOW_X_LABEL / 72, ax.figure.dpi_scale_trans)
-        ax.legend(
-            handles=handles,
-            loc="upper right",
-            bbox_to_anchor=(1, 0),
-            bbox_transform=below,
-            borderaxespad=0,
-            fontsize=8,
-            frameon=False,
-        )
+        return handles
+
+
+def _heatmap_legend(ax: Axes, handles: list[Patch]) -> None:
+    """The heatmap's legend, below it. Not above it: there it took the place of a title set
+    afterwards with matplotlib's default pad (``ax.set_title("mine")``); nor along the colour
+    bar, too short for the words."""
+    # Under the axis label, a fixed distance down (a fraction of the axes' height put it
+    # on the label's line in a short figure), and out from the right edge, into the
+    # room under the parameters' names: from the left edge, it can leave the figure.
+    below = ax.transAxes + ScaledTranslation(0, -BELOW_X_LABEL / 72, ax.figure.dpi_scale_trans)
+    ax.legend(
+        handles=handles,
+        loc="upper right",
+        bbox_to_anchor=(1, 0),
+        bbox_transform=below,
+        borderaxespad=0,
+        fontsize=8,
+        frameon=False,
+    )
 
 
 def _cell(p: ParamGrad) -> float:
