@@ -743,3 +743,41 @@ TASK.wrong.extend(
         ("object.__getattribute__", 'object.__getattribute__(node, "next_functions")'),
     )
 )
+TASK.wrong.append(
+    Wrong(
+        "A recursive walk run in a thread pool the solution cell started, before any check: no "
+        "thread is started while the check runs, the recursion limit raised in the pool's thread.",
+        hint="raised Python's recursion limit (sys.setrecursionlimit) while it walked",
+        code="""\
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+_pool = ThreadPoolExecutor(1)
+_pool.submit(lambda: None).result()  # its thread starts here, in the solution cell
+
+
+def unused_parameters(model, output):
+    reached, seen = set(), set()
+
+    def walk(node):
+        if node is None or node in seen:
+            return
+        seen.add(node)
+        if hasattr(node, "variable"):
+            reached.add(id(node.variable))
+        for next_node, _ in node.next_functions:
+            walk(next_node)
+
+    def job():
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(100_000)
+        try:
+            walk(output.grad_fn)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    _pool.submit(job).result()
+    return sorted(name for name, p in model.named_parameters() if p.requires_grad and id(p) not in reached)
+""",
+    )
+)
